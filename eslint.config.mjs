@@ -1,0 +1,44 @@
+// @ts-check
+import eslint from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/results/**'] },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommended,
+  prettier,
+  {
+    languageOptions: { globals: { ...globals.node, ...globals.jest } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/no-floating-promises': 'off',
+      // Ids, titles and tags are checked for control characters on purpose.
+      'no-control-regex': 'off',
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration through AppConfig (src/config).',
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      'src/config/**',
+      'src/main.ts',
+      'src/database/data-source.ts',
+      'test/**',
+      'bench/**',
+      'docker/**',
+      '**/*.mjs',
+    ],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+);

@@ -1,0 +1,48 @@
+import {
+  DynamicModule,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  RequestMethod,
+} from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module';
+import { JsonBodyMiddleware } from './common/json-body.middleware';
+import { loggerParams } from './common/logging';
+import { RestExceptionFilter } from './common/rest-exception.filter';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { DocumentsModule } from './documents/documents.module';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
+
+@Module({})
+export class AppModule implements NestModule {
+  /** The whole application for one parsed configuration (tests pass their own). */
+  static register(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config)),
+        DatabaseModule,
+        MetricsModule,
+        HealthModule,
+        AuthModule,
+        DocumentsModule,
+      ],
+      providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(JsonBodyMiddleware)
+      .forRoutes(
+        { path: 'documents', method: RequestMethod.ALL },
+        { path: 'documents/*path', method: RequestMethod.ALL },
+      );
+  }
+}

@@ -1,0 +1,62 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiKeyEntry, AppConfig, Profile } from '../config/app-config';
+
+/** Who made a request: a key's name, or `local` when authentication is off (loopback only). */
+export interface Principal {
+  readonly name: string;
+  /** Profiles granted; `null` means every profile (authentication off). */
+  readonly profiles: ReadonlySet<Profile> | null;
+}
+
+export const LOCAL_PRINCIPAL: Principal = { name: 'local', profiles: null };
+
+export type Authentication =
+  { outcome: 'ok'; principal: Principal } | { outcome: 'missing' } | { outcome: 'invalid' };
+
+/** Checks API keys (SPEC §5). Keys are compared as SHA-256 digests in constant time. */
+@Injectable()
+export class ApiKeyService {
+  private readonly entries: ReadonlyArray<{ entry: ApiKeyEntry; digest: Buffer }>;
+
+  constructor(private readonly config: AppConfig) {
+    this.entries = config.apiKeys.map((entry) => ({ entry, digest: digest(entry.key) }));
+  }
+
+  get enabled(): boolean {
+    return this.config.authEnabled;
+  }
+
+  authenticate(headers: IncomingHttpHeaders): Authentication {
+    if (!this.enabled) return { outcome: 'ok', principal: LOCAL_PRINCIPAL };
+    const key = presentedKey(headers);
+    if (key === undefined) return { outcome: 'missing' };
+    const presented = digest(key);
+    let match: ApiKeyEntry | undefined;
+    // Look at every entry, so the time taken says nothing about which one matched.
+    for (const { entry, digest: known } of this.entries) {
+      if (timingSafeEqual(presented, known) && match === undefined) match = entry;
+    }
+    return match
+      ? { outcome: 'ok', principal: { name: match.name, profiles: match.profiles } }
+      : { outcome: 'invalid' };
+  }
+
+  static allows(principal: Principal, profile: Profile): boolean {
+    return principal.profiles === null || principal.profiles.has(profile);
+  }
+}
+
+/** The key from `X-API-Key`, else from `Authorization: Bearer <key>`. */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-api-key'];
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  if (fromHeader && fromHeader.trim() !== '') return fromHeader.trim();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
+  return match?.[1];
+}
+
+function digest(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}

@@ -1,0 +1,35 @@
+/** Error codes shared by tool results and REST bodies (SPEC §4). */
+export enum ErrorCode {
+  NOT_FOUND = 'NOT_FOUND',
+  ALREADY_EXISTS = 'ALREADY_EXISTS',
+  REVISION_CONFLICT = 'REVISION_CONFLICT',
+  PATCH_NO_MATCH = 'PATCH_NO_MATCH',
+  PATCH_AMBIGUOUS = 'PATCH_AMBIGUOUS',
+  INVALID_ARGUMENT = 'INVALID_ARGUMENT',
+  TOO_LARGE = 'TOO_LARGE',
+  FORBIDDEN_URL = 'FORBIDDEN_URL',
+  UPSTREAM_ERROR = 'UPSTREAM_ERROR',
+  NOT_IMPLEMENTED = 'NOT_IMPLEMENTED',
+}
+
+/**
+ * A failure the caller can act on. Services throw it; each edge (REST, MCP) maps the code
+ * to its own answer in one place. `details` is serialised beside code and message.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+
+  toJSON(): { code: ErrorCode; message: string } & Record<string, unknown> {
+    return { code: this.code, message: this.message, ...this.details };
+  }
+}
+
+export const invalidArgument = (field: string, problem: string): DomainError =>
+  new DomainError(ErrorCode.INVALID_ARGUMENT, `${field}: ${problem}`, { field });

@@ -1,0 +1,102 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError, ErrorCode } from './domain-error';
+
+/** HTTP status of each domain code on the REST edge. Adding a code without a case fails to compile. */
+export function restStatus(code: ErrorCode, request?: Request): number {
+  switch (code) {
+    case ErrorCode.NOT_FOUND:
+      return HttpStatus.NOT_FOUND;
+    case ErrorCode.ALREADY_EXISTS:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.REVISION_CONFLICT:
+      return request?.headers['if-match'] !== undefined
+        ? HttpStatus.PRECONDITION_FAILED
+        : HttpStatus.CONFLICT;
+    case ErrorCode.PATCH_NO_MATCH:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
+    case ErrorCode.PATCH_AMBIGUOUS:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.INVALID_ARGUMENT:
+      return HttpStatus.BAD_REQUEST;
+    case ErrorCode.TOO_LARGE:
+      return HttpStatus.PAYLOAD_TOO_LARGE;
+    case ErrorCode.FORBIDDEN_URL:
+      return HttpStatus.FORBIDDEN;
+    case ErrorCode.UPSTREAM_ERROR:
+      return HttpStatus.BAD_GATEWAY;
+    case ErrorCode.NOT_IMPLEMENTED:
+      return HttpStatus.NOT_IMPLEMENTED;
+    default: {
+      const unmapped: never = code;
+      throw new Error(`unmapped error code ${String(unmapped)}`);
+    }
+  }
+}
+
+/** Codes for errors raised by HTTP handling itself rather than by a service. */
+const HTTP_CODES: Record<number, string> = {
+  400: ErrorCode.INVALID_ARGUMENT,
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: ErrorCode.NOT_FOUND,
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  413: ErrorCode.TOO_LARGE,
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  501: ErrorCode.NOT_IMPLEMENTED,
+};
+
+/**
+ * Every error on the REST edge becomes `{"error": {"code", "message", ...}}` with its
+ * status. Unexpected errors are logged and answered with a 500 that reveals nothing.
+ */
+@Catch()
+export class RestExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('RestExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const context = host.switchToHttp();
+    const request = context.getRequest<Request>();
+    const response = context.getResponse<Response>();
+    if (response.headersSent) return;
+
+    let status: number;
+    let error: Record<string, unknown>;
+    if (exception instanceof DomainError) {
+      status = restStatus(exception.code, request);
+      error = exception.toJSON();
+    } else if (exception instanceof HttpException) {
+      status = exception.getStatus();
+      error = {
+        code: HTTP_CODES[status] ?? (status >= 500 ? 'INTERNAL' : `HTTP_${status}`),
+        message: messageOf(exception),
+      };
+      if (status === HttpStatus.UNAUTHORIZED) {
+        response.setHeader('WWW-Authenticate', 'Bearer realm="agent-data", charset="UTF-8"');
+      }
+    } else {
+      status = HttpStatus.INTERNAL_SERVER_ERROR;
+      error = { code: 'INTERNAL', message: 'internal error; the server log has the details' };
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
+    }
+    response.status(status).json({ error });
+  }
+}
+
+function messageOf(exception: HttpException): string {
+  const body = exception.getResponse();
+  if (typeof body === 'string') return body;
+  const message = (body as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}

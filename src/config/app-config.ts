@@ -1,0 +1,344 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { validateCronExpression } from 'cron';
+
+/** Profiles an API key may grant. `admin` grants the REST API; the others are MCP endpoints. */
+export const PROFILES = ['internal', 'readonly', 'gpt', 'gpt-full', 'admin'] as const;
+export type Profile = (typeof PROFILES)[number];
+
+export interface ApiKeyEntry {
+  /** Name used in logs and audit rows; never the key itself. */
+  readonly name: string;
+  readonly key: string;
+  readonly profiles: ReadonlySet<Profile>;
+}
+
+export interface DocumentLimits {
+  /** UTF-8 bytes of a document body. */
+  readonly maxBodyBytes: number;
+  /** UTF-8 bytes of the JSON-serialised metadata object. */
+  readonly maxMetadataBytes: number;
+  /** Characters (code points) of a title. */
+  readonly maxTitleChars: number;
+  readonly maxTags: number;
+  /** Characters of one tag. */
+  readonly maxTagChars: number;
+}
+
+/**
+ * Everything the service reads from its environment, parsed and validated once at start-up.
+ * Nothing else in the code base reads `process.env`.
+ */
+export class AppConfig {
+  readonly host: string;
+  readonly port: number;
+  /** PostgreSQL connection string; `undefined` means "start the embedded PostgreSQL". */
+  readonly databaseUrl: string | undefined;
+  /** Absolute path of the directory the embedded PostgreSQL keeps its files under. */
+  readonly dataDir: string;
+  readonly migrationsRun: boolean;
+  readonly dbPoolSize: number;
+  /** Empty when authentication is off (only allowed on loopback). */
+  readonly apiKeys: readonly ApiKeyEntry[];
+  readonly logLevel: string;
+  readonly limits: DocumentLimits;
+  /** Largest accepted HTTP request body in bytes (REST and MCP). */
+  readonly maxRequestBytes: number;
+  readonly vectorStore: 'postgres' | 'qdrant';
+  readonly qdrantUrl: string | undefined;
+  readonly qdrantApiKey: string | undefined;
+  readonly qdrantCollection: string;
+  readonly embeddingsProvider: 'openai' | 'local';
+  readonly openaiApiKey: string | undefined;
+  readonly openaiBaseUrl: string | undefined;
+  readonly embeddingsModel: string;
+  /** `undefined` means "the model's own dimension". */
+  readonly embeddingsDimensions: number | undefined;
+  readonly vectorSkipPrefixes: readonly string[];
+  readonly reindexCron: string;
+  /** `false` turns the listener, worker and sweep off (e.g. a migration-only process). */
+  readonly vectorSyncEnabled: boolean;
+  readonly mcpPostSse: boolean;
+  /** `undefined` means loopback origins only. */
+  readonly allowedOrigins: readonly string[] | undefined;
+  readonly ingestAllowedHosts: readonly string[];
+  readonly ingestAllowHttp: boolean;
+  readonly gptRouteToken: string | undefined;
+  readonly shutdownTimeoutMs: number;
+
+  constructor(values: Omit<AppConfig, 'authEnabled'>) {
+    Object.assign(this, values);
+  }
+
+  get authEnabled(): boolean {
+    return this.apiKeys.length > 0;
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEFAULT_SKIP_PREFIXES = 'operations/tasks/comments/,registries/';
+
+/** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+
+  const host = read('HOST') ?? '127.0.0.1';
+  const apiKeys = parseApiKeys(read('API_KEYS'), read('API_KEYS_FILE'));
+  if (apiKeys.length === 0 && !isLoopbackHost(host)) {
+    throw new ConfigError(
+      'HOST',
+      `binding to non-loopback address "${host}" requires API_KEYS (or API_KEYS_FILE); authentication is off without them`,
+    );
+  }
+
+  const qdrantUrl = optionalUrl(read, 'QDRANT_URL');
+  const openaiApiKey = read('OPENAI_API_KEY');
+  const vectorStore = oneOf(
+    read,
+    'VECTOR_STORE',
+    ['qdrant', 'postgres'],
+    qdrantUrl ? 'qdrant' : 'postgres',
+  );
+  if (vectorStore === 'qdrant' && !qdrantUrl) {
+    throw new ConfigError('QDRANT_URL', 'is required when VECTOR_STORE=qdrant');
+  }
+  const embeddingsProvider = oneOf(
+    read,
+    'EMBEDDINGS_PROVIDER',
+    ['openai', 'local'],
+    openaiApiKey ? 'openai' : 'local',
+  );
+  const openaiBaseUrl = optionalUrl(read, 'OPENAI_BASE_URL');
+  if (embeddingsProvider === 'openai' && !openaiApiKey && !openaiBaseUrl) {
+    throw new ConfigError(
+      'OPENAI_API_KEY',
+      'is required when EMBEDDINGS_PROVIDER=openai (or set OPENAI_BASE_URL for a keyless compatible server)',
+    );
+  }
+
+  const databaseUrl = read('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'must be a postgres:// or postgresql:// connection string',
+    );
+  }
+
+  return new AppConfig({
+    host,
+    port: integer(read, 'PORT', 8080, 0, 65535),
+    databaseUrl,
+    dataDir: resolve(read('DATA_DIR') ?? './.data'),
+    migrationsRun: boolean(read, 'MIGRATIONS_RUN', true),
+    dbPoolSize: integer(read, 'DB_POOL_SIZE', 20, 1, 500),
+    apiKeys,
+    logLevel: oneOf(
+      read,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    limits: {
+      maxBodyBytes: integer(read, 'MAX_BODY_BYTES', 1024 * 1024, 1, 64 * 1024 * 1024),
+      maxMetadataBytes: integer(read, 'MAX_METADATA_BYTES', 64 * 1024, 2, 16 * 1024 * 1024),
+      maxTitleChars: integer(read, 'MAX_TITLE_CHARS', 300, 1, 10_000),
+      maxTags: integer(read, 'MAX_TAGS', 50, 0, 1000),
+      maxTagChars: integer(read, 'MAX_TAG_CHARS', 100, 1, 1000),
+    },
+    maxRequestBytes: integer(read, 'MAX_REQUEST_BYTES', 2 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    vectorStore,
+    qdrantUrl,
+    qdrantApiKey: read('QDRANT_API_KEY'),
+    qdrantCollection: identifier(read, 'QDRANT_COLLECTION', 'kb_documents'),
+    embeddingsProvider,
+    openaiApiKey,
+    openaiBaseUrl,
+    embeddingsModel: read('EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',
+    embeddingsDimensions: optionalInteger(read, 'EMBEDDINGS_DIMENSIONS', 1, 16_384),
+    vectorSkipPrefixes: list(read('VECTOR_SKIP_PREFIXES') ?? DEFAULT_SKIP_PREFIXES),
+    reindexCron: cron(read, 'REINDEX_CRON', '*/5 * * * *'),
+    vectorSyncEnabled: boolean(read, 'VECTOR_SYNC_ENABLED', true),
+    mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
+    allowedOrigins:
+      read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),
+    ingestAllowedHosts: list(read('INGEST_ALLOWED_HOSTS') ?? '').map((h) => h.toLowerCase()),
+    ingestAllowHttp: boolean(read, 'INGEST_ALLOW_HTTP', false),
+    gptRouteToken: secretToken(read, 'GPT_ROUTE_TOKEN'),
+    shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  });
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1 (IPv4-mapped forms included). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h) || h === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+function parseApiKeys(inline: string | undefined, file: string | undefined): ApiKeyEntry[] {
+  let source = inline;
+  let variable = 'API_KEYS';
+  if (file !== undefined) {
+    if (inline !== undefined)
+      throw new ConfigError('API_KEYS_FILE', 'set either API_KEYS or API_KEYS_FILE, not both');
+    variable = 'API_KEYS_FILE';
+    try {
+      source = readFileSync(file, 'utf8')
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '' && !line.startsWith('#'))
+        .join(';');
+    } catch (error) {
+      throw new ConfigError('API_KEYS_FILE', `cannot read ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (source === undefined) return [];
+
+  const entries: ApiKeyEntry[] = [];
+  const names = new Set<string>();
+  const keys = new Set<string>();
+  source
+    .split(';')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .forEach((entry, index) => {
+      const parts = entry.split(':');
+      // Never echo the entry itself: it contains a secret.
+      const where = `entry ${index + 1}`;
+      if (parts.length !== 3) {
+        throw new ConfigError(variable, `${where} must be name:key:profile[,profile...]`);
+      }
+      const [name, key, profileList] = parts.map((p) => p.trim());
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+        throw new ConfigError(
+          variable,
+          `${where} has an invalid name (letters, digits, _ . - only)`,
+        );
+      }
+      if (key.length < 16) {
+        throw new ConfigError(variable, `key "${name}" is shorter than 16 characters`);
+      }
+      if (names.has(name)) throw new ConfigError(variable, `key name "${name}" appears twice`);
+      if (keys.has(key))
+        throw new ConfigError(variable, `key "${name}" reuses another entry's key`);
+      const profiles = profileList.split(',').map((p) => p.trim());
+      for (const profile of profiles) {
+        if (!(PROFILES as readonly string[]).includes(profile)) {
+          throw new ConfigError(
+            variable,
+            `key "${name}" names unknown profile "${profile}" (expected one of ${PROFILES.join(', ')})`,
+          );
+        }
+      }
+      names.add(name);
+      keys.add(key);
+      entries.push({ name, key, profiles: new Set(profiles as Profile[]) });
+    });
+  return entries;
+}
+
+type Reader = (name: string) => string | undefined;
+
+function integer(read: Reader, name: string, fallback: number, min: number, max: number): number {
+  return optionalInteger(read, name, min, max) ?? fallback;
+}
+
+function optionalInteger(read: Reader, name: string, min: number, max: number): number | undefined {
+  const raw = read(name);
+  if (raw === undefined) return undefined;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(read: Reader, name: string, fallback: boolean): boolean {
+  const raw = read(name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(
+  read: Reader,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  const raw = read(name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function optionalUrl(read: Reader, name: string): string | undefined {
+  const raw = read(name);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http(s) URL, got protocol ${url.protocol}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function identifier(read: Reader, name: string, fallback: string): string {
+  const value = read(name) ?? fallback;
+  if (!/^[A-Za-z0-9_-]{1,255}$/.test(value)) {
+    throw new ConfigError(name, 'may contain only letters, digits, _ and -');
+  }
+  return value;
+}
+
+function secretToken(read: Reader, name: string): string | undefined {
+  const value = read(name);
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9_-]{24,256}$/.test(value)) {
+    throw new ConfigError(name, 'must be 24 to 256 characters of letters, digits, _ and -');
+  }
+  return value;
+}
+
+function cron(read: Reader, name: string, fallback: string): string {
+  const value = read(name) ?? fallback;
+  const check = validateCronExpression(value);
+  if (!check.valid) {
+    throw new ConfigError(
+      name,
+      `is not a valid cron expression ("${value}"): ${check.error?.message ?? 'rejected'}`,
+    );
+  }
+  return value;
+}
+
+function list(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}

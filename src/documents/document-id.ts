@@ -1,0 +1,60 @@
+import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+
+export const MAX_ID_BYTES = 512;
+
+// C0 and C1 control characters, DEL, and the backslash.
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
+
+/**
+ * Checks a document id (SPEC §4): 1–512 UTF-8 bytes, `/`-separated segments, no leading or
+ * trailing `/`, no empty, `.` or `..` segment, no control character or backslash.
+ * Returns the id unchanged; throws INVALID_ARGUMENT naming `field`.
+ */
+export function validateDocumentId(value: unknown, field = 'document_id'): string {
+  if (typeof value !== 'string') throw invalidArgument(field, 'must be a string');
+  if (value.length === 0) throw invalidArgument(field, 'must not be empty');
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_ID_BYTES) {
+    throw new DomainError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${field}: is ${bytes} bytes, the limit is ${MAX_ID_BYTES}`,
+      {
+        field,
+        limit: MAX_ID_BYTES,
+      },
+    );
+  }
+  if (FORBIDDEN.test(value))
+    throw invalidArgument(field, 'must not contain control characters or a backslash');
+  if (value.startsWith('/') || value.endsWith('/'))
+    throw invalidArgument(field, 'must not start or end with "/"');
+  for (const segment of value.split('/')) {
+    if (segment === '') throw invalidArgument(field, 'must not contain an empty segment ("//")');
+    if (segment === '.' || segment === '..')
+      throw invalidArgument(field, `must not contain a "${segment}" segment`);
+  }
+  return value;
+}
+
+/** The folder part of an id: `a/b/c.md` → `a/b`; a top-level id has none (`null`). */
+export function parentOf(documentId: string): string | null {
+  const slash = documentId.lastIndexOf('/');
+  return slash === -1 ? null : documentId.slice(0, slash);
+}
+
+/** Checks a list prefix: any text up to 512 bytes without control characters. */
+export function validatePrefix(value: unknown, field = 'prefix'): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw invalidArgument(field, 'must be a string');
+  if (Buffer.byteLength(value, 'utf8') > MAX_ID_BYTES) {
+    throw invalidArgument(field, `must be at most ${MAX_ID_BYTES} bytes`);
+  }
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value))
+    throw invalidArgument(field, 'must not contain control characters');
+  return value;
+}
+
+/** Escapes LIKE's wildcards and its escape character, for `LIKE $1 || '%' ESCAPE '\'`. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -1,0 +1,274 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { AdminGuard, AuthenticatedRequest } from '../auth/admin.guard';
+import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { parseInput, queryInteger } from '../common/validation';
+import { Document, DocumentsService } from './documents.service';
+
+const tags = z.array(z.string()).optional();
+const metadata = z.record(z.string(), z.unknown()).optional();
+const revision = z.number().int().positive().optional();
+
+const createSchema = z
+  .strictObject({
+    document_id: z.string().optional(),
+    path: z.string().optional(),
+    body: z.string().optional(),
+    content: z.string().optional(),
+    title: z.string().optional(),
+    tags,
+    metadata,
+  })
+  .refine((v) => v.document_id !== undefined || v.path !== undefined, {
+    path: ['document_id'],
+    message: 'is required',
+  })
+  .refine((v) => v.body !== undefined || v.content !== undefined, {
+    path: ['body'],
+    message: 'is required',
+  });
+
+const updateSchema = z.strictObject({
+  body: z.string().optional(),
+  content: z.string().optional(),
+  title: z.string().optional(),
+  tags,
+  metadata,
+  expected_revision: revision,
+});
+
+const patchSchema = z.strictObject({
+  old_str: z.string(),
+  new_str: z.string(),
+  replace_all: z.boolean().optional(),
+  expected_revision: revision,
+});
+
+const restoreSchema = z
+  .strictObject({ revision: z.number().int().positive().optional() })
+  .optional();
+
+/** `GET /documents/a/b/c.md` arrives as segments; `a%2Fb` decodes to one segment holding `/`. */
+type IdSegments = string[] | string;
+
+/**
+ * Admin REST API (SPEC §4). Ids contain `/`, so each route ends in a wildcard; a document
+ * whose id ends in `/history` is reached with that slash encoded (`%2Fhistory`).
+ */
+@Controller('documents')
+@UseGuards(AdminGuard)
+export class DocumentsController {
+  constructor(private readonly documents: DocumentsService) {}
+
+  @Get()
+  list(@Query() query: Record<string, unknown>) {
+    const { prefix, path, limit, offset, ...rest } = query;
+    rejectUnknown(rest, 'query');
+    if (prefix !== undefined && typeof prefix !== 'string')
+      throw invalidArgument('prefix', 'must be given once');
+    if (path !== undefined && typeof path !== 'string')
+      throw invalidArgument('path', 'must be given once');
+    return this.documents.list({
+      prefix: (prefix ?? path) as string | undefined,
+      limit: queryInteger(limit, 'limit'),
+      offset: queryInteger(offset, 'offset'),
+    });
+  }
+
+  @Post()
+  @HttpCode(201)
+  async create(
+    @Body() body: unknown,
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const input = parseInput(createSchema, body);
+    const document = await this.documents.create(
+      {
+        document_id: (input.document_id ?? input.path)!,
+        body: (input.body ?? input.content)!,
+        title: input.title,
+        tags: input.tags,
+        metadata: input.metadata,
+      },
+      actorOf(request),
+    );
+    response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
+    return withEtag(response, document);
+  }
+
+  @Get('*id/history')
+  history(@Param('id') id: IdSegments, @Query() query: Record<string, unknown>) {
+    const { limit, offset, ...rest } = query;
+    rejectUnknown(rest, 'query');
+    return this.documents.history(joinId(id), {
+      limit: queryInteger(limit, 'limit'),
+      offset: queryInteger(offset, 'offset'),
+    });
+  }
+
+  @Post('*id/restore')
+  @HttpCode(200)
+  async restore(
+    @Param('id') id: IdSegments,
+    @Body() body: unknown,
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const input = parseInput(restoreSchema, body);
+    const result = await this.documents.restore(joinId(id), input?.revision, actorOf(request));
+    return withEtag(response, { ...result.document, changed: result.changed });
+  }
+
+  @Post('*id/move')
+  move(@Param('id') id: IdSegments): never {
+    throw new DomainError(
+      ErrorCode.NOT_IMPLEMENTED,
+      'moving a document is not supported: create at the new path, then delete the old one',
+      { document_id: joinId(id) },
+    );
+  }
+
+  @Get('*id')
+  async get(
+    @Param('id') id: IdSegments,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const document = await this.documents.get(joinId(id));
+    if (
+      ifNoneMatch !== undefined &&
+      ifNoneMatch.split(',').some((tag) => parseEtag(tag) === document.revision)
+    ) {
+      response.status(304);
+      response.setHeader('ETag', etag(document.revision));
+      return undefined;
+    }
+    return withEtag(response, document);
+  }
+
+  @Put('*id')
+  async update(
+    @Param('id') id: IdSegments,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const input = parseInput(updateSchema, body ?? {});
+    const result = await this.documents.update(
+      joinId(id),
+      {
+        body: input.body ?? input.content,
+        title: input.title,
+        tags: input.tags,
+        metadata: input.metadata,
+        expected_revision: expectedRevision(ifMatch, input.expected_revision),
+      },
+      actorOf(request),
+    );
+    return withEtag(response, { ...result.document, changed: result.changed });
+  }
+
+  @Patch('*id')
+  async patch(
+    @Param('id') id: IdSegments,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const input = parseInput(patchSchema, body ?? {});
+    const result = await this.documents.patch(
+      joinId(id),
+      { ...input, expected_revision: expectedRevision(ifMatch, input.expected_revision) },
+      actorOf(request),
+    );
+    return withEtag(response, {
+      ...result.document,
+      changed: result.changed,
+      replacements: result.replacements,
+    });
+  }
+
+  @Delete('*id')
+  async remove(
+    @Param('id') id: IdSegments,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Req() request: AuthenticatedRequest,
+  ) {
+    const document = await this.documents.delete(
+      joinId(id),
+      expectedRevision(ifMatch, undefined),
+      actorOf(request),
+    );
+    return {
+      document_id: document.document_id,
+      revision: document.revision,
+      deleted_at: document.deleted_at,
+    };
+  }
+}
+
+function joinId(id: IdSegments): string {
+  return Array.isArray(id) ? id.join('/') : id;
+}
+
+function encodeId(documentId: string): string {
+  return documentId.split('/').map(encodeURIComponent).join('/');
+}
+
+function actorOf(request: AuthenticatedRequest): string {
+  return request.principal?.name ?? 'local';
+}
+
+function etag(revision: number): string {
+  return `"${revision}"`;
+}
+
+function withEtag<T extends Pick<Document, 'revision'>>(response: Response, document: T): T {
+  response.setHeader('ETag', etag(document.revision));
+  return document;
+}
+
+/** `"3"`, `W/"3"` or `3` → 3; anything else → `undefined`. */
+function parseEtag(tag: string): number | undefined {
+  const match = /^\s*(?:W\/)?"?(\d{1,10})"?\s*$/.exec(tag);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The revision a write is conditional on, from If-Match or the body (they must agree). */
+function expectedRevision(
+  ifMatch: string | undefined,
+  fromBody: number | undefined,
+): number | undefined {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return fromBody;
+  const fromHeader = parseEtag(ifMatch);
+  if (fromHeader === undefined)
+    throw invalidArgument('If-Match', 'must be one revision ETag such as "3"');
+  if (fromBody !== undefined && fromBody !== fromHeader) {
+    throw invalidArgument('expected_revision', `is ${fromBody} but If-Match says ${fromHeader}`);
+  }
+  return fromHeader;
+}
+
+function rejectUnknown(rest: Record<string, unknown>, where: string): void {
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw invalidArgument(unknown, `unknown ${where} parameter`);
+}

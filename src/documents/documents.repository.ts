@@ -1,0 +1,302 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { escapeLike } from './document-id';
+
+export type VectorStatus = 'pending' | 'ready' | 'error' | 'skipped' | 'removed';
+
+/** A document row as the service sees it. */
+export interface DocumentRow {
+  document_id: string;
+  parent_id: string | null;
+  title: string;
+  tags: string[];
+  body: string;
+  metadata: Record<string, unknown>;
+  revision: number;
+  content_hash: string;
+  vector_status: VectorStatus;
+  vector_revision: number | null;
+  vector_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export type DocumentSummaryRow = Pick<
+  DocumentRow,
+  'document_id' | 'parent_id' | 'title' | 'tags' | 'revision' | 'updated_at'
+>;
+
+export interface DocumentContent {
+  body: string;
+  title: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  content_hash: string;
+}
+
+/** Fields of an update; `undefined` keeps the stored value. */
+export type DocumentChanges = Partial<DocumentContent>;
+
+export interface SnapshotRow {
+  revision: number;
+  title: string;
+  tags: string[];
+  body_bytes: number;
+  content_hash: string;
+  deleted_at: Date | null;
+  reason: string;
+  actor: string;
+  snapshot_at: Date;
+}
+
+const COLUMNS = `document_id, parent_id, title, tags, body, metadata, revision, content_hash,
+  vector_status, vector_revision, vector_error, created_at, updated_at, deleted_at`;
+
+/**
+ * All document SQL. Queries only: the rules (validation, revisions, patch) live in
+ * DocumentsService. Writes take the actor, recorded by the audit and snapshot triggers
+ * through the transaction-local `app.actor` setting.
+ */
+@Injectable()
+export class DocumentsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * One page of alive documents in byte order of id, starting with `prefix`. Reads at most
+   * `limit + 1` rows (the extra one only tells whether more follow) through the partial
+   * index `kb_documents_alive_id`.
+   */
+  async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
+    if (prefix === '') {
+      return this.dataSource.query(
+        `SELECT document_id, parent_id, title, tags, revision, updated_at
+           FROM kb_documents
+          WHERE deleted_at IS NULL
+          ORDER BY document_id
+          LIMIT $1 OFFSET $2`,
+        [limit + 1, offset],
+      );
+    }
+    return this.dataSource.query(
+      `SELECT document_id, parent_id, title, tags, revision, updated_at
+         FROM kb_documents
+        WHERE deleted_at IS NULL AND document_id LIKE $1 ESCAPE '\\'
+        ORDER BY document_id
+        LIMIT $2 OFFSET $3`,
+      [`${escapeLike(prefix)}%`, limit + 1, offset],
+    );
+  }
+
+  /** The list query as text and parameters, for EXPLAIN in tests. */
+  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
+    return [
+      `SELECT document_id, parent_id, title, tags, revision, updated_at
+         FROM kb_documents
+        WHERE deleted_at IS NULL AND document_id LIKE $1 ESCAPE '\\'
+        ORDER BY document_id
+        LIMIT $2 OFFSET $3`,
+      [`${escapeLike(prefix)}%`, limit + 1, offset],
+    ];
+  }
+
+  async findAlive(documentId: string): Promise<DocumentRow | null> {
+    const rows: DocumentRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = $1 AND deleted_at IS NULL`,
+      [documentId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Alive documents among `ids`, in no particular order. */
+  async findManyAlive(ids: readonly string[]): Promise<DocumentRow[]> {
+    if (ids.length === 0) return [];
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
+      [ids],
+    );
+  }
+
+  /** Revision and liveness of a document, deleted or not; `null` when it never existed. */
+  async findState(documentId: string): Promise<{ revision: number; deleted: boolean } | null> {
+    const rows: { revision: number; deleted: boolean }[] = await this.dataSource.query(
+      `SELECT revision, deleted_at IS NOT NULL AS deleted FROM kb_documents WHERE document_id = $1`,
+      [documentId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Inserts a document, or revives a soft-deleted one with the new content (its revision
+   * continues). Returns `null`, writing nothing, when an alive document has the id.
+   */
+  async insertOrRevive(
+    documentId: string,
+    parentId: string | null,
+    content: DocumentContent,
+    actor: string,
+  ): Promise<DocumentRow | null> {
+    const rows = await this.write(
+      actor,
+      `INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
+         VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, $7)
+         ON CONFLICT (document_id) DO UPDATE
+            SET parent_id = EXCLUDED.parent_id, title = EXCLUDED.title, tags = EXCLUDED.tags,
+                body = EXCLUDED.body, metadata = EXCLUDED.metadata,
+                content_hash = EXCLUDED.content_hash,
+                revision = kb_documents.revision + 1, deleted_at = NULL
+          WHERE kb_documents.deleted_at IS NOT NULL
+         RETURNING ${COLUMNS}`,
+      [
+        documentId,
+        parentId,
+        content.title,
+        content.tags,
+        content.body,
+        JSON.stringify(content.metadata),
+        content.content_hash,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Applies `changes` to an alive document in one statement, only when they change
+   * something and, if `expectedRevision` is given, only when it is still current (an atomic
+   * compare-and-set: concurrent writers with the same expectation cannot both win).
+   * Returns the new row, or `null` when nothing was written; {@link findState} tells why.
+   */
+  async updateIfChanged(
+    documentId: string,
+    changes: DocumentChanges,
+    expectedRevision: number | undefined,
+    actor: string,
+  ): Promise<DocumentRow | null> {
+    const rows = await this.write(
+      actor,
+      `UPDATE kb_documents
+            SET body = COALESCE($2, body),
+                title = COALESCE($3, title),
+                tags = COALESCE($4::text[], tags),
+                metadata = COALESCE($5::jsonb, metadata),
+                content_hash = COALESCE($6, content_hash),
+                revision = revision + 1
+          WHERE document_id = $1
+            AND deleted_at IS NULL
+            AND ($7::integer IS NULL OR revision = $7::integer)
+            AND (body, title, tags, metadata) IS DISTINCT FROM
+                (COALESCE($2, body), COALESCE($3, title), COALESCE($4::text[], tags), COALESCE($5::jsonb, metadata))
+         RETURNING ${COLUMNS}`,
+      [
+        documentId,
+        changes.body ?? null,
+        changes.title ?? null,
+        changes.tags ?? null,
+        changes.metadata === undefined ? null : JSON.stringify(changes.metadata),
+        changes.content_hash ?? null,
+        expectedRevision ?? null,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Soft-deletes an alive document (conditionally on its revision when given). */
+  async softDelete(
+    documentId: string,
+    expectedRevision: number | undefined,
+    actor: string,
+  ): Promise<DocumentRow | null> {
+    const rows = await this.write(
+      actor,
+      `UPDATE kb_documents SET deleted_at = now(), revision = revision + 1
+          WHERE document_id = $1 AND deleted_at IS NULL
+            AND ($2::integer IS NULL OR revision = $2::integer)
+         RETURNING ${COLUMNS}`,
+      [documentId, expectedRevision ?? null],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Brings a soft-deleted document back as it was when deleted. */
+  async undelete(documentId: string, actor: string): Promise<DocumentRow | null> {
+    const rows = await this.write(
+      actor,
+      `UPDATE kb_documents SET deleted_at = NULL, revision = revision + 1
+          WHERE document_id = $1 AND deleted_at IS NOT NULL
+         RETURNING ${COLUMNS}`,
+      [documentId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Makes the content of snapshot `revision` the current content (alive, next revision).
+   * Returns `null` when no such snapshot exists.
+   */
+  async restoreSnapshot(
+    documentId: string,
+    revision: number,
+    actor: string,
+  ): Promise<DocumentRow | null> {
+    const rows = await this.write(
+      actor,
+      `WITH snapshot AS (
+           SELECT title, tags, body, metadata, content_hash FROM kb_document_snapshots
+            WHERE document_id = $1 AND revision = $2
+            ORDER BY id DESC LIMIT 1)
+         UPDATE kb_documents d
+            SET title = s.title, tags = s.tags, body = s.body, metadata = s.metadata,
+                content_hash = s.content_hash, deleted_at = NULL, revision = d.revision + 1
+           FROM snapshot s
+          WHERE d.document_id = $1
+         RETURNING ${COLUMNS.split(',')
+           .map((c) => `d.${c.trim()}`)
+           .join(', ')}`,
+      [documentId, revision],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Earlier versions, newest first. Bodies are left out (their size is given). */
+  async history(documentId: string, limit: number, offset: number): Promise<SnapshotRow[]> {
+    return this.dataSource.query(
+      `SELECT revision, title, tags, octet_length(body) AS body_bytes, content_hash, deleted_at,
+              reason, actor, snapshot_at
+         FROM kb_document_snapshots
+        WHERE document_id = $1
+        ORDER BY revision DESC, id DESC
+        LIMIT $2 OFFSET $3`,
+      [documentId, limit + 1, offset],
+    );
+  }
+
+  /** Count and age (seconds) of the oldest document waiting for the sync pipeline. */
+  async pendingVectorWork(): Promise<{ pending: number; lagSeconds: number }> {
+    const rows: { pending: string; lag: number | null }[] = await this.dataSource.query(
+      `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(vector_queued_at))::float8 AS lag
+         FROM kb_documents WHERE vector_status = 'pending'`,
+    );
+    return { pending: Number(rows[0].pending), lagSeconds: Math.max(0, rows[0].lag ?? 0) };
+  }
+
+  /**
+   * Runs one writing statement in a transaction whose audit and snapshot rows name `actor`,
+   * and returns the rows of its RETURNING clause.
+   */
+  private async write(actor: string, sql: string, params: unknown[]): Promise<DocumentRow[]> {
+    const runner = this.dataSource.createQueryRunner('master');
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      await runner.query(`SELECT set_config('app.actor', $1, true)`, [actor]);
+      const result = await runner.query(sql, params, true);
+      await runner.commitTransaction();
+      return result.records as DocumentRow[];
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+}

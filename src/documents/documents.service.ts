@@ -1,0 +1,508 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { parentOf, validateDocumentId, validatePrefix } from './document-id';
+import {
+  DocumentChanges,
+  DocumentRow,
+  DocumentsRepository,
+  DocumentSummaryRow,
+  SnapshotRow,
+  VectorStatus,
+} from './documents.repository';
+
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 100;
+
+export interface Document {
+  document_id: string;
+  parent_id: string | null;
+  title: string;
+  tags: string[];
+  body: string;
+  metadata: Record<string, unknown>;
+  revision: number;
+  content_hash: string;
+  vector_status: VectorStatus;
+  vector_revision: number | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface DocumentSummary {
+  document_id: string;
+  parent_id: string | null;
+  title: string;
+  tags: string[];
+  revision: number;
+  updated_at: string;
+}
+
+export interface ListResult {
+  items: DocumentSummary[];
+  /** Items returned in this page (the same number as `returned_count`). */
+  count: number;
+  returned_count: number;
+  limit: number;
+  offset: number;
+  /** Offset of the next page, `null` at the end. */
+  next_offset: number | null;
+  /** More documents match than this page holds. */
+  truncated: boolean;
+}
+
+export interface CreateDocumentInput {
+  document_id: string;
+  body: string;
+  title?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface UpdateDocumentInput {
+  body?: string;
+  title?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  expected_revision?: number;
+}
+
+export interface PatchDocumentInput {
+  old_str: string;
+  new_str: string;
+  replace_all?: boolean;
+  expected_revision?: number;
+}
+
+export interface WriteResult {
+  document: Document;
+  /** False when the write changed nothing (same revision, nothing re-embedded). */
+  changed: boolean;
+}
+
+export interface PatchResult extends WriteResult {
+  replacements: number;
+}
+
+export interface HistoryResult {
+  document_id: string;
+  current_revision: number;
+  deleted: boolean;
+  items: Array<
+    Omit<SnapshotRow, 'deleted_at' | 'snapshot_at'> & {
+      deleted_at: string | null;
+      snapshot_at: string;
+    }
+  >;
+  next_offset: number | null;
+}
+
+/** Attempts of a read-modify-write patch without `expected_revision` before giving up. */
+const PATCH_ATTEMPTS = 5;
+
+/**
+ * The rules of SPEC §4: ids, limits, revisions, create-or-revive, compare-and-set updates,
+ * patches, soft delete, restore and history. All SQL is in {@link DocumentsRepository}.
+ */
+@Injectable()
+export class DocumentsService {
+  constructor(
+    private readonly repository: DocumentsRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  async list(query: { prefix?: string; limit?: number; offset?: number }): Promise<ListResult> {
+    const prefix = validatePrefix(query.prefix);
+    const limit = query.limit ?? LIST_DEFAULT_LIMIT;
+    const offset = query.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
+      throw invalidArgument(
+        'limit',
+        `must be an integer from 1 to ${LIST_MAX_LIMIT}, got ${limit}`,
+      );
+    }
+    if (!Number.isInteger(offset) || offset < 0 || offset > 2_147_483_647) {
+      throw invalidArgument('offset', `must be an integer ≥ 0, got ${offset}`);
+    }
+    const rows = await this.repository.list(prefix, limit, offset);
+    const truncated = rows.length > limit;
+    const items = rows.slice(0, limit).map(toSummary);
+    return {
+      items,
+      count: items.length,
+      returned_count: items.length,
+      limit,
+      offset,
+      next_offset: truncated ? offset + items.length : null,
+      truncated,
+    };
+  }
+
+  async get(documentId: string): Promise<Document> {
+    validateDocumentId(documentId);
+    const row = await this.repository.findAlive(documentId);
+    if (!row) throw notFound(documentId);
+    return toDocument(row);
+  }
+
+  /** Alive documents among `ids`, keyed by id (absent and deleted ones are missing). */
+  async getMany(ids: readonly string[]): Promise<Map<string, Document>> {
+    ids.forEach((id, i) => validateDocumentId(id, `document_ids[${i}]`));
+    const rows = await this.repository.findManyAlive([...new Set(ids)]);
+    return new Map(rows.map((row) => [row.document_id, toDocument(row)]));
+  }
+
+  async create(input: CreateDocumentInput, actor: string): Promise<Document> {
+    const documentId = validateDocumentId(input.document_id);
+    const body = this.checkBody(input.body);
+    const content = {
+      body,
+      title:
+        this.checkTitle(input.title) ??
+        deriveTitle(documentId, body, this.config.limits.maxTitleChars),
+      tags: this.checkTags(input.tags) ?? [],
+      metadata: this.checkMetadata(input.metadata) ?? {},
+      content_hash: hashOf(body),
+    };
+    const row = await this.repository.insertOrRevive(
+      documentId,
+      parentOf(documentId),
+      content,
+      actor,
+    );
+    if (!row) {
+      throw new DomainError(
+        ErrorCode.ALREADY_EXISTS,
+        `document ${documentId} already exists; update it instead`,
+        {
+          document_id: documentId,
+        },
+      );
+    }
+    return toDocument(row);
+  }
+
+  async update(
+    documentId: string,
+    input: UpdateDocumentInput,
+    actor: string,
+  ): Promise<WriteResult> {
+    validateDocumentId(documentId);
+    const changes: DocumentChanges = {};
+    if (input.body !== undefined) {
+      changes.body = this.checkBody(input.body);
+      changes.content_hash = hashOf(changes.body);
+    }
+    if (input.title !== undefined) changes.title = this.checkTitle(input.title);
+    if (input.tags !== undefined) changes.tags = this.checkTags(input.tags);
+    if (input.metadata !== undefined) changes.metadata = this.checkMetadata(input.metadata);
+    const expected = checkRevision(input.expected_revision);
+    if (Object.keys(changes).length === 0) {
+      throw invalidArgument(
+        'body',
+        'nothing to update: give at least one of body, title, tags, metadata',
+      );
+    }
+    return this.applyChanges(documentId, changes, expected, actor);
+  }
+
+  /**
+   * Replaces `old_str` by `new_str`: exactly one occurrence unless `replace_all`. The write is
+   * conditional on the revision that was read, so a concurrent writer is never overwritten;
+   * without `expected_revision` a lost race re-reads and tries again.
+   */
+  async patch(documentId: string, input: PatchDocumentInput, actor: string): Promise<PatchResult> {
+    validateDocumentId(documentId);
+    if (typeof input.old_str !== 'string' || input.old_str === '') {
+      throw invalidArgument('old_str', 'must be a non-empty string');
+    }
+    if (typeof input.new_str !== 'string') throw invalidArgument('new_str', 'must be a string');
+    const expected = checkRevision(input.expected_revision);
+
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.repository.findAlive(documentId);
+      if (!current) throw notFound(documentId);
+      if (expected !== undefined && current.revision !== expected)
+        throw conflict(documentId, current.revision, expected);
+
+      const occurrences = countOccurrences(current.body, input.old_str);
+      if (occurrences === 0) {
+        throw new DomainError(ErrorCode.PATCH_NO_MATCH, `old_str was not found in ${documentId}`, {
+          document_id: documentId,
+          revision: current.revision,
+        });
+      }
+      if (occurrences > 1 && !input.replace_all) {
+        throw new DomainError(
+          ErrorCode.PATCH_AMBIGUOUS,
+          `old_str occurs ${occurrences} times in ${documentId}; add surrounding text to make it unique, or pass replace_all: true`,
+          { document_id: documentId, occurrences, revision: current.revision },
+        );
+      }
+      const body = this.checkBody(current.body.split(input.old_str).join(input.new_str));
+      if (body === current.body)
+        return { document: toDocument(current), changed: false, replacements: occurrences };
+
+      const row = await this.repository.updateIfChanged(
+        documentId,
+        { body, content_hash: hashOf(body) },
+        current.revision,
+        actor,
+      );
+      if (row) return { document: toDocument(row), changed: true, replacements: occurrences };
+      if (expected !== undefined || attempt >= PATCH_ATTEMPTS) {
+        const state = await this.repository.findState(documentId);
+        if (!state || state.deleted) throw notFound(documentId);
+        throw conflict(documentId, state.revision, expected ?? current.revision);
+      }
+    }
+  }
+
+  async delete(
+    documentId: string,
+    expectedRevision: number | undefined,
+    actor: string,
+  ): Promise<Document> {
+    validateDocumentId(documentId);
+    const expected = checkRevision(expectedRevision);
+    const row = await this.repository.softDelete(documentId, expected, actor);
+    if (row) return toDocument(row);
+    const state = await this.repository.findState(documentId);
+    if (!state || state.deleted) throw notFound(documentId);
+    throw conflict(documentId, state.revision, expected!);
+  }
+
+  /**
+   * Without `revision`: brings a soft-deleted document back (an alive one is returned as it
+   * is). With `revision`: makes that earlier version the current content.
+   */
+  async restore(
+    documentId: string,
+    revision: number | undefined,
+    actor: string,
+  ): Promise<WriteResult> {
+    validateDocumentId(documentId);
+    if (revision === undefined) {
+      const row = await this.repository.undelete(documentId, actor);
+      if (row) return { document: toDocument(row), changed: true };
+      const alive = await this.repository.findAlive(documentId);
+      if (!alive) throw notFound(documentId);
+      return { document: toDocument(alive), changed: false };
+    }
+    if (!Number.isInteger(revision) || revision < 1) {
+      throw invalidArgument('revision', 'must be a positive integer');
+    }
+    const state = await this.repository.findState(documentId);
+    if (!state) throw notFound(documentId);
+    const row = await this.repository.restoreSnapshot(documentId, revision, actor);
+    if (!row) {
+      throw new DomainError(
+        ErrorCode.NOT_FOUND,
+        `document ${documentId} has no saved revision ${revision}`,
+        {
+          document_id: documentId,
+          revision,
+        },
+      );
+    }
+    return { document: toDocument(row), changed: true };
+  }
+
+  async history(
+    documentId: string,
+    query: { limit?: number; offset?: number },
+  ): Promise<HistoryResult> {
+    validateDocumentId(documentId);
+    const limit = query.limit ?? LIST_DEFAULT_LIMIT;
+    const offset = query.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
+      throw invalidArgument('limit', `must be an integer from 1 to ${LIST_MAX_LIMIT}`);
+    }
+    if (!Number.isInteger(offset) || offset < 0)
+      throw invalidArgument('offset', 'must be an integer ≥ 0');
+    const state = await this.repository.findState(documentId);
+    if (!state) throw notFound(documentId);
+    const rows = await this.repository.history(documentId, limit, offset);
+    const more = rows.length > limit;
+    return {
+      document_id: documentId,
+      current_revision: state.revision,
+      deleted: state.deleted,
+      items: rows.slice(0, limit).map((row) => ({
+        ...row,
+        body_bytes: Number(row.body_bytes),
+        deleted_at: row.deleted_at?.toISOString() ?? null,
+        snapshot_at: row.snapshot_at.toISOString(),
+      })),
+      next_offset: more ? offset + limit : null,
+    };
+  }
+
+  private async applyChanges(
+    documentId: string,
+    changes: DocumentChanges,
+    expected: number | undefined,
+    actor: string,
+  ): Promise<WriteResult> {
+    const row = await this.repository.updateIfChanged(documentId, changes, expected, actor);
+    if (row) return { document: toDocument(row), changed: true };
+    // Nothing written: missing, a stale expectation, or nothing changed.
+    const current = await this.repository.findAlive(documentId);
+    if (!current) throw notFound(documentId);
+    if (expected !== undefined && current.revision !== expected)
+      throw conflict(documentId, current.revision, expected);
+    return { document: toDocument(current), changed: false };
+  }
+
+  private checkBody(body: unknown): string {
+    if (typeof body !== 'string') throw invalidArgument('body', 'must be a string');
+    const bytes = Buffer.byteLength(body, 'utf8');
+    if (bytes > this.config.limits.maxBodyBytes) {
+      throw tooLarge('body', bytes, this.config.limits.maxBodyBytes, 'bytes');
+    }
+    if (body.includes('\u0000')) throw invalidArgument('body', 'must not contain NUL characters');
+    return body;
+  }
+
+  private checkTitle(title: unknown): string | undefined {
+    if (title === undefined || title === null) return undefined;
+    if (typeof title !== 'string') throw invalidArgument('title', 'must be a string');
+    const chars = [...title].length;
+    if (chars > this.config.limits.maxTitleChars) {
+      throw tooLarge('title', chars, this.config.limits.maxTitleChars, 'characters');
+    }
+    if (/[\u0000-\u001f\u007f]/.test(title))
+      throw invalidArgument('title', 'must not contain control characters');
+    return title.trim();
+  }
+
+  private checkTags(tags: unknown): string[] | undefined {
+    if (tags === undefined || tags === null) return undefined;
+    if (!Array.isArray(tags)) throw invalidArgument('tags', 'must be an array of strings');
+    if (tags.length > this.config.limits.maxTags) {
+      throw tooLarge('tags', tags.length, this.config.limits.maxTags, 'tags');
+    }
+    const seen = new Set<string>();
+    tags.forEach((tag, i) => {
+      if (typeof tag !== 'string' || tag.trim() === '')
+        throw invalidArgument(`tags[${i}]`, 'must be a non-empty string');
+      if ([...tag].length > this.config.limits.maxTagChars) {
+        throw invalidArgument(
+          `tags[${i}]`,
+          `must be at most ${this.config.limits.maxTagChars} characters`,
+        );
+      }
+      if (/[\u0000-\u001f\u007f]/.test(tag))
+        throw invalidArgument(`tags[${i}]`, 'must not contain control characters');
+      seen.add(tag.trim());
+    });
+    return [...seen];
+  }
+
+  private checkMetadata(metadata: unknown): Record<string, unknown> | undefined {
+    if (metadata === undefined || metadata === null) return undefined;
+    if (typeof metadata !== 'object' || Array.isArray(metadata)) {
+      throw invalidArgument('metadata', 'must be a JSON object');
+    }
+    const json = JSON.stringify(metadata);
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > this.config.limits.maxMetadataBytes) {
+      throw tooLarge('metadata', bytes, this.config.limits.maxMetadataBytes, 'bytes of JSON');
+    }
+    // PostgreSQL's jsonb refuses \u0000 in strings; say so instead of failing in SQL.
+    if (json.includes('\\u0000'))
+      throw invalidArgument('metadata', 'must not contain NUL characters');
+    return metadata as Record<string, unknown>;
+  }
+}
+
+function checkRevision(revision: unknown): number | undefined {
+  if (revision === undefined || revision === null) return undefined;
+  if (
+    typeof revision !== 'number' ||
+    !Number.isInteger(revision) ||
+    revision < 1 ||
+    revision > 2_147_483_647
+  ) {
+    throw invalidArgument('expected_revision', 'must be a positive integer');
+  }
+  return revision;
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length))
+    count++;
+  return count;
+}
+
+/** The first markdown heading, else the id's last segment. */
+function deriveTitle(documentId: string, body: string, maxChars: number): string {
+  const heading = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m
+    .exec(body)?.[1]
+    ?.replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .trim();
+  const title = heading || documentId.slice(documentId.lastIndexOf('/') + 1);
+  return [...title].slice(0, maxChars).join('');
+}
+
+function hashOf(body: string): string {
+  return createHash('sha256').update(body, 'utf8').digest('hex');
+}
+
+function notFound(documentId: string): DomainError {
+  return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
+    document_id: documentId,
+  });
+}
+
+function conflict(documentId: string, current: number, expected: number): DomainError {
+  return new DomainError(
+    ErrorCode.REVISION_CONFLICT,
+    `document ${documentId} is at revision ${current}, not ${expected}; read it again and retry`,
+    { document_id: documentId, current_revision: current, expected_revision: expected },
+  );
+}
+
+function tooLarge(field: string, actual: number, limit: number, unit: string): DomainError {
+  return new DomainError(
+    ErrorCode.TOO_LARGE,
+    `${field} is ${actual} ${unit}, the limit is ${limit}`,
+    {
+      field,
+      limit,
+      actual,
+    },
+  );
+}
+
+function toSummary(row: DocumentSummaryRow): DocumentSummary {
+  return {
+    document_id: row.document_id,
+    parent_id: row.parent_id,
+    title: row.title,
+    tags: row.tags,
+    revision: row.revision,
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toDocument(row: DocumentRow): Document {
+  return {
+    document_id: row.document_id,
+    parent_id: row.parent_id,
+    title: row.title,
+    tags: row.tags,
+    body: row.body,
+    metadata: row.metadata,
+    revision: row.revision,
+    content_hash: row.content_hash,
+    vector_status: row.vector_status,
+    vector_revision: row.vector_revision,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    deleted_at: row.deleted_at?.toISOString() ?? null,
+  };
+}

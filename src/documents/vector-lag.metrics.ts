@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { MetricsService } from '../metrics/metrics.service';
+import { DocumentsRepository } from './documents.repository';
+
+/**
+ * `vector_sync_lag_seconds` and `vector_sync_pending_documents`, computed at scrape time
+ * from one query on the partial index of pending work. One query serves both gauges.
+ */
+@Injectable()
+export class VectorLagMetrics {
+  private inFlight: Promise<{ pending: number; lagSeconds: number }> | undefined;
+
+  constructor(metrics: MetricsService, repository: DocumentsRepository) {
+    const read = () => {
+      this.inFlight ??= repository.pendingVectorWork().finally(() => (this.inFlight = undefined));
+      return this.inFlight;
+    };
+    new Gauge({
+      name: 'vector_sync_lag_seconds',
+      help: 'Age in seconds of the oldest document waiting to be embedded (0 when none)',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await read()).lagSeconds);
+      },
+    });
+    new Gauge({
+      name: 'vector_sync_pending_documents',
+      help: 'Documents waiting to be embedded',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await read()).pending);
+      },
+    });
+  }
+}

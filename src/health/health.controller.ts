@@ -1,0 +1,21 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { HealthService } from './health.service';
+
+@Controller('health')
+export class HealthController {
+  constructor(private readonly health: HealthService) {}
+
+  /** The process is up and serving HTTP; nothing else is checked. */
+  @Get('live')
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) response: Response) {
+    const { ready, checks } = await this.health.readiness();
+    response.status(ready ? 200 : 503);
+    return { status: ready ? 'ok' : 'unavailable', checks };
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+export interface CheckResult {
+  /** `false` makes /health/ready answer 503 when the check is required. */
+  readonly ok: boolean;
+  readonly required: boolean;
+  readonly detail?: Record<string, unknown> | string;
+}
+
+export type ReadinessCheck = () => Promise<CheckResult> | CheckResult;
+
+/**
+ * Readiness: PostgreSQL reachable and migrations applied, plus the checks other modules
+ * register (the vector listener, store and embedder).
+ */
+@Injectable()
+export class HealthService {
+  private readonly checks = new Map<string, ReadinessCheck>();
+
+  constructor(private readonly dataSource: DataSource) {
+    this.register('postgres', () => this.postgres());
+  }
+
+  register(name: string, check: ReadinessCheck): void {
+    this.checks.set(name, check);
+  }
+
+  async readiness(): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
+    const entries = await Promise.all(
+      [...this.checks].map(async ([name, check]): Promise<[string, CheckResult]> => {
+        try {
+          return [name, await withTimeout(Promise.resolve(check()), 3000)];
+        } catch (error) {
+          return [name, { ok: false, required: true, detail: (error as Error).message }];
+        }
+      }),
+    );
+    const checks = Object.fromEntries(entries);
+    return { ready: entries.every(([, result]) => result.ok || !result.required), checks };
+  }
+
+  private async postgres(): Promise<CheckResult> {
+    await this.dataSource.query('SELECT 1');
+    const pending = await this.dataSource.showMigrations();
+    return pending
+      ? { ok: false, required: true, detail: 'migrations are pending: run npm run migration:run' }
+      : { ok: true, required: true, detail: 'reachable, migrations applied' };
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
