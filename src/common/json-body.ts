@@ -3,7 +3,7 @@ import {
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Marks a request whose body has been read, so it is never read twice. */
 const BODY_READ = Symbol('bodyRead');
@@ -25,19 +25,15 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
 
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    request.resume();
+    refuseRestOfBody(request);
     throw new PayloadTooLargeException(`request body is ${declared} bytes, the limit is ${limit}`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      request.resume();
-      throw new PayloadTooLargeException(`request body is over the limit of ${limit} bytes`);
-    }
-    chunks.push(chunk);
+  const chunks = await readUpTo(request, limit);
+  if (chunks === undefined) {
+    refuseRestOfBody(request);
+    throw new PayloadTooLargeException(`request body is over the limit of ${limit} bytes`);
   }
+  const size = chunks.reduce((total, chunk) => total + chunk.length, 0);
   if (size === 0) return (flagged.body = undefined);
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new UnsupportedMediaTypeException(
@@ -50,4 +46,39 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
   } catch (error) {
     throw new BadRequestException(`malformed JSON body: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The body's chunks, or `undefined` as soon as it passes `limit` bytes. Listens to events
+ * rather than iterating: an async iterator destroys the request when the loop is left early,
+ * which leaves its connection open with no way to answer on it.
+ */
+function readUpTo(request: IncomingMessage, limit: number): Promise<Buffer[] | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (outcome: () => void) => {
+      request.off('data', onData).off('end', onEnd).off('error', onError);
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(() => resolve(undefined));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(() => resolve(chunks));
+    const onError = (error: Error) => settle(() => reject(error));
+    if (request.readableEnded) resolve(chunks);
+    else request.on('data', onData).on('end', onEnd).on('error', onError);
+  });
+}
+
+/**
+ * Drops the unread rest of an oversized body and closes the connection once the error is
+ * sent, so a client streaming without end cannot keep it busy (nor block a graceful stop).
+ */
+function refuseRestOfBody(request: IncomingMessage): void {
+  const response = (request as IncomingMessage & { res?: ServerResponse }).res;
+  if (response && !response.headersSent) response.setHeader('Connection', 'close');
+  request.resume();
 }
