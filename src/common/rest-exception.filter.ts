@@ -7,6 +7,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { QueryFailedError } from 'typeorm';
 import { DomainError, ErrorCode } from './domain-error';
 
 /** HTTP status of each domain code on the REST edge. Adding a code without a case fails to compile. */
@@ -82,6 +83,15 @@ export class RestExceptionFilter implements ExceptionFilter {
       if (status === HttpStatus.UNAUTHORIZED) {
         response.setHeader('WWW-Authenticate', 'Bearer realm="agent-data", charset="UTF-8"');
       }
+    } else if (isDataException(exception)) {
+      // A value PostgreSQL refuses (SQLSTATE class 22, or too deeply nested) is the caller's
+      // to fix; validation should have caught it, so it is logged, but it is not a 500.
+      status = HttpStatus.BAD_REQUEST;
+      error = {
+        code: ErrorCode.INVALID_ARGUMENT,
+        message: `a value was refused by the database: ${exception.message}`,
+      };
+      this.logger.warn(`database refused a value: ${exception.message}`);
     } else {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       error = { code: 'INTERNAL', message: 'internal error; the server log has the details' };
@@ -91,6 +101,12 @@ export class RestExceptionFilter implements ExceptionFilter {
     }
     response.status(status).json({ error });
   }
+}
+
+function isDataException(exception: unknown): exception is QueryFailedError {
+  if (!(exception instanceof QueryFailedError)) return false;
+  const sqlState = (exception.driverError as { code?: unknown } | undefined)?.code;
+  return typeof sqlState === 'string' && (sqlState.startsWith('22') || sqlState === '54001');
 }
 
 function messageOf(exception: HttpException): string {
