@@ -99,6 +99,12 @@ export interface HistoryResult {
   next_offset: number | null;
 }
 
+/** Largest revision (the column is a PostgreSQL `integer`). */
+const MAX_REVISION = 2_147_483_647;
+
+/** Deepest metadata nesting accepted (objects and arrays), far beyond any real use. */
+export const MAX_METADATA_DEPTH = 64;
+
 /** Attempts of a read-modify-write patch without `expected_revision` before giving up. */
 const PATCH_ATTEMPTS = 5;
 
@@ -291,7 +297,7 @@ export class DocumentsService {
       if (!alive) throw notFound(documentId);
       return { document: toDocument(alive), changed: false };
     }
-    if (!Number.isInteger(revision) || revision < 1) {
+    if (!Number.isInteger(revision) || revision < 1 || revision > MAX_REVISION) {
       throw invalidArgument('revision', 'must be a positive integer');
     }
     const state = await this.repository.findState(documentId);
@@ -406,6 +412,13 @@ export class DocumentsService {
     if (typeof metadata !== 'object' || Array.isArray(metadata)) {
       throw invalidArgument('metadata', 'must be a JSON object');
     }
+    // Checked before serialising: JSON.stringify of a deeply nested value overflows the stack.
+    if (nestingDepth(metadata) > MAX_METADATA_DEPTH) {
+      throw invalidArgument(
+        'metadata',
+        `must not be nested deeper than ${MAX_METADATA_DEPTH} levels`,
+      );
+    }
     const json = JSON.stringify(metadata);
     const bytes = Buffer.byteLength(json, 'utf8');
     if (bytes > this.config.limits.maxMetadataBytes) {
@@ -424,11 +437,25 @@ function checkRevision(revision: unknown): number | undefined {
     typeof revision !== 'number' ||
     !Number.isInteger(revision) ||
     revision < 1 ||
-    revision > 2_147_483_647
+    revision > MAX_REVISION
   ) {
     throw invalidArgument('expected_revision', 'must be a positive integer');
   }
   return revision;
+}
+
+/** Levels of objects and arrays in `value`, counted without recursion. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_METADATA_DEPTH) break;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function countOccurrences(text: string, needle: string): number {
