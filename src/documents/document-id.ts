@@ -5,6 +5,10 @@ export const MAX_ID_BYTES = 512;
 // C0 and C1 control characters, DEL, and the backslash.
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
 
+// A UTF-16 surrogate without its pair: it has no UTF-8 form, so PostgreSQL would store
+// U+FFFD instead and the id written would not be the id given.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * Checks a document id (SPEC §4): 1–512 UTF-8 bytes, `/`-separated segments, no leading or
  * trailing `/`, no empty, `.` or `..` segment, no control character or backslash.
@@ -26,6 +30,7 @@ export function validateDocumentId(value: unknown, field = 'document_id'): strin
   }
   if (FORBIDDEN.test(value))
     throw invalidArgument(field, 'must not contain control characters or a backslash');
+  if (LONE_SURROGATE.test(value)) throw invalidArgument(field, 'must be valid Unicode text');
   if (value.startsWith('/') || value.endsWith('/'))
     throw invalidArgument(field, 'must not start or end with "/"');
   for (const segment of value.split('/')) {
@@ -51,6 +56,7 @@ export function validatePrefix(value: unknown, field = 'prefix'): string {
   }
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value))
     throw invalidArgument(field, 'must not contain control characters');
+  if (LONE_SURROGATE.test(value)) throw invalidArgument(field, 'must be valid Unicode text');
   return value;
 }
 

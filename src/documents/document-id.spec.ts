@@ -1,0 +1,124 @@
+import { DomainError, ErrorCode } from '../common/domain-error';
+import {
+  escapeLike,
+  MAX_ID_BYTES,
+  parentOf,
+  validateDocumentId,
+  validatePrefix,
+} from './document-id';
+
+function refusal(run: () => unknown): DomainError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError, nothing was thrown');
+}
+
+describe('validateDocumentId', () => {
+  it.each([
+    'a',
+    'knowledge/current-state/reports/phase-2.md',
+    'with space/and-ünïcödé/文書.md',
+    'dots.are/fine.../..hidden/.../x',
+    '100%/a_b/~tilde',
+    'x'.repeat(MAX_ID_BYTES),
+    'é'.repeat(MAX_ID_BYTES / 2),
+    '😀/emoji',
+  ])('accepts %j unchanged', (id) => {
+    expect(validateDocumentId(id)).toBe(id);
+  });
+
+  it.each([
+    ['', /must not be empty/],
+    ['/a', /must not start or end with "\/"/],
+    ['a/', /must not start or end with "\/"/],
+    ['/', /must not start or end with "\/"/],
+    ['a//b', /empty segment/],
+    ['.', /"\." segment/],
+    ['..', /"\.\." segment/],
+    ['a/./b', /"\." segment/],
+    ['a/../b', /"\.\." segment/],
+    ['../etc/passwd', /"\.\." segment/],
+    ['a\\b', /control characters or a backslash/],
+    ['a\u0000b', /control characters/],
+    ['a\nb', /control characters/],
+    ['a\tb', /control characters/],
+    ['a\u007fb', /control characters/],
+    ['a\u0085b', /control characters/],
+    ['a\ud800b', /valid Unicode/],
+    ['a\udc00', /valid Unicode/],
+  ])('refuses %j naming the field', (id, problem) => {
+    const error = refusal(() => validateDocumentId(id));
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.message).toMatch(/^document_id: /);
+    expect(error.message).toMatch(problem);
+    expect(error.details).toEqual({ field: 'document_id' });
+  });
+
+  it('counts the limit in UTF-8 bytes, not characters, and names it', () => {
+    const error = refusal(() => validateDocumentId('é'.repeat(MAX_ID_BYTES / 2) + 'x'));
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.message).toBe(`document_id: is ${MAX_ID_BYTES + 1} bytes, the limit is 512`);
+    expect(error.details).toEqual({ field: 'document_id', limit: 512 });
+  });
+
+  it('refuses values that are not strings', () => {
+    for (const value of [undefined, null, 42, ['a'], { id: 'a' }]) {
+      expect(refusal(() => validateDocumentId(value)).message).toBe(
+        'document_id: must be a string',
+      );
+    }
+  });
+
+  it('names the field it was given', () => {
+    expect(refusal(() => validateDocumentId('a//b', 'document_ids[3]')).details).toEqual({
+      field: 'document_ids[3]',
+    });
+  });
+});
+
+describe('parentOf', () => {
+  it('is the folder part of the id, null at the top level', () => {
+    expect(parentOf('a/b/c.md')).toBe('a/b');
+    expect(parentOf('a/b')).toBe('a');
+    expect(parentOf('top.md')).toBeNull();
+  });
+});
+
+describe('validatePrefix', () => {
+  it('treats an absent prefix as the empty prefix', () => {
+    expect(validatePrefix(undefined)).toBe('');
+    expect(validatePrefix(null)).toBe('');
+    expect(validatePrefix('')).toBe('');
+  });
+
+  it('accepts any text, wildcards and backslashes included', () => {
+    for (const prefix of ['knowledge/', '/', '100%', 'a_b', 'back\\slash', 'a//']) {
+      expect(validatePrefix(prefix)).toBe(prefix);
+    }
+  });
+
+  it('refuses non-strings, control characters, lone surrogates and more than 512 bytes', () => {
+    expect(refusal(() => validatePrefix(3)).message).toBe('prefix: must be a string');
+    expect(refusal(() => validatePrefix('a\nb')).message).toMatch(/^prefix: .*control/);
+    expect(refusal(() => validatePrefix('a\ud800')).message).toMatch(/^prefix: .*Unicode/);
+    expect(refusal(() => validatePrefix('x'.repeat(513))).message).toMatch(/^prefix: .*512/);
+    expect(validatePrefix('x'.repeat(512))).toHaveLength(512);
+  });
+});
+
+describe('escapeLike', () => {
+  it('escapes %, _ and the escape character itself', () => {
+    expect(escapeLike('100%')).toBe('100\\%');
+    expect(escapeLike('a_b')).toBe('a\\_b');
+    expect(escapeLike('back\\slash')).toBe('back\\\\slash');
+    expect(escapeLike('%_\\%')).toBe('\\%\\_\\\\\\%');
+  });
+
+  it('leaves everything else alone', () => {
+    expect(escapeLike('knowledge/current-state/[x]*.md')).toBe('knowledge/current-state/[x]*.md');
+  });
+});
