@@ -68,28 +68,22 @@ export class DocumentsRepository {
    * index `kb_documents_alive_id`.
    */
   async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
+    const [sql, params] = this.listQueryForExplain(prefix, limit, offset);
+    return this.dataSource.query(sql, params);
+  }
+
+  /** The exact query and parameters {@link list} runs, for EXPLAIN in tests. */
+  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
     if (prefix === '') {
-      return this.dataSource.query(
+      return [
         `SELECT document_id, parent_id, title, tags, revision, updated_at
            FROM kb_documents
           WHERE deleted_at IS NULL
           ORDER BY document_id
           LIMIT $1 OFFSET $2`,
         [limit + 1, offset],
-      );
+      ];
     }
-    return this.dataSource.query(
-      `SELECT document_id, parent_id, title, tags, revision, updated_at
-         FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id LIKE $1 ESCAPE '\\'
-        ORDER BY document_id
-        LIMIT $2 OFFSET $3`,
-      [`${escapeLike(prefix)}%`, limit + 1, offset],
-    );
-  }
-
-  /** The list query as text and parameters, for EXPLAIN in tests. */
-  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
     return [
       `SELECT document_id, parent_id, title, tags, revision, updated_at
          FROM kb_documents
