@@ -251,6 +251,8 @@ function parseApiKeys(inline: string | undefined, file: string | undefined): Api
       keys.add(key);
       entries.push({ name, key, profiles: new Set(profiles as Profile[]) });
     });
+  // Set but empty (";", only comments) would silently turn authentication off.
+  if (entries.length === 0) throw new ConfigError(variable, 'is set but lists no key');
   return entries;
 }
 
