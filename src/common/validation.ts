@@ -30,7 +30,9 @@ function fieldName(issue: z.core.$ZodIssue, root: string | undefined): string {
 function describe(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field (allowed fields are listed in the API documentation)`;
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  // zod 4 leaves `issue.input` out unless asked, so a missing value is told by its message.
+  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message))
+    return 'is required';
   return issue.message.replace(/^Invalid input: /, '');
 }
 

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { DomainError, ErrorCode } from './domain-error';
+import { parseInput, queryInteger } from './validation';
+
+function refusal(run: () => unknown): DomainError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError, nothing was thrown');
+}
+
+const schema = z.strictObject({
+  document_id: z.string(),
+  tags: z.array(z.string()).optional(),
+  metadata: z.strictObject({ source: z.string() }).optional(),
+});
+
+describe('parseInput', () => {
+  it('returns the parsed value', () => {
+    expect(parseInput(schema, { document_id: 'a', tags: ['x'] })).toEqual({
+      document_id: 'a',
+      tags: ['x'],
+    });
+  });
+
+  it.each([
+    [{}, 'document_id', 'document_id: is required'],
+    [{ document_id: 5 }, 'document_id', 'document_id: expected string, received number'],
+    [{ document_id: 'a', tags: ['x', 3] }, 'tags[1]', 'tags[1]: expected string, received number'],
+    [{ document_id: 'a', colour: 'red' }, 'colour', /^colour: unknown field/],
+    [{ document_id: 'a', metadata: { source: 1 } }, 'metadata.source', /^metadata\.source: /],
+    [{ document_id: 'a', metadata: { source: 'x', y: 1 } }, 'metadata.y', /^metadata\.y: unknown/],
+    [undefined, 'body', 'body: is required'],
+    [[], 'body', /^body: expected object/],
+  ])('refuses %j with INVALID_ARGUMENT naming %s', (value, field, message) => {
+    const error = refusal(() => parseInput(schema, value));
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.details).toEqual({ field });
+    expect(error.message).toMatch(message);
+  });
+
+  it('prefixes the field with a root when given', () => {
+    expect(refusal(() => parseInput(schema, {}, 'arguments')).details).toEqual({
+      field: 'arguments.document_id',
+    });
+  });
+});
+
+describe('queryInteger', () => {
+  it('reads decimal integers and leaves an absent value undefined', () => {
+    expect(queryInteger(undefined, 'limit')).toBeUndefined();
+    expect(queryInteger('0', 'offset')).toBe(0);
+    expect(queryInteger('050', 'limit')).toBe(50);
+    expect(queryInteger('-1', 'offset')).toBe(-1);
+  });
+
+  it.each(['', 'ten', '1.5', '1e3', ' 1', '0x10', '12345678901', ['1', '2']])(
+    'refuses %j naming the field',
+    (value) => {
+      const error = refusal(() => queryInteger(value, 'limit'));
+      expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+      expect(error.message).toMatch(/^limit: must be an integer/);
+      expect(error.details).toEqual({ field: 'limit' });
+    },
+  );
+});
