@@ -1,0 +1,91 @@
+import {
+  BadRequestException,
+  PayloadTooLargeException,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { isJsonContentType, readJsonBody } from './json-body';
+
+/** A request-like stream carrying `body` in chunks, with the given headers. */
+function aRequest(body: string | Buffer[], headers: Record<string, string> = {}): IncomingMessage {
+  const stream = new PassThrough();
+  const request = Object.assign(stream, { headers }) as unknown as IncomingMessage;
+  const chunks = typeof body === 'string' ? [Buffer.from(body)] : body;
+  setImmediate(() => {
+    for (const chunk of chunks) stream.write(chunk);
+    stream.end();
+  });
+  return request;
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+describe('readJsonBody', () => {
+  it('parses a JSON body', async () => {
+    await expect(readJsonBody(aRequest('{"a":[1,"é"]}', JSON_TYPE), 100)).resolves.toEqual({
+      a: [1, 'é'],
+    });
+  });
+
+  it('reassembles multi-byte characters split across chunks', async () => {
+    const bytes = Buffer.from('{"t":"文書"}');
+    const request = aRequest([bytes.subarray(0, 8), bytes.subarray(8)], JSON_TYPE);
+    await expect(readJsonBody(request, 100)).resolves.toEqual({ t: '文書' });
+  });
+
+  it('resolves undefined for an empty body, whatever its type', async () => {
+    await expect(readJsonBody(aRequest(''), 100)).resolves.toBeUndefined();
+  });
+
+  it('reads a body once and returns the same value after', async () => {
+    const request = aRequest('{"a":1}', JSON_TYPE);
+    const first = await readJsonBody(request, 100);
+    await expect(readJsonBody(request, 100)).resolves.toBe(first);
+  });
+
+  it('refuses a declared Content-Length over the limit before reading', async () => {
+    const request = aRequest('{}', { ...JSON_TYPE, 'content-length': '101' });
+    await expect(readJsonBody(request, 100)).rejects.toThrow(
+      new PayloadTooLargeException('request body is 101 bytes, the limit is 100'),
+    );
+  });
+
+  it('refuses a streamed body once it passes the limit', async () => {
+    const request = aRequest([Buffer.alloc(60, 32), Buffer.alloc(60, 32)], JSON_TYPE);
+    await expect(readJsonBody(request, 100)).rejects.toThrow(PayloadTooLargeException);
+  });
+
+  it('accepts a body of exactly the limit', async () => {
+    const body = `"${'x'.repeat(98)}"`;
+    await expect(readJsonBody(aRequest(body, JSON_TYPE), 100)).resolves.toHaveLength(98);
+  });
+
+  it('refuses a body not declared as JSON with 415', async () => {
+    await expect(
+      readJsonBody(aRequest('{}', { 'content-type': 'text/plain' }), 100),
+    ).rejects.toThrow(UnsupportedMediaTypeException);
+    await expect(readJsonBody(aRequest('{}'), 100)).rejects.toThrow(/got none/);
+  });
+
+  it('refuses malformed JSON with 400', async () => {
+    await expect(readJsonBody(aRequest('{"a":', JSON_TYPE), 100)).rejects.toThrow(
+      BadRequestException,
+    );
+    await expect(readJsonBody(aRequest('{"a":', JSON_TYPE), 100)).rejects.toThrow(/malformed JSON/);
+  });
+});
+
+describe('isJsonContentType', () => {
+  it.each([
+    ['application/json', true],
+    ['Application/JSON; charset=utf-8', true],
+    ['application/merge-patch+json', true],
+    ['text/json', false],
+    ['text/plain', false],
+    ['application/x-www-form-urlencoded', false],
+    [undefined, false],
+  ])('%s → %s', (type, expected) => {
+    expect(isJsonContentType(type)).toBe(expected);
+  });
+});
