@@ -140,6 +140,21 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
       expect(current.body).toMatchObject({ body: 'v1', revision: 4 });
     });
 
+    it('writes nothing when the earlier revision holds the current content', async () => {
+      const id = 'restore/same-content.md';
+      await createDocument(t, { document_id: id, body: 'v1' });
+      await request(t.baseUrl).put(idPath(id)).send({ body: 'v2' }).expect(200);
+      await request(t.baseUrl).put(idPath(id)).send({ body: 'v1' }).expect(200);
+      const before = await tableCounts(db);
+      const response = await request(t.baseUrl)
+        .post(`${idPath(id)}/restore`)
+        .send({ revision: 1 })
+        .expect(200);
+      expect(response.body).toMatchObject({ body: 'v1', revision: 3, changed: false });
+      expect(response.headers.etag).toBe('"3"');
+      expect(await tableCounts(db)).toEqual(before);
+    });
+
     it('brings a deleted document back at an earlier revision', async () => {
       const id = 'restore/deleted-to-revision.md';
       await createDocument(t, { document_id: id, body: 'v1' });

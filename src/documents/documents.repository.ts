@@ -225,30 +225,40 @@ export class DocumentsRepository {
 
   /**
    * Makes the content of snapshot `revision` the current content (alive, next revision).
-   * Returns `null` when no such snapshot exists.
+   * When the document already holds that content nothing is written and the current row is
+   * returned with `changed: false`. Returns `null` when no such snapshot exists.
    */
   async restoreSnapshot(
     documentId: string,
     revision: number,
     actor: string,
-  ): Promise<DocumentRow | null> {
+  ): Promise<{ row: DocumentRow; changed: boolean } | null> {
     const rows = await this.write(
       actor,
       `WITH snapshot AS (
            SELECT title, tags, body, metadata, content_hash FROM kb_document_snapshots
             WHERE document_id = $1 AND revision = $2
-            ORDER BY id DESC LIMIT 1)
+            ORDER BY id DESC LIMIT 1),
+       restored AS (
          UPDATE kb_documents d
             SET title = s.title, tags = s.tags, body = s.body, metadata = s.metadata,
                 content_hash = s.content_hash, deleted_at = NULL, revision = d.revision + 1
            FROM snapshot s
           WHERE d.document_id = $1
-         RETURNING ${COLUMNS.split(',')
-           .map((c) => `d.${c.trim()}`)
-           .join(', ')}`,
+            AND (d.title, d.tags, d.body, d.metadata, d.deleted_at)
+                IS DISTINCT FROM (s.title, s.tags, s.body, s.metadata, NULL)
+         RETURNING d.*)
+       SELECT ${COLUMNS}, true AS changed FROM restored
+       UNION ALL
+       SELECT ${COLUMNS}, false AS changed FROM kb_documents
+        WHERE document_id = $1 AND EXISTS (SELECT 1 FROM snapshot)
+          AND NOT EXISTS (SELECT 1 FROM restored)`,
       [documentId, revision],
     );
-    return rows[0] ?? null;
+    const first = rows[0] as (DocumentRow & { changed: boolean }) | undefined;
+    if (!first) return null;
+    const { changed, ...row } = first;
+    return { row, changed };
   }
 
   /** Earlier versions, newest first. Bodies are left out (their size is given). */

@@ -302,8 +302,8 @@ export class DocumentsService {
     }
     const state = await this.repository.findState(documentId);
     if (!state) throw notFound(documentId);
-    const row = await this.repository.restoreSnapshot(documentId, revision, actor);
-    if (!row) {
+    const restored = await this.repository.restoreSnapshot(documentId, revision, actor);
+    if (!restored) {
       throw new DomainError(
         ErrorCode.NOT_FOUND,
         `document ${documentId} has no saved revision ${revision}`,
@@ -313,7 +313,7 @@ export class DocumentsService {
         },
       );
     }
-    return { document: toDocument(row), changed: true };
+    return { document: toDocument(restored.row), changed: restored.changed };
   }
 
   async history(
