@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { MIGRATIONS } from '../../migrations';
+import { databaseUrl } from '../support/database';
+import { NodeProcess, runEntryPoint } from './node-process';
+
+/**
+ * The migration Job's command (`node dist/src/migrate.js`, here from source): on an empty
+ * database it applies every migration and exits 0; run again it changes nothing; two runs
+ * at once take turns; a bad configuration exits 1 with one line naming the variable.
+ */
+jest.setTimeout(60_000);
+
+describe('migration entry point (src/migrate.ts)', () => {
+  const name = `deploy_migrate_${randomBytes(4).toString('hex')}`;
+  const url = databaseUrl(name);
+  let admin: Client;
+
+  beforeAll(async () => {
+    admin = new Client({ connectionString: process.env.AGENT_DATA_TEST_SERVER_URL });
+    await admin.connect();
+    // An empty database, not the migrated template: the Job meets a fresh server.
+    await admin.query(`CREATE DATABASE ${name}`);
+  });
+
+  afterAll(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  /** Both runs have connected and found the lock taken (each says so once). */
+  async function waitForWaitingRuns(runs: NodeProcess[]): Promise<void> {
+    for (let i = 0; i < 600; i++) {
+      if (runs.every((run) => run.output().includes('another migration run holds the lock')))
+        return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(
+      `the runs never waited on the lock:\n${runs.map((r) => r.output()).join('\n')}`,
+    );
+  }
+
+  async function appliedMigrations(): Promise<string[]> {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const result = await client.query<{ name: string }>(
+        'SELECT name FROM typeorm_migrations ORDER BY id',
+      );
+      return result.rows.map((row) => row.name);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('applies every migration to an empty database, runs taking turns on a lock, and exits 0', async () => {
+    // Hold the runners' lock so that both runs provably wait at the same moment.
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    await holder.query(`SELECT pg_advisory_lock(hashtext('agent-data:migrations'))`);
+    const runs = [
+      runEntryPoint('migrate.ts', { DATABASE_URL: url }),
+      runEntryPoint('migrate.ts', { DATABASE_URL: url }),
+    ];
+    try {
+      await waitForWaitingRuns(runs);
+      const tables = await holder.query(`SELECT to_regclass('kb_documents') AS t`);
+      expect(tables.rows[0].t).toBeNull();
+    } finally {
+      await holder.end();
+    }
+    const codes = await Promise.all(runs.map((run) => run.exited));
+    const outputs = runs.map((run) => run.output());
+    expect({ codes, outputs }).toMatchObject({ codes: [0, 0] });
+    // One run did the work, the other found nothing left to do.
+    expect(outputs.join('\n')).toMatch(/applied InitialSchema/);
+    expect(outputs.join('\n')).toMatch(/schema is up to date/);
+    await expect(appliedMigrations()).resolves.toEqual(MIGRATIONS.map((m) => m.name));
+  });
+
+  it('changes nothing when the schema is current', async () => {
+    const run = runEntryPoint('migrate.ts', { DATABASE_URL: url });
+    expect({ code: await run.exited, output: run.output() }).toEqual({
+      code: 0,
+      output: 'agent-data migrate: schema is up to date\n',
+    });
+    await expect(appliedMigrations()).resolves.toHaveLength(MIGRATIONS.length);
+  });
+
+  it('exits 1 with one line naming the variable when the configuration is invalid', async () => {
+    const run = runEntryPoint('migrate.ts', { DATABASE_URL: 'mysql://nope' });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toBe(
+      'agent-data migrate: invalid configuration: DATABASE_URL: must be a postgres:// or postgresql:// connection string\n',
+    );
+  });
+
+  it('exits 1 without echoing the connection string when the server is unreachable', async () => {
+    const secret = 'pw-' + randomBytes(6).toString('hex');
+    const run = runEntryPoint('migrate.ts', {
+      DATABASE_URL: `postgres://agent:${secret}@127.0.0.1:1/agent_data`,
+    });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(/^agent-data migrate: failed: .*ECONNREFUSED/);
+    expect(run.output()).not.toContain(secret);
+  });
+});

@@ -1,0 +1,78 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..', '..');
+
+export interface NodeProcess {
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or the signal's name) once the process has ended. */
+  readonly exited: Promise<number | string>;
+}
+
+/**
+ * Runs a TypeScript entry point of `src/` as its own Node.js process, the way the image
+ * runs the compiled one. The environment is `env` alone (plus PATH and HOME), so nothing
+ * from the developer's shell or the jest worker leaks into the configuration.
+ */
+export function runEntryPoint(entry: string, env: Record<string, string>): NodeProcess {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', entry)],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  return { child, output: () => output, exited };
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Polls `url` until it answers 200, the process exits, or `attempts` × 100 ms have passed. */
+export async function waitUntilServing(
+  url: string,
+  process: NodeProcess,
+  attempts = 600,
+): Promise<void> {
+  let ended = false;
+  process.exited.then(() => (ended = true));
+  for (let i = 0; i < attempts && !ended; i++) {
+    try {
+      const response = await fetch(url);
+      if (response.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} never answered 200; process output:\n${process.output()}`);
+}
