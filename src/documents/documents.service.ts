@@ -105,8 +105,12 @@ const MAX_REVISION = 2_147_483_647;
 /** Deepest metadata nesting accepted (objects and arrays), far beyond any real use. */
 export const MAX_METADATA_DEPTH = 64;
 
-/** Attempts of a read-modify-write patch without `expected_revision` before giving up. */
-const PATCH_ATTEMPTS = 5;
+/**
+ * Attempts of a read-modify-write patch without `expected_revision` before giving up. A
+ * patch loses a race only to another write that committed between its read and its write,
+ * so N patches racing on one document need up to N attempts; 5 lost most of 20.
+ */
+const PATCH_ATTEMPTS = 64;
 
 /**
  * The rules of SPEC §4: ids, limits, revisions, create-or-revive, compare-and-set updates,
@@ -263,6 +267,8 @@ export class DocumentsService {
         if (!state || state.deleted) throw notFound(documentId);
         throw conflict(documentId, state.revision, expected ?? current.revision);
       }
+      // Lost a race: step aside a random moment so the losers do not collide again at once.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
     }
   }
 
