@@ -1,0 +1,59 @@
+import { HttpException } from '@nestjs/common';
+import { ErrorCode, JSONRPC_VERSION, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The JSON-RPC code of an answer refused at the HTTP level (401, 403, 404, 405, 406, 413,
+ * 415, a bad protocol-version header). The SDK's own transport answers these with -32000,
+ * the first of JSON-RPC's implementation-defined server errors; its enum calls that value
+ * `ConnectionClosed`, which is not what it means here, hence the name.
+ */
+export const HTTP_REFUSAL = ErrorCode.ConnectionClosed;
+
+/**
+ * A JSON-RPC error envelope. The SDK's `JSONRPCErrorResponse` type makes `id` optional;
+ * JSON-RPC 2.0 requires `id: null` when the request's id could not be read, so the wire
+ * shape is spelled out here.
+ */
+export interface JsonRpcErrorEnvelope {
+  jsonrpc: typeof JSONRPC_VERSION;
+  id: RequestId | null;
+  error: { code: number; message: string; data?: unknown };
+}
+
+export function jsonRpcError(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JsonRpcErrorEnvelope {
+  return {
+    jsonrpc: JSONRPC_VERSION,
+    id,
+    error: data === undefined ? { code, message } : { code, message, data },
+  };
+}
+
+/**
+ * An HTTP refusal on an MCP route, carrying the JSON-RPC code of its body and any headers
+ * the status calls for (`Allow` on 405). The MCP exception filter writes it.
+ */
+export class McpHttpException extends HttpException {
+  constructor(
+    status: number,
+    message: string,
+    readonly jsonRpcCode: number = HTTP_REFUSAL,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message, status);
+  }
+}
+
+/** 405 with the `Allow` header listing what the route does accept. */
+export function methodNotAllowed(method: string, allow: string): McpHttpException {
+  return new McpHttpException(
+    405,
+    `Method Not Allowed: ${method} is not supported here (allowed: ${allow})`,
+    HTTP_REFUSAL,
+    { Allow: allow },
+  );
+}

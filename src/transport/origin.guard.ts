@@ -1,0 +1,32 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppConfig } from '../config/app-config';
+import { McpHttpException } from './json-rpc-error';
+import { isOriginAllowed } from './origin';
+
+/**
+ * DNS-rebinding protection (SPEC §6): a request whose `Origin` is present and not allowed
+ * is refused with 403 before anything else. An allowed browser origin gets the CORS
+ * headers it needs to read the answer. No `Origin` (non-browser clients) passes.
+ */
+@Injectable()
+export class OriginGuard implements CanActivate {
+  constructor(private readonly config: AppConfig) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<Request>();
+    const origin = request.headers.origin;
+    if (origin === undefined) return true;
+    if (!isOriginAllowed(origin, this.config.allowedOrigins)) {
+      throw new McpHttpException(
+        403,
+        `Forbidden: Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed`,
+      );
+    }
+    const response = context.switchToHttp().getResponse<Response>();
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id');
+    response.setHeader('Vary', 'Origin');
+    return true;
+  }
+}
