@@ -1,0 +1,183 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import request from 'supertest';
+import { createTestDatabase, TestDatabase } from './support/database';
+
+const ROOT = join(__dirname, '..');
+const ADMIN_KEY = 'log-test-admin-key-5f2b9c1e7a';
+const READER_KEY = 'log-test-reader-key-8d3e6a0b4c';
+const WRONG_KEY = 'log-test-wrong-key-1a2b3c4d5e';
+const API_KEYS = `ops:${ADMIN_KEY}:admin;reader:${READER_KEY}:readonly`;
+
+/** A server process started like `npm start`, from the TypeScript sources. */
+interface ServerProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function startServer(env: Record<string, string>): ServerProcess {
+  let stdout = '';
+  let stderr = '';
+  // A minimal environment: nothing leaks in from the shell running the tests.
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', 'main.ts')],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
+  );
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exit = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Resolves once /health/live answers, or rejects if the process exits first. */
+async function live(server: ServerProcess, baseUrl: string): Promise<void> {
+  let exited = false;
+  server.exit.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`server exited during start-up:\n${server.stderr()}`);
+    const ok = await request(baseUrl)
+      .get('/health/live')
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('the server process', () => {
+  describe('with a valid configuration', () => {
+    let db: TestDatabase;
+    let server: ServerProcess;
+    let baseUrl: string;
+    let exitCode: number | null;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      const port = await freePort();
+      baseUrl = `http://127.0.0.1:${port}`;
+      server = startServer({
+        DATABASE_URL: db.url,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        API_KEYS,
+        VECTOR_SYNC_ENABLED: 'false',
+      });
+      await live(server, baseUrl);
+
+      await request(baseUrl)
+        .post('/documents')
+        .set('X-API-Key', ADMIN_KEY)
+        .set('X-Request-Id', 'trace-create-1')
+        .send({ document_id: 'logs/doc.md', body: 'hello' })
+        .expect(201);
+      await request(baseUrl)
+        .get('/documents/logs/doc.md')
+        .set('Authorization', `Bearer ${ADMIN_KEY}`)
+        .expect(200);
+      await request(baseUrl).get('/documents').set('X-API-Key', WRONG_KEY).expect(401);
+      await request(baseUrl)
+        .get('/documents')
+        .set('Authorization', `Bearer ${WRONG_KEY}`)
+        .expect(401);
+      await request(baseUrl).get('/documents').set('X-API-Key', READER_KEY).expect(403);
+      await request(baseUrl)
+        .put('/documents/logs/doc.md')
+        .set('X-API-Key', ADMIN_KEY)
+        .set('Content-Type', 'application/json')
+        .send('{"body": ')
+        .expect(400);
+
+      server.child.kill('SIGTERM');
+      exitCode = await server.exit;
+    }, 60_000);
+    afterAll(async () => {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await db.drop();
+    });
+
+    function logLines(): Array<Record<string, unknown>> {
+      return server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line));
+    }
+
+    it('stops cleanly on SIGTERM', () => {
+      expect(exitCode).toBe(0);
+    });
+
+    it('writes structured JSON logs, one object per line', () => {
+      const lines = logLines();
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line).toMatchObject({ level: expect.any(Number) });
+      expect(
+        lines.some((line) => /listening on http:\/\/127\.0\.0\.1/.test(String(line.msg))),
+      ).toBe(true);
+    });
+
+    it('logs each request with its request id, the given one when sane', () => {
+      const requests = logLines().filter((line) => line.req !== undefined);
+      expect(requests.length).toBeGreaterThanOrEqual(6);
+      const created = requests.find((line) => (line.req as { id: string }).id === 'trace-create-1');
+      expect(created).toMatchObject({
+        req: { method: 'POST', url: '/documents' },
+        res: { statusCode: 201 },
+      });
+      for (const line of requests) expect((line.req as { id: string }).id).toBeTruthy();
+    });
+
+    it('never writes an API key, valid or not, nor the database password', () => {
+      const output = server.stdout() + server.stderr();
+      // Empty only when TEST_DATABASE_URL names a server without a password.
+      const password = decodeURIComponent(new URL(db.url).password);
+      if (password !== '') expect(output).not.toContain(password);
+      for (const key of [ADMIN_KEY, READER_KEY, WRONG_KEY]) {
+        expect(output).not.toContain(key);
+        expect(output).not.toContain(key.slice(-12));
+      }
+      expect(output).toContain('[redacted]');
+    });
+  });
+
+  describe('with a bad configuration', () => {
+    it.each([
+      [{ PORT: 'eighty' }, 'PORT: must be an integer, got "eighty"'],
+      [{ HOST: '0.0.0.0' }, 'HOST: binding to non-loopback address "0.0.0.0" requires API_KEYS'],
+      [{ API_KEYS: `ops:${ADMIN_KEY}:superuser` }, 'API_KEYS: key "ops" names unknown profile'],
+      [{ API_KEYS: `ops:${ADMIN_KEY}` }, 'API_KEYS: entry 1 must be name:key:profile'],
+    ])(
+      'exits 1 with one line naming the variable for %j',
+      async (env, message) => {
+        const server = startServer({ DATABASE_URL: 'postgres://127.0.0.1:1/none', ...env });
+        expect(await server.exit).toBe(1);
+        const lines = server
+          .stderr()
+          .split('\n')
+          .filter((line) => line !== '');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(`agent-data: invalid configuration: ${message}`);
+        expect(server.stdout()).toBe('');
+        expect(server.stderr()).not.toContain(ADMIN_KEY);
+      },
+      30_000,
+    );
+  });
+});
