@@ -1,64 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import request from 'supertest';
+import { freePort, live, ServerProcess, startServer } from './server-process-helpers';
 import { createTestDatabase, TestDatabase } from './support/database';
 
-const ROOT = join(__dirname, '..');
 const ADMIN_KEY = 'log-test-admin-key-5f2b9c1e7a';
 const READER_KEY = 'log-test-reader-key-8d3e6a0b4c';
 const WRONG_KEY = 'log-test-wrong-key-1a2b3c4d5e';
 const API_KEYS = `ops:${ADMIN_KEY}:admin;reader:${READER_KEY}:readonly`;
-
-/** A server process started like `npm start`, from the TypeScript sources. */
-interface ServerProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function startServer(env: Record<string, string>): ServerProcess {
-  let stdout = '';
-  let stderr = '';
-  // A minimal environment: nothing leaks in from the shell running the tests.
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', 'main.ts')],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
-  );
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exit = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, stdout: () => stdout, stderr: () => stderr, exit };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** Resolves once /health/live answers, or rejects if the process exits first. */
-async function live(server: ServerProcess, baseUrl: string): Promise<void> {
-  let exited = false;
-  server.exit.then(() => (exited = true));
-  for (;;) {
-    if (exited) throw new Error(`server exited during start-up:\n${server.stderr()}`);
-    const ok = await request(baseUrl)
-      .get('/health/live')
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('the server process', () => {
   describe('with a valid configuration', () => {
