@@ -154,7 +154,8 @@ export class DocumentsController {
     const document = await this.documents.get(joinId(id));
     if (
       ifNoneMatch !== undefined &&
-      ifNoneMatch.split(',').some((tag) => parseEtag(tag) === document.revision)
+      (ifNoneMatch.trim() === '*' ||
+        ifNoneMatch.split(',').some((tag) => parseEtag(tag) === document.revision))
     ) {
       response.status(304);
       response.setHeader('ETag', etag(document.revision));
