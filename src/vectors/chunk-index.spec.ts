@@ -1,0 +1,146 @@
+import { ChunkIndex } from './chunk-index';
+
+function unit(values: number[]): Float32Array {
+  const v = Float32Array.from(values);
+  const n = Math.hypot(...values);
+  return v.map((x) => x / n);
+}
+
+function randomVector(dimensions: number, seed: number): Float32Array {
+  let s = seed;
+  const v = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    v[i] = s / 2 ** 32 - 0.5;
+  }
+  return unit(Array.from(v));
+}
+
+describe('ChunkIndex', () => {
+  it('returns the best chunk of each document, best documents first, scored by cosine', () => {
+    const index = new ChunkIndex(3);
+    index.set({
+      documentId: 'a',
+      tags: [],
+      ancestors: ['a/'],
+      chunks: [
+        { chunkIndex: 0, vector: unit([1, 0, 0]) },
+        { chunkIndex: 1, vector: unit([1, 1, 0]) },
+      ],
+    });
+    index.set({
+      documentId: 'b',
+      tags: [],
+      ancestors: ['b/'],
+      chunks: [{ chunkIndex: 0, vector: unit([0, 1, 0]) }],
+    });
+    const hits = index.search(unit([0, 1, 0]), 10);
+    expect(hits.map((h) => [h.documentId, h.chunkIndex])).toEqual([
+      ['b', 0],
+      ['a', 1],
+    ]);
+    expect(hits[0].score).toBeCloseTo(1, 6);
+    expect(hits[1].score).toBeCloseTo(Math.SQRT1_2, 6);
+  });
+
+  it('agrees with a brute-force cosine over many random vectors (exact search)', () => {
+    const dimensions = 64;
+    const index = new ChunkIndex(dimensions);
+    const vectors = new Map<string, Float32Array>();
+    for (let i = 0; i < 3000; i++) {
+      const vector = randomVector(dimensions, i + 1);
+      vectors.set(`doc-${i}`, vector);
+      index.set({
+        documentId: `doc-${i}`,
+        tags: [],
+        ancestors: [],
+        chunks: [{ chunkIndex: 0, vector }],
+      });
+    }
+    const query = randomVector(dimensions, 99_999);
+    const expected = [...vectors]
+      .map(([id, v]) => [id, v.reduce((s, x, i) => s + x * query[i], 0)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20);
+    const hits = index.search(query, 20);
+    expect(hits.map((h) => h.documentId)).toEqual(expected.map(([id]) => id));
+    hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i][1], 5));
+  });
+
+  it('filters by folder and by every tag', () => {
+    const index = new ChunkIndex(2);
+    const add = (id: string, tags: string[], ancestors: string[]) =>
+      index.set({
+        documentId: id,
+        tags,
+        ancestors,
+        chunks: [{ chunkIndex: 0, vector: unit([1, 0]) }],
+      });
+    add('k/a.md', ['x', 'y'], ['k/', 'k/a.md/']);
+    add('k/b.md', ['x'], ['k/', 'k/b.md/']);
+    add('o/c.md', ['x', 'y'], ['o/', 'o/c.md/']);
+    const ids = (filter: Parameters<ChunkIndex['search']>[2]) =>
+      index
+        .search(unit([1, 0]), 10, filter)
+        .map((h) => h.documentId)
+        .sort();
+    expect(ids({ folder: 'k/' })).toEqual(['k/a.md', 'k/b.md']);
+    expect(ids({ tags: ['x', 'y'] })).toEqual(['k/a.md', 'o/c.md']);
+    expect(ids({ folder: 'k/', tags: ['y'] })).toEqual(['k/a.md']);
+    expect(ids({ folder: 'nope/' })).toEqual([]);
+  });
+
+  it('replaces and removes documents, reusing their slots', () => {
+    const index = new ChunkIndex(2);
+    const chunks = (n: number, v: number[]) =>
+      Array.from({ length: n }, (_, i) => ({ chunkIndex: i, vector: unit(v) }));
+    index.set({ documentId: 'a', tags: [], ancestors: [], chunks: chunks(5, [1, 0]) });
+    index.set({ documentId: 'a', tags: [], ancestors: [], chunks: chunks(2, [0, 1]) });
+    expect(index.chunkCount).toBe(2);
+    expect(index.search(unit([1, 0]), 5)[0].score).toBeCloseTo(0, 6);
+    index.set({ documentId: 'b', tags: [], ancestors: [], chunks: chunks(3, [1, 0]) });
+    expect(index.chunkCount).toBe(5);
+    index.remove('a');
+    expect(index.documentCount).toBe(1);
+    expect(index.search(unit([0, 1]), 5).map((h) => h.documentId)).toEqual(['b']);
+    index.set({ documentId: 'b', tags: [], ancestors: [], chunks: [] });
+    expect(index.documentCount).toBe(0);
+    expect(index.search(unit([1, 0]), 5)).toEqual([]);
+  });
+
+  it('keeps vectors when it grows past its capacity', () => {
+    const index = new ChunkIndex(8);
+    for (let i = 0; i < 2500; i++) {
+      index.set({
+        documentId: `d${i}`,
+        tags: [],
+        ancestors: [],
+        chunks: [{ chunkIndex: 0, vector: randomVector(8, i + 7) }],
+      });
+    }
+    const target = randomVector(8, 1234 + 7);
+    const [best] = index.search(target, 1);
+    expect(best.documentId).toBe('d1234');
+    expect(best.score).toBeCloseTo(1, 5);
+  });
+
+  it('rejects vectors of the wrong dimension, and finds nothing for a zero query', () => {
+    const index = new ChunkIndex(3);
+    expect(() =>
+      index.set({
+        documentId: 'a',
+        tags: [],
+        ancestors: [],
+        chunks: [{ chunkIndex: 0, vector: unit([1, 0]) }],
+      }),
+    ).toThrow(/2 dimensions for an index of 3/);
+    index.set({
+      documentId: 'b',
+      tags: [],
+      ancestors: [],
+      chunks: [{ chunkIndex: 0, vector: unit([1, 0, 0]) }],
+    });
+    expect(index.search(new Float32Array(3), 5)).toEqual([]);
+    expect(() => index.search(new Float32Array(2), 5)).toThrow(/dimensions/);
+  });
+});

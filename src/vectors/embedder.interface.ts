@@ -1,0 +1,56 @@
+/** Injection token of the configured {@link Embedder}. */
+export const EMBEDDER = Symbol('EMBEDDER');
+
+export interface EmbedOptions {
+  /** Aborts the request (shutdown); the promise then rejects. */
+  readonly signal?: AbortSignal;
+}
+
+/** What the embedder last saw, for readiness and the status endpoint. */
+export interface EmbedderHealth {
+  readonly ok: boolean;
+  readonly lastSuccessAt: string | null;
+  readonly lastError: string | null;
+}
+
+/**
+ * Turns texts into vectors. Two implementations: `local` (offline feature hashing) and
+ * `openai` (any OpenAI-compatible `/embeddings` server), chosen by EMBEDDINGS_PROVIDER.
+ */
+export interface Embedder {
+  /** `local` or `openai`. */
+  readonly provider: string;
+  /** Model name; a store never mixes vectors of two models. */
+  readonly model: string;
+  /** Length of every vector returned. */
+  readonly dimensions: number;
+  /** Largest input, in cl100k tokens, one text may have (the chunker stays under it). */
+  readonly maxInputTokens: number;
+  /**
+   * One L2-normalised vector per text, in the order given. Splits the texts into requests
+   * within the provider's limits. Rejects with {@link EmbeddingError} when the provider
+   * fails or answers vectors of the wrong length.
+   */
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
+  /** Last known state; never calls a paid API. */
+  health(): EmbedderHealth;
+}
+
+/** An embedding request failed; the message is safe to store and show (no secrets). */
+export class EmbeddingError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EmbeddingError';
+  }
+}
+
+/** Scales `vector` to unit length in place (a zero vector stays zero) and returns it. */
+export function normalise(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  if (sum > 0) {
+    const scale = 1 / Math.sqrt(sum);
+    for (let i = 0; i < vector.length; i++) vector[i] *= scale;
+  }
+  return vector;
+}

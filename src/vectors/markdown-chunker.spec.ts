@@ -1,0 +1,151 @@
+import { chunkMarkdown, ChunkerOptions, contextLine } from './markdown-chunker';
+import { countTokens } from './tokenizer';
+
+const small: ChunkerOptions = { targetTokens: 60, overlapTokens: 12, maxTokens: 120 };
+
+function sentences(count: number, word: string): string {
+  return Array.from(
+    { length: count },
+    (_, i) => `Sentence ${i} talks about ${word} in detail.`,
+  ).join(' ');
+}
+
+describe('chunkMarkdown', () => {
+  it('keeps a short document in one chunk with its heading path and title', () => {
+    const chunks = chunkMarkdown('# Guide\n\nShort text.', 'My guide');
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]).toMatchObject({
+      index: 0,
+      headings: ['Guide'],
+      content: '# Guide\n\nShort text.',
+    });
+    expect(chunks[0].text).toBe('My guide › Guide\n\n# Guide\n\nShort text.');
+    expect(chunks[0].tokens).toBe(countTokens(chunks[0].text));
+  });
+
+  it('returns no chunk for an empty body', () => {
+    expect(chunkMarkdown('', 'title')).toEqual([]);
+    expect(chunkMarkdown('\n\n  \n')).toEqual([]);
+  });
+
+  it('starts a new chunk at a heading and carries the nested heading path', () => {
+    const body = [
+      '# Manual',
+      sentences(6, 'setup'),
+      '## Install',
+      sentences(6, 'installing'),
+      '### Linux',
+      sentences(6, 'linux'),
+      '## Usage',
+      sentences(3, 'usage'),
+    ].join('\n\n');
+    const chunks = chunkMarkdown(body, '', small);
+    const paths = chunks.map((c) => c.headings.join(' › '));
+    expect(paths).toContain('Manual › Install');
+    expect(paths).toContain('Manual › Install › Linux');
+    const usage = chunks.find((c) => c.content.startsWith('## Usage'))!;
+    // A sibling heading replaces the deeper path.
+    expect(usage.headings).toEqual(['Manual', 'Usage']);
+    expect(usage.text.startsWith('Manual › Usage\n\n')).toBe(true);
+  });
+
+  it('understands setext headings', () => {
+    const chunks = chunkMarkdown(`Title\n=====\n\n${sentences(2, 'a')}`, '', small);
+    expect(chunks[0].headings).toEqual(['Title']);
+  });
+
+  it('bounds every chunk by the token limit, counted with the real tokenizer', () => {
+    const body = `# Big\n\n${sentences(200, 'limits')}\n\n${'word '.repeat(2000)}`;
+    const chunks = chunkMarkdown(body, 'A title', small);
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const chunk of chunks) {
+      expect(countTokens(chunk.text)).toBe(chunk.tokens);
+      expect(chunk.tokens).toBeLessThanOrEqual(small.maxTokens);
+    }
+    expect(chunks.map((c) => c.index)).toEqual(chunks.map((_, i) => i));
+  });
+
+  it('overlaps consecutive chunks of one section', () => {
+    const chunks = chunkMarkdown(sentences(40, 'overlap'), '', small);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (let i = 1; i < chunks.length; i++) {
+      const previousTail = chunks[i - 1].content.slice(-25);
+      expect(chunks[i].content).toContain(previousTail.trim().split(' ').slice(-2).join(' '));
+    }
+  });
+
+  it('loses no text: every sentence appears in some chunk', () => {
+    const body = sentences(50, 'coverage');
+    const chunks = chunkMarkdown(body, '', small);
+    for (let i = 0; i < 50; i++) {
+      expect(chunks.some((c) => c.content.includes(`Sentence ${i} talks`))).toBe(true);
+    }
+  });
+
+  it('keeps a fenced code block whole when it fits one input, even past the target size', () => {
+    const code = [
+      '```ts',
+      ...Array.from({ length: 12 }, (_, i) => `const value${i} = compute(${i});`),
+      '```',
+    ].join('\n');
+    expect(countTokens(code)).toBeGreaterThan(small.targetTokens);
+    expect(countTokens(code)).toBeLessThan(small.maxTokens - 10);
+    const body = `# Code\n\n${sentences(3, 'before')}\n\n${code}\n\n${sentences(3, 'after')}`;
+    const chunks = chunkMarkdown(body, '', small);
+    const holder = chunks.filter((c) => c.content.includes('const value0'));
+    expect(holder).toHaveLength(1);
+    expect(holder[0].content).toContain(code);
+  });
+
+  it('does not mistake a heading inside a code block for a section', () => {
+    const body = '# Real\n\n```md\n# Not a heading\n```\n\nAfter.';
+    const chunks = chunkMarkdown(body);
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0].headings).toEqual(['Real']);
+  });
+
+  it('cuts a code block too long for one input at lines, each piece fenced again', () => {
+    const code = [
+      '```python',
+      ...Array.from({ length: 120 }, (_, i) => `    result_${i} = transform(data, ${i})`),
+      '```',
+    ].join('\n');
+    const chunks = chunkMarkdown(code, '', small);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const chunk of chunks) {
+      expect(chunk.content.startsWith('```python\n')).toBe(true);
+      expect(chunk.content.endsWith('\n```')).toBe(true);
+      expect(chunk.tokens).toBeLessThanOrEqual(small.maxTokens);
+      // Indentation inside code survives the cut.
+      expect(chunk.content).toMatch(/\n {4}result_\d+/);
+    }
+    for (let i = 0; i < 120; i++) {
+      expect(chunks.some((c) => c.content.includes(`result_${i} =`))).toBe(true);
+    }
+  });
+
+  it('cuts a single enormous word, quickly and within the limit', () => {
+    // The tokenizer's merge is quadratic in one run's length: this took seconds unguarded.
+    const chunks = chunkMarkdown('x'.repeat(200_000), '', small);
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const chunk of chunks) {
+      expect(chunk.tokens).toBeLessThanOrEqual(small.maxTokens);
+      expect(chunk.content).toMatch(/^[x\s]+$/);
+    }
+    const kept = chunks.reduce((n, c) => n + c.content.replace(/\s/g, '').length, 0);
+    expect(kept).toBeGreaterThanOrEqual(200_000);
+  });
+
+  it('is deterministic', () => {
+    const body = `# A\n\n${sentences(30, 'same')}\n\n## B\n\n${sentences(30, 'again')}`;
+    expect(chunkMarkdown(body, 't', small)).toEqual(chunkMarkdown(body, 't', small));
+  });
+});
+
+describe('contextLine', () => {
+  it('prefixes the title unless the path already starts with it', () => {
+    expect(contextLine('Doc', ['Intro'])).toBe('Doc › Intro');
+    expect(contextLine('Intro', ['Intro', 'Part'])).toBe('Intro › Part');
+    expect(contextLine('', [])).toBe('');
+  });
+});

@@ -1,0 +1,298 @@
+import { countTokens, splitAtTokens, splitByTokens, tailTokens } from './tokenizer';
+
+/** One piece of a document, as embedded and stored. */
+export interface Chunk {
+  /** Position in the document, from 0. */
+  readonly index: number;
+  /** Headings above the chunk, outermost first (`['Guide', 'Install']`). */
+  readonly headings: readonly string[];
+  /** The chunk's own markdown (what snippets are cut from). */
+  readonly content: string;
+  /** What is embedded: a context line (title, heading path) and the content. */
+  readonly text: string;
+  /** cl100k tokens of `text`; never above the chunker's `maxTokens`. */
+  readonly tokens: number;
+}
+
+export interface ChunkerOptions {
+  /** Size a chunk is filled up to, in tokens. */
+  readonly targetTokens: number;
+  /** Tokens of the previous chunk repeated at the start of the next one inside a section. */
+  readonly overlapTokens: number;
+  /** Hard limit of one embedding input (the model's), context line included. */
+  readonly maxTokens: number;
+}
+
+export const DEFAULT_CHUNKER_OPTIONS: ChunkerOptions = {
+  targetTokens: 400,
+  overlapTokens: 50,
+  maxTokens: 8191,
+};
+
+type BlockKind = 'heading' | 'paragraph' | 'code';
+
+interface Block {
+  kind: BlockKind;
+  text: string;
+  tokens: number;
+  /** Heading path in force at this block (a heading block includes itself). */
+  headings: string[];
+}
+
+const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/;
+const SETEXT_H1 = /^ {0,3}=+[ \t]*$/;
+const SETEXT_H2 = /^ {0,3}-+[ \t]*$/;
+const SEPARATOR_TOKENS = 2;
+
+/**
+ * Splits a markdown document into chunks for embedding.
+ *
+ * Markdown-aware: a heading starts a new chunk (unless the current one is still small), the
+ * heading path goes with every chunk, paragraphs are packed whole up to `targetTokens`, and a
+ * fenced code block is never cut while it fits in one embedding input (`maxTokens`). Text
+ * too long for that is cut at sentences, then lines or words, then tokens. Consecutive
+ * chunks of one section share `overlapTokens` of text. Token counts use the real cl100k
+ * tokenizer; every chunk's `text` is within `maxTokens`.
+ */
+export function chunkMarkdown(
+  body: string,
+  title = '',
+  options: ChunkerOptions = DEFAULT_CHUNKER_OPTIONS,
+): Chunk[] {
+  const blocks = parseBlocks(body);
+  const packed = pack(blocks, options, title);
+  return packed.map((chunk, index) => ({ ...chunk, index }));
+}
+
+/** The line embedded before a chunk's content: title and heading path, without repeats. */
+export function contextLine(title: string, headings: readonly string[]): string {
+  const parts = [...headings];
+  if (title !== '' && parts[0] !== title) parts.unshift(title);
+  return parts.join(' › ');
+}
+
+function parseBlocks(body: string): Block[] {
+  const lines = body.replace(/\r\n?/g, '\n').split('\n');
+  const blocks: Block[] = [];
+  const path: { level: number; text: string }[] = [];
+  const headings = () => path.map((h) => h.text);
+  let paragraph: string[] = [];
+
+  const flushParagraph = () => {
+    const text = paragraph.join('\n').trim();
+    paragraph = [];
+    if (text !== '') blocks.push({ kind: 'paragraph', text, tokens: 0, headings: headings() });
+  };
+  const heading = (level: number, text: string, source: string) => {
+    while (path.length > 0 && path[path.length - 1].level >= level) path.pop();
+    if (text !== '') path.push({ level, text });
+    blocks.push({ kind: 'heading', text: source.trim(), tokens: 0, headings: headings() });
+  };
+
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = FENCE_OPEN.exec(line);
+    if (fence && !(fence[1][0] === '`' && fence[2].includes('`'))) {
+      flushParagraph();
+      const closing = new RegExp(`^ {0,3}${fence[1][0]}{${fence[1].length},}[ \\t]*$`);
+      const code = [line];
+      while (++i < lines.length) {
+        code.push(lines[i]);
+        if (closing.test(lines[i])) break;
+      }
+      blocks.push({ kind: 'code', text: code.join('\n'), tokens: 0, headings: headings() });
+      continue;
+    }
+    const atx = ATX_HEADING.exec(line);
+    if (atx) {
+      flushParagraph();
+      heading(atx[1].length, (atx[2] ?? '').trim(), line);
+      continue;
+    }
+    if (paragraph.length > 0 && (SETEXT_H1.test(line) || SETEXT_H2.test(line))) {
+      const text = paragraph.join(' ').trim();
+      const source = `${paragraph.join('\n')}\n${line}`;
+      paragraph = [];
+      heading(SETEXT_H1.test(line) ? 1 : 2, text, source);
+      continue;
+    }
+    if (line.trim() === '') flushParagraph();
+    else paragraph.push(line);
+  }
+  flushParagraph();
+  for (const block of blocks) block.tokens = countTokens(block.text);
+  return blocks;
+}
+
+interface Draft {
+  headings: string[];
+  parts: Block[];
+  tokens: number;
+}
+
+function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chunk, 'index'>[] {
+  const chunks: Omit<Chunk, 'index'>[] = [];
+  let draft: Draft | undefined;
+
+  // The context line takes part of every input; the content gets what is left.
+  const budgets = new Map<string, { max: number; target: number }>();
+  const budget = (headings: string[]) => {
+    const line = contextLine(title, headings);
+    let known = budgets.get(line);
+    if (!known) {
+      const max = Math.max(16, options.maxTokens - countTokens(line) - SEPARATOR_TOKENS);
+      known = { max, target: Math.min(options.targetTokens, max) };
+      budgets.set(line, known);
+    }
+    return known;
+  };
+
+  const flush = (withOverlap: boolean): string | undefined => {
+    if (!draft || draft.parts.length === 0) return undefined;
+    const content = draft.parts.map((p) => p.text).join('\n\n');
+    emit(chunks, content, draft.headings, title, options.maxTokens);
+    const last = draft.parts[draft.parts.length - 1];
+    draft = undefined;
+    return withOverlap && options.overlapTokens > 0 && last.kind === 'paragraph'
+      ? tailTokens(last.text, options.overlapTokens)
+      : undefined;
+  };
+  const start = (headings: string[], overlap: string | undefined) => {
+    draft = { headings, parts: [], tokens: 0 };
+    if (overlap) {
+      draft.parts.push({
+        kind: 'paragraph',
+        text: overlap,
+        tokens: countTokens(overlap),
+        headings,
+      });
+      draft.tokens = draft.parts[0].tokens;
+    }
+  };
+  const add = (block: Block) => {
+    draft!.parts.push(block);
+    draft!.tokens += block.tokens + (draft!.parts.length > 1 ? SEPARATOR_TOKENS : 0);
+  };
+
+  for (const block of blocks) {
+    const { max, target } = budget(block.headings);
+    if (block.kind === 'heading' && draft && draft.tokens >= target / 4) flush(false);
+
+    const pieces =
+      block.kind === 'code' && block.tokens <= max
+        ? [block]
+        : block.tokens > target
+          ? splitBlock(block, target)
+          : [block];
+    for (const piece of pieces) {
+      if (!draft) start(piece.headings, undefined);
+      const room = (draft!.parts.length > 0 ? SEPARATOR_TOKENS : 0) + piece.tokens;
+      // A piece that does not fit closes the chunk; a code block that fits one input goes
+      // to a chunk of its own rather than being cut.
+      const fits =
+        draft!.tokens + room <= target || (draft!.parts.length === 0 && piece.tokens <= max);
+      if (!fits) {
+        // Code is never repeated as overlap: a half-repeated block reads as broken code.
+        const overlap = flush(piece.kind !== 'code');
+        start(piece.headings, overlap);
+        if (draft!.tokens + SEPARATOR_TOKENS + piece.tokens > target)
+          start(piece.headings, undefined);
+      }
+      add(piece);
+    }
+  }
+  flush(false);
+  return chunks;
+}
+
+/** Adds one chunk, cutting it again in the rare case the joined text is over the hard limit. */
+function emit(
+  chunks: Omit<Chunk, 'index'>[],
+  content: string,
+  headings: string[],
+  title: string,
+  maxTokens: number,
+): void {
+  const context = contextLine(title, headings);
+  const text = context === '' ? content : `${context}\n\n${content}`;
+  const tokens = countTokens(text);
+  if (tokens <= maxTokens) {
+    chunks.push({ headings, content, text, tokens });
+    return;
+  }
+  const contentMax = Math.max(1, maxTokens - (tokens - countTokens(content)));
+  let [head, rest] = splitAtTokens(content, contentMax);
+  if (head === '' || !content.startsWith(head)) {
+    // Never loop: fall back to a cut by characters.
+    head = content.slice(0, Math.max(1, Math.floor(content.length / 2)));
+    rest = content.slice(head.length);
+  }
+  emit(chunks, head.trim(), headings, title, maxTokens);
+  if (rest.trim() !== '') emit(chunks, rest.trim(), headings, title, maxTokens);
+}
+
+/** Cuts one block into pieces of at most `target` tokens. */
+function splitBlock(block: Block, target: number): Block[] {
+  if (block.kind === 'code') return splitCode(block, target);
+  return regroup(splitSentences(block.text), '', target, block);
+}
+
+/** Code too long for one input: cut at lines, each piece re-fenced so it stays code. */
+function splitCode(block: Block, target: number): Block[] {
+  const lines = block.text.split('\n');
+  const open = lines[0];
+  const fence = FENCE_OPEN.exec(open)![1];
+  const closed =
+    lines.length > 1 &&
+    new RegExp(`^ {0,3}${fence[0]}{${fence.length},}`).test(lines[lines.length - 1]);
+  const inner = lines.slice(1, closed ? -1 : undefined);
+  const wrapTokens = countTokens(`${open}\n\n${fence}`);
+  const pieces = regroup(inner, '\n', Math.max(16, target - wrapTokens), block);
+  return pieces.map((piece) => {
+    const text = `${open}\n${piece.text}\n${fence}`;
+    return { ...piece, kind: 'code' as const, text, tokens: countTokens(text) };
+  });
+}
+
+/** Packs `units` (sentences or lines) joined by `joiner` into pieces of at most `target` tokens. */
+function regroup(units: string[], joiner: string, target: number, block: Block): Block[] {
+  const pieces: Block[] = [];
+  let current: string[] = [];
+  let tokens = 0;
+  const push = () => {
+    if (current.length === 0) return;
+    const joined = current.join(joiner);
+    // Indentation is meaningful in code; prose loses only its outer whitespace.
+    const text = block.kind === 'code' ? joined : joined.trim();
+    if (text.trim() !== '')
+      pieces.push({ kind: block.kind, text, tokens: countTokens(text), headings: block.headings });
+    current = [];
+    tokens = 0;
+  };
+  for (const unit of units) {
+    const unitTokens = countTokens(unit);
+    if (unitTokens > target) {
+      // One sentence or line longer than a piece: cut it by tokens.
+      push();
+      for (const part of splitByTokens(unit, target)) {
+        current = [part];
+        push();
+      }
+      continue;
+    }
+    if (tokens + unitTokens + 1 > target) push();
+    current.push(unit);
+    tokens += unitTokens + 1;
+  }
+  push();
+  return pieces;
+}
+
+/**
+ * Sentences and lines, each keeping its trailing whitespace, so that joining them back
+ * with '' gives the original text.
+ */
+function splitSentences(text: string): string[] {
+  return text.split(/(?<=[.!?]["')\]]*[ \t]+|\n)/).filter((s) => s !== '');
+}

@@ -1,0 +1,40 @@
+import { tokenize } from './local.embedder';
+
+export const SNIPPET_MAX_CHARS = 300;
+/** Text kept before the first query word, so the snippet starts with some context. */
+const LEAD_CHARS = 60;
+
+/**
+ * A short excerpt of a chunk for a search result: whitespace collapsed, at most
+ * `maxChars` characters, starting a little before the first word of the query found in it
+ * (from the start when none is), cut at word boundaries and marked with `…` where cut.
+ */
+export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX_CHARS): string {
+  const text = content.replace(/\s+/g, ' ').trim();
+  if (text.length <= maxChars) return text;
+
+  const lower = text.toLowerCase();
+  let first = -1;
+  for (const word of tokenize(query)) {
+    if (word.length < 3) continue;
+    const at = lower.indexOf(word);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  let start = first <= LEAD_CHARS ? 0 : first - LEAD_CHARS;
+  if (start > 0) {
+    const space = text.indexOf(' ', start);
+    start = space >= 0 && space < first ? space + 1 : start;
+  }
+  start = Math.min(start, Math.max(0, text.length - maxChars + 1));
+
+  const lead = start > 0 ? '…' : '';
+  let end = start + maxChars - lead.length;
+  let tail = '';
+  if (end < text.length) {
+    end -= 1;
+    const space = text.lastIndexOf(' ', end);
+    if (space > start + maxChars / 2) end = space;
+    tail = '…';
+  }
+  return `${lead}${text.slice(start, end).trim()}${tail}`;
+}

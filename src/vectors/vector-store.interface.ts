@@ -1,0 +1,76 @@
+/** Injection token of the configured {@link VectorStore}. */
+export const VECTOR_STORE = Symbol('VECTOR_STORE');
+
+/** One chunk of a document, embedded. */
+export interface ChunkPoint {
+  readonly chunkIndex: number;
+  /** L2-normalised, of the store's dimension. */
+  readonly vector: Float32Array;
+  /** Heading path of the chunk (`Guide › Install`), '' when none. */
+  readonly heading: string;
+  /** The chunk's markdown; search snippets are cut from it. */
+  readonly content: string;
+}
+
+/** All chunks of one revision of a document, with the payload every point carries. */
+export interface DocumentPoints {
+  readonly documentId: string;
+  readonly revision: number;
+  readonly title: string;
+  readonly tags: readonly string[];
+  readonly chunks: readonly ChunkPoint[];
+}
+
+export interface VectorSearchOptions {
+  /** Documents wanted (each appears once, with its best chunk). */
+  readonly limit: number;
+  /** Only documents under this folder: a normalised prefix ending in `/` (see folderOf). */
+  readonly folder?: string;
+  /** Only documents carrying every one of these tags. */
+  readonly tags?: readonly string[];
+}
+
+/** A document's best-scoring chunk. */
+export interface VectorHit {
+  readonly documentId: string;
+  readonly chunkIndex: number;
+  readonly revision: number;
+  /** Cosine similarity of the chunk to the query, from -1 to 1. */
+  readonly score: number;
+  readonly heading: string;
+  readonly content: string;
+}
+
+/** Whether the store answers, and what it holds, for readiness and the status endpoint. */
+export interface VectorStoreCheck {
+  readonly ok: boolean;
+  readonly detail: Record<string, unknown>;
+}
+
+/**
+ * Where chunk vectors live and are searched. Two implementations: `postgres` (a table of
+ * this database, searched exactly) and `qdrant`, chosen by VECTOR_STORE.
+ */
+export interface VectorStore {
+  readonly name: 'postgres' | 'qdrant';
+  /**
+   * Prepares the store for vectors from `embedder` (creating what is missing). Resolves
+   * `reset: true` when vectors of another embedder were found and discarded, so every
+   * document must be embedded again; rejects when the store cannot take these vectors.
+   */
+  init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }>;
+  /**
+   * Makes `points` the document's only points: upserts them (ids are deterministic per
+   * document and chunk index) and deletes the document's points of any other revision.
+   */
+  replaceDocument(points: DocumentPoints): Promise<void>;
+  /** Deletes every point of the document (no-op when there are none). */
+  deleteDocument(documentId: string): Promise<void>;
+  /** Best chunk per document, best documents first, at most `options.limit` of them. */
+  search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]>;
+  check(): Promise<VectorStoreCheck>;
+  /** Name and non-secret settings, for the status endpoint. */
+  describe(): Record<string, unknown>;
+  /** Releases connections and timers. */
+  close(): Promise<void>;
+}
