@@ -1,5 +1,5 @@
 import { INestApplication, Logger } from '@nestjs/common';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /**
  * SIGTERM / SIGINT: stop accepting connections, let in-flight requests finish (at most
@@ -8,12 +8,27 @@ import type { Server } from 'node:http';
  */
 export function installGracefulShutdown(app: INestApplication, timeoutMs: number): void {
   const logger = new Logger('Shutdown');
+  const server = app.getHttpServer() as Server;
   let closing = false;
+  // server.close() leaves keep-alive connections open: they would go on serving new requests
+  // and hold the close until the timeout cuts them, mid-request. So once closing, every answer
+  // says `Connection: close`, and a connection is ended as soon as its last answer is out.
+  const inFlight = new Set<ServerResponse>();
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (closing) response.setHeader('Connection', 'close');
+    inFlight.add(response);
+    response.once('close', () => {
+      inFlight.delete(response);
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
   const shutdown = async (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     logger.log(`${signal} received: draining requests`);
-    const server = app.getHttpServer() as Server;
+    for (const response of inFlight) {
+      if (!response.headersSent) response.setHeader('Connection', 'close');
+    }
     const force = setTimeout(() => {
       logger.warn(`requests still running after ${timeoutMs} ms: closing their connections`);
       server.closeAllConnections();
