@@ -16,8 +16,9 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
-      testTimeout: 30000,
     },
   ],
   maxWorkers: 2,
+  // Read from the global configuration only: jest-circus ignores a project's testTimeout.
+  testTimeout: 30000,
 };
