@@ -1,5 +1,12 @@
 import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
 import { VectorPendingIndex1763800000001 } from './1763800000001-vector-pending-index';
+import { VectorStore1763800030000 } from './1763800030000-vector-store';
+import { VectorSyncIndexes1763800030001 } from './1763800030001-vector-sync-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
-export const MIGRATIONS = [InitialSchema1763800000000, VectorPendingIndex1763800000001];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  VectorPendingIndex1763800000001,
+  VectorStore1763800030000,
+  VectorSyncIndexes1763800030001,
+];

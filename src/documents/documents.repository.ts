@@ -303,4 +303,300 @@ export class DocumentsRepository {
       await runner.release();
     }
   }
+
+  // -------------------------------------------------------------------------------------
+  // Vector sync bookkeeping, for the vectors module (worker, recovery sweep, admin
+  // endpoints, search titles). These statements write only `vector_*` columns, so none of
+  // the content triggers (touch, audit, snapshot, NOTIFY) fire; where other workers should
+  // wake up, the statement sends its own notification.
+  // -------------------------------------------------------------------------------------
+
+  /**
+   * Claims up to `limit` pending documents, oldest first, for one worker: documents not
+   * held under another worker's unexpired lease and past their retry time (a content change
+   * resets `vector_attempts` to 0, which cancels any backoff). `FOR UPDATE SKIP LOCKED` lets
+   * several workers claim at once without waiting on, or taking, each other's rows; the
+   * lease then keeps the document theirs until they finish, even across content changes.
+   * Each claim counts one attempt. The lease's expiry, as text, is the holder's token.
+   */
+  async claimVectorWork(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
+    return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
+  }
+
+  /** The current revision of a document while `lease` still holds it; `null` once lost. */
+  async vectorLeaseRevision(documentId: string, lease: string): Promise<number | null> {
+    const rows: { revision: number }[] = await this.dataSource.query(
+      `SELECT revision FROM kb_documents
+        WHERE document_id = $1 AND vector_lease_expires_at = $2::timestamptz
+          AND vector_lease_expires_at > clock_timestamp()`,
+      [documentId, lease],
+    );
+    return rows[0]?.revision ?? null;
+  }
+
+  /**
+   * Ends a lease with `status` if `revision` is still the document's revision. If the
+   * content changed meanwhile, the document stays `pending` (to be redone) and only the
+   * lease ends. `lost`: the lease was no longer held, nothing written.
+   */
+  async completeVectorWork(
+    documentId: string,
+    revision: number,
+    lease: string,
+    status: 'ready' | 'skipped' | 'removed',
+  ): Promise<'done' | 'stale' | 'lost'> {
+    const rows = await this.returning<{ current: boolean }>(
+      `UPDATE kb_documents
+          SET vector_status = CASE WHEN revision = $2 THEN $4 ELSE vector_status END,
+              vector_revision = CASE WHEN revision = $2 THEN $2 ELSE vector_revision END,
+              vector_error = CASE WHEN revision = $2 THEN NULL ELSE vector_error END,
+              vector_attempts = CASE WHEN revision = $2 THEN 0 ELSE vector_attempts END,
+              vector_claimed_at = NULL, vector_lease_expires_at = NULL, vector_next_attempt_at = NULL
+        WHERE document_id = $1 AND vector_lease_expires_at = $3::timestamptz
+       RETURNING revision = $2 AS current`,
+      [documentId, revision, lease, status],
+    );
+    if (rows.length === 0) return 'lost';
+    return rows[0].current ? 'done' : 'stale';
+  }
+
+  /**
+   * Records a failed attempt and ends the lease: the document is retried after `retryMs`,
+   * or becomes `error` once it has had `maxAttempts` attempts (the sweep offers it one more
+   * attempt after `errorRetryMs`). A document whose content changed meanwhile is simply
+   * released: its new revision starts afresh.
+   */
+  async failVectorWork(
+    documentId: string,
+    revision: number,
+    lease: string,
+    message: string,
+    options: { maxAttempts: number; retryMs: number; errorRetryMs: number },
+  ): Promise<'retry' | 'error' | 'stale' | 'lost'> {
+    const rows = await this.returning<{ vector_status: VectorStatus; current: boolean }>(
+      `UPDATE kb_documents
+          SET vector_status = CASE WHEN revision = $2 AND vector_attempts >= $5
+                                   THEN 'error' ELSE vector_status END,
+              vector_error = CASE WHEN revision = $2 THEN $4 ELSE vector_error END,
+              vector_next_attempt_at = CASE
+                WHEN revision <> $2 THEN NULL
+                WHEN vector_attempts >= $5 THEN clock_timestamp() + make_interval(secs => $7::float8 / 1000)
+                ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
+              vector_claimed_at = NULL, vector_lease_expires_at = NULL
+        WHERE document_id = $1 AND vector_lease_expires_at = $3::timestamptz
+       RETURNING vector_status, revision = $2 AS current`,
+      [
+        documentId,
+        revision,
+        lease,
+        message,
+        options.maxAttempts,
+        options.retryMs,
+        options.errorRetryMs,
+      ],
+    );
+    if (rows.length === 0) return 'lost';
+    if (!rows[0].current) return 'stale';
+    return rows[0].vector_status === 'error' ? 'error' : 'retry';
+  }
+
+  /**
+   * Gives leased documents back to the queue without counting the attempt (a worker
+   * stopping), and wakes the other workers. Returns how many were released.
+   */
+  async releaseVectorLeases(
+    leases: readonly { documentId: string; lease: string }[],
+  ): Promise<number> {
+    if (leases.length === 0) return 0;
+    const rows: { released: number }[] = await this.dataSource.query(
+      `WITH released AS (
+         UPDATE kb_documents d
+            SET vector_claimed_at = NULL, vector_lease_expires_at = NULL,
+                vector_attempts = GREATEST(d.vector_attempts - 1, 0)
+           FROM unnest($1::text[], $2::timestamptz[]) AS l(document_id, lease)
+          WHERE d.document_id = l.document_id AND d.vector_lease_expires_at = l.lease
+         RETURNING 1)
+       SELECT count(*)::int AS released,
+              CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"release"}') END
+         FROM released`,
+      [leases.map((l) => l.documentId), leases.map((l) => l.lease)],
+    );
+    return rows[0].released;
+  }
+
+  /**
+   * The recovery sweep, in one statement: ends expired leases (their holder died), offers
+   * documents in `error` whose retry time has come one more attempt, and re-queues `ready`
+   * documents whose embedded revision is behind. Each part reads a small partial index.
+   */
+  async requeueVectorWork(
+    maxAttempts: number,
+  ): Promise<{ expired: number; errors: number; behind: number }> {
+    const rows: { expired: number; errors: number; behind: number }[] = await this.dataSource.query(
+      `WITH expired AS (
+         UPDATE kb_documents SET vector_claimed_at = NULL, vector_lease_expires_at = NULL
+          WHERE vector_lease_expires_at < clock_timestamp()
+         RETURNING 1),
+       errors AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(),
+                vector_attempts = GREATEST($1::integer - 1, 0), vector_next_attempt_at = NULL
+          WHERE vector_status = 'error'
+            AND (vector_next_attempt_at IS NULL OR vector_next_attempt_at <= clock_timestamp())
+         RETURNING 1),
+       behind AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+          WHERE vector_status = 'ready' AND vector_revision IS DISTINCT FROM revision
+         RETURNING 1),
+       counts AS (
+         SELECT (SELECT count(*) FROM expired)::int AS expired,
+                (SELECT count(*) FROM errors)::int AS errors,
+                (SELECT count(*) FROM behind)::int AS behind)
+       SELECT expired, errors, behind,
+              CASE WHEN expired + errors + behind > 0
+                   THEN pg_notify('kb_vector_sync', '{"op":"sweep"}') END
+         FROM counts`,
+      [maxAttempts],
+    );
+    const { expired, errors, behind } = rows[0];
+    return { expired, errors, behind };
+  }
+
+  /**
+   * Queues every document, or those whose id starts with `prefix`, for embedding again
+   * (deleted ones too: their vectors are removed again) and wakes the workers.
+   */
+  async requeueVectors(prefix: string): Promise<number> {
+    const rows: { queued: number }[] = await this.dataSource.query(
+      `WITH queued AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+          WHERE $1 = '' OR document_id LIKE $2 ESCAPE '\\'
+         RETURNING 1)
+       SELECT count(*)::int AS queued,
+              CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"reindex"}') END
+         FROM queued`,
+      [prefix, `${escapeLike(prefix)}%`],
+    );
+    return rows[0].queued;
+  }
+
+  /** Documents per vector status (every status present, 0 when none) and leases held. */
+  async vectorStatusCounts(): Promise<{ counts: Record<VectorStatus, number>; leased: number }> {
+    const rows: { vector_status: VectorStatus; count: number; leased: number }[] =
+      await this.dataSource.query(
+        `SELECT vector_status, count(*)::int AS count,
+                count(*) FILTER (WHERE vector_lease_expires_at IS NOT NULL)::int AS leased
+           FROM kb_documents GROUP BY vector_status`,
+      );
+    const counts: Record<VectorStatus, number> = {
+      pending: 0,
+      ready: 0,
+      error: 0,
+      skipped: 0,
+      removed: 0,
+    };
+    let leased = 0;
+    for (const row of rows) {
+      counts[row.vector_status] = row.count;
+      leased += row.leased;
+    }
+    return { counts, leased };
+  }
+
+  /**
+   * When the next pending document becomes claimable: its retry time, or the expiry of a
+   * lease another worker holds. `null` when nothing pending is waiting on either. Reads the
+   * partial index of pending documents.
+   */
+  async nextVectorWorkAt(): Promise<Date | null> {
+    const rows: { at: Date | null }[] = await this.dataSource.query(
+      `SELECT min(GREATEST(
+                CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
+                vector_lease_expires_at)) AS at
+         FROM kb_documents
+        WHERE vector_status = 'pending'
+          AND (vector_lease_expires_at > clock_timestamp()
+               OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp()))`,
+    );
+    return rows[0]?.at ?? null;
+  }
+
+  /** Up to `limit` documents in `error`, the next to be retried first. */
+  async vectorErrors(limit: number): Promise<VectorErrorRow[]> {
+    return this.dataSource.query(
+      `SELECT document_id, vector_error AS error, vector_attempts AS attempts,
+              vector_next_attempt_at AS next_attempt_at
+         FROM kb_documents WHERE vector_status = 'error'
+        ORDER BY vector_next_attempt_at NULLS FIRST LIMIT $1`,
+      [limit],
+    );
+  }
+
+  /** Id and title of the alive documents among `ids` (search results take titles from here). */
+  async aliveTitles(ids: readonly string[]): Promise<{ document_id: string; title: string }[]> {
+    if (ids.length === 0) return [];
+    return this.dataSource.query(
+      `SELECT document_id, title FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
+      [ids],
+    );
+  }
+
+  /** Runs one writing statement outside any transaction of ours and returns its RETURNING rows. */
+  private async returning<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const runner = this.dataSource.createQueryRunner('master');
+    await runner.connect();
+    try {
+      const result = await runner.query(sql, params, true);
+      return result.records as T[];
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+/** The sync worker's claim (parameters: limit, lease in ms); exported for EXPLAIN in tests. */
+export const CLAIM_VECTOR_WORK_SQL = `
+  WITH next AS (
+    SELECT document_id FROM kb_documents
+     WHERE vector_status = 'pending'
+       AND (vector_lease_expires_at IS NULL OR vector_lease_expires_at < clock_timestamp())
+       AND (vector_attempts = 0 OR vector_next_attempt_at IS NULL
+            OR vector_next_attempt_at <= clock_timestamp())
+     ORDER BY vector_queued_at
+     LIMIT $1
+     FOR UPDATE SKIP LOCKED)
+  UPDATE kb_documents d
+     SET vector_claimed_at = clock_timestamp(),
+         vector_lease_expires_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000),
+         vector_attempts = d.vector_attempts + 1
+    FROM next
+   WHERE d.document_id = next.document_id
+  RETURNING d.document_id, d.revision, d.title, d.tags, d.body,
+            d.deleted_at IS NOT NULL AS deleted, d.vector_attempts AS attempts,
+            d.vector_lease_expires_at::text AS lease`;
+
+/** A document claimed by the sync worker. */
+export interface VectorWorkRow {
+  document_id: string;
+  revision: number;
+  title: string;
+  tags: string[];
+  body: string;
+  deleted: boolean;
+  /** Attempts so far, this one included. */
+  attempts: number;
+  /** The lease token (its expiry as PostgreSQL text); pass it back unchanged. */
+  lease: string;
+}
+
+export interface VectorErrorRow {
+  document_id: string;
+  error: string | null;
+  attempts: number;
+  next_attempt_at: Date | null;
 }
