@@ -17,6 +17,7 @@ import { DatabaseModule } from './database/database.module';
 import { DocumentsModule } from './documents/documents.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { VectorsModule } from './vectors/vectors.module';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -32,6 +33,7 @@ export class AppModule implements NestModule {
         HealthModule,
         AuthModule,
         DocumentsModule,
+        VectorsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],
     };
@@ -43,6 +45,7 @@ export class AppModule implements NestModule {
       .forRoutes(
         { path: 'documents', method: RequestMethod.ALL },
         { path: 'documents/*path', method: RequestMethod.ALL },
+        { path: 'admin/vectors/*path', method: RequestMethod.ALL },
       );
   }
 }

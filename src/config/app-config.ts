@@ -59,6 +59,22 @@ export class AppConfig {
   readonly reindexCron: string;
   /** `false` turns the listener, worker and sweep off (e.g. a migration-only process). */
   readonly vectorSyncEnabled: boolean;
+  /** Documents one process embeds at the same time. */
+  readonly vectorWorkerConcurrency: number;
+  /** Failed attempts after which a document's vector status becomes `error`. */
+  readonly vectorMaxAttempts: number;
+  /** Delay before the first retry of a failed document; doubles per attempt, capped at 5 min. */
+  readonly vectorRetryBaseMs: number;
+  /** A worker's hold on a document: work not done within it is aborted and retried; a crashed worker's documents come back after it. */
+  readonly vectorLeaseMs: number;
+  /** Most texts in one embeddings request. */
+  readonly embeddingsBatchSize: number;
+  /** Token limit of one embeddings input; chunks are cut to stay under it. */
+  readonly embeddingsMaxInputTokens: number;
+  /** Timeout of one embeddings HTTP request (retries come on top). */
+  readonly openaiTimeoutMs: number;
+  /** Retries of a failed embeddings request (429, 5xx, timeouts) by the openai client. */
+  readonly openaiMaxRetries: number;
   readonly mcpPostSse: boolean;
   /** `undefined` means loopback origins only. */
   readonly allowedOrigins: readonly string[] | undefined;
@@ -173,6 +189,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorSkipPrefixes: list(read('VECTOR_SKIP_PREFIXES') ?? DEFAULT_SKIP_PREFIXES),
     reindexCron: cron(read, 'REINDEX_CRON', '*/5 * * * *'),
     vectorSyncEnabled: boolean(read, 'VECTOR_SYNC_ENABLED', true),
+    vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 4, 1, 64),
+    vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 6, 1, 100),
+    vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 2000, 10, 3_600_000),
+    vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 300_000, 10_000, 3_600_000),
+    embeddingsBatchSize: integer(read, 'EMBEDDINGS_BATCH_SIZE', 128, 1, 2048),
+    embeddingsMaxInputTokens: integer(read, 'EMBEDDINGS_MAX_INPUT_TOKENS', 8191, 64, 1_000_000),
+    openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 30_000, 100, 600_000),
+    openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 3, 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
     allowedOrigins:
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),

@@ -23,6 +23,9 @@ export async function startTestApp(env: Record<string, string> = {}, db?: TestDa
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_URL: database.url,
     MIGRATIONS_RUN: 'false',
+    // The embedding pipeline runs only in tests that turn it on (VECTOR_SYNC_ENABLED: 'true'):
+    // elsewhere documents stay `pending` and the lag and pending gauges hold still.
+    VECTOR_SYNC_ENABLED: 'false',
     ...env,
   });
   const app = await createApp(config);

@@ -1,0 +1,361 @@
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ChunkIndex, IndexedChunk, IndexedDocument } from './chunk-index';
+import { ancestorsOf, decodeVector, encodeVector } from './vector-payload';
+import {
+  DocumentPoints,
+  VectorHit,
+  VectorSearchOptions,
+  VectorStore,
+  VectorStoreCheck,
+} from './vector-store.interface';
+
+/** Change-log rows older than this are pruned; a server further behind reloads everything. */
+const CHANGE_RETENTION_MS = 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** Catch up in the background too, so an idle server never falls far behind. */
+const BACKGROUND_REFRESH_MS = 30 * 1000;
+const LOAD_PAGE_ROWS = 5000;
+
+interface ChunkRow {
+  document_id: string;
+  chunk_index: number;
+  tags: string[];
+  ancestors: string[];
+  embedding: Buffer;
+}
+
+interface SyncPosition {
+  generation: number;
+  /** Highest change id applied (bigint as text). */
+  appliedId: string;
+  /** Transactions running when the log was last read: their changes may still appear. */
+  inProgress: string[];
+}
+
+/**
+ * The PostgreSQL vector store: one row per chunk in `kb_chunk_vectors` (the vector as
+ * float32 bytes; pgvector is not assumed), searched exactly by cosine.
+ *
+ * PostgreSQL has no fast vector arithmetic without pgvector (a dot product over 30 000
+ * arrays takes about a second in SQL), so each server keeps an in-memory
+ * {@link ChunkIndex} of every vector, loaded from the table once and then kept current
+ * from `kb_chunk_vector_changes`, a change log written by trigger. Before each search the
+ * server reads the log entries it has not applied yet (one indexed query, usually empty)
+ * and reloads only those documents, so several servers on one database all see every
+ * write, whoever made it.
+ *
+ * Reading the log safely: entries are only visible once their transaction commits, which
+ * is not in id order. So each read also records the transactions still running
+ * (`pg_snapshot_xip`), and the next read takes entries with a higher id *or* written by one
+ * of those transactions. A transaction that starts later gets higher ids.
+ *
+ * Scale limit: memory of 4 × dimensions bytes per chunk on every server (30 000 chunks of
+ * the local embedder's 768 dimensions ≈ 92 MB), and a search scans every chunk.
+ */
+export class PostgresVectorStore implements VectorStore {
+  readonly name = 'postgres' as const;
+  private readonly logger = new Logger('PostgresVectorStore');
+  private dimensions = 0;
+  private index: ChunkIndex | undefined;
+  private position: SyncPosition | undefined;
+  private refreshing: Promise<void> | undefined;
+  private nextRefresh: Promise<void> | undefined;
+  private lastPrune = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }> {
+    this.dimensions = embedder.dimensions;
+    const runner = this.dataSource.createQueryRunner('master');
+    await runner.connect();
+    let reset = false;
+    try {
+      await runner.startTransaction();
+      await runner.query(
+        `INSERT INTO kb_chunk_vector_meta (embedder, dimensions) VALUES ($1, $2)
+         ON CONFLICT (singleton) DO NOTHING`,
+        [embedder.id, embedder.dimensions],
+      );
+      // The row lock makes concurrent starts agree: the first one resets, the others see it.
+      const [meta]: { embedder: string; dimensions: number }[] = await runner.query(
+        `SELECT embedder, dimensions FROM kb_chunk_vector_meta FOR UPDATE`,
+      );
+      if (meta.embedder !== embedder.id || meta.dimensions !== embedder.dimensions) {
+        this.logger.warn(
+          `stored vectors come from ${meta.embedder} (${meta.dimensions} dimensions), the embedder is now ${embedder.id} (${embedder.dimensions}): dropping them, every document will be embedded again`,
+        );
+        await runner.query(`DELETE FROM kb_chunk_vectors`);
+        await runner.query(
+          `UPDATE kb_chunk_vector_meta
+              SET embedder = $1, dimensions = $2, generation = generation + 1`,
+          [embedder.id, embedder.dimensions],
+        );
+        reset = true;
+      }
+      await runner.commitTransaction();
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw error;
+    } finally {
+      await runner.release();
+    }
+    this.timer = setInterval(() => {
+      if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
+    }, BACKGROUND_REFRESH_MS);
+    this.timer.unref();
+    return { reset };
+  }
+
+  async replaceDocument(points: DocumentPoints): Promise<void> {
+    const ancestors = ancestorsOf(points.documentId);
+    // One statement: stale chunks (past the new count) go, the others are overwritten.
+    await this.dataSource.query(
+      `WITH stale AS (
+         DELETE FROM kb_chunk_vectors WHERE document_id = $1 AND chunk_index >= $6::integer)
+       INSERT INTO kb_chunk_vectors
+         (document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
+       SELECT $1, c.chunk_index, $2, $3, $4::text[], $5::text[], c.heading, c.content, c.embedding
+         FROM unnest($7::integer[], $8::text[], $9::text[], $10::bytea[])
+              AS c(chunk_index, heading, content, embedding)
+       ON CONFLICT (document_id, chunk_index) DO UPDATE
+          SET revision = EXCLUDED.revision, title = EXCLUDED.title, tags = EXCLUDED.tags,
+              ancestors = EXCLUDED.ancestors, heading = EXCLUDED.heading,
+              content = EXCLUDED.content, embedding = EXCLUDED.embedding`,
+      [
+        points.documentId,
+        points.revision,
+        points.title,
+        points.tags,
+        ancestors,
+        points.chunks.length,
+        points.chunks.map((c) => c.chunkIndex),
+        points.chunks.map((c) => c.heading),
+        points.chunks.map((c) => c.content),
+        points.chunks.map((c) => encodeVector(c.vector)),
+      ],
+    );
+  }
+
+  async deleteDocument(documentId: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM kb_chunk_vectors WHERE document_id = $1`, [
+      documentId,
+    ]);
+  }
+
+  async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
+    await this.refresh();
+    const hits = this.index!.search(vector, options.limit, options);
+    if (hits.length === 0) return [];
+    const rows: {
+      document_id: string;
+      chunk_index: number;
+      revision: number;
+      heading: string;
+      content: string;
+    }[] = await this.dataSource.query(
+      `SELECT c.document_id, c.chunk_index, c.revision, c.heading, c.content
+         FROM kb_chunk_vectors c
+         JOIN unnest($1::text[], $2::integer[]) AS h(document_id, chunk_index)
+           ON c.document_id = h.document_id AND c.chunk_index = h.chunk_index`,
+      [hits.map((h) => h.documentId), hits.map((h) => h.chunkIndex)],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.chunk_index}:${r.document_id}`, r]));
+    // A chunk deleted since the index was read is dropped rather than shown half-known.
+    return hits.flatMap((hit) => {
+      const row = byKey.get(`${hit.chunkIndex}:${hit.documentId}`);
+      return row
+        ? [{ ...hit, revision: row.revision, heading: row.heading, content: row.content }]
+        : [];
+    });
+  }
+
+  async check(): Promise<VectorStoreCheck> {
+    const [meta]: { embedder: string; dimensions: number }[] = await this.dataSource.query(
+      `SELECT embedder, dimensions FROM kb_chunk_vector_meta`,
+    );
+    return {
+      ok: meta !== undefined,
+      detail: {
+        store: this.name,
+        embedder: meta?.embedder ?? null,
+        dimensions: meta?.dimensions ?? null,
+        index_loaded: this.index !== undefined,
+        indexed_documents: this.index?.documentCount ?? 0,
+        indexed_chunks: this.index?.chunkCount ?? 0,
+        index_bytes: this.index?.vectorBytes ?? 0,
+      },
+    };
+  }
+
+  describe(): Record<string, unknown> {
+    return { name: this.name, table: 'kb_chunk_vectors', search: 'exact cosine, in memory' };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.refreshing?.catch(() => undefined);
+  }
+
+  /**
+   * Brings the in-memory index up to date with the table. Concurrent callers share one
+   * refresh; the first call (or one after the log was pruned past us) loads everything.
+   */
+  refresh(): Promise<void> {
+    if (!this.refreshing) {
+      this.refreshing = this.catchUp().finally(() => (this.refreshing = undefined));
+      return this.refreshing;
+    }
+    // The running refresh may have read the log before the caller's latest write
+    // committed: the caller waits for the next one, which all later callers share.
+    this.nextRefresh ??= this.refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.nextRefresh = undefined;
+        return this.refresh();
+      });
+    return this.nextRefresh;
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.closed) return;
+    if (!this.index || !this.position) return this.load();
+    const [log]: {
+      generation: number;
+      pruned_through: string;
+      in_progress: string[];
+      documents: string[];
+      max_id: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT m.generation, m.pruned_through::text AS pruned_through,
+              ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
+              ARRAY(SELECT DISTINCT document_id FROM kb_chunk_vector_changes
+                     WHERE id > $1::bigint OR xid = ANY($2::xid8[])) AS documents,
+              (SELECT max(id)::text FROM kb_chunk_vector_changes WHERE id > $1::bigint) AS max_id
+         FROM kb_chunk_vector_meta m`,
+      [this.position.appliedId, this.position.inProgress],
+    );
+    if (
+      !log ||
+      log.generation !== this.position.generation ||
+      BigInt(log.pruned_through) > BigInt(this.position.appliedId)
+    ) {
+      return this.load();
+    }
+    if (log.documents.length > 0) {
+      const rows: ChunkRow[] = await this.dataSource.query(
+        `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors
+          WHERE document_id = ANY($1::text[]) ORDER BY document_id, chunk_index`,
+        [log.documents],
+      );
+      const documents = groupRows(rows);
+      for (const documentId of log.documents) {
+        this.index.set(documents.get(documentId) ?? emptyDocument(documentId));
+      }
+    }
+    this.position = {
+      generation: log.generation,
+      appliedId: log.max_id ?? this.position.appliedId,
+      inProgress: log.in_progress,
+    };
+    await this.pruneNowAndThen();
+  }
+
+  /** Reads every vector in one consistent snapshot, then swaps the new index in. */
+  private async load(): Promise<void> {
+    const started = Date.now();
+    const runner = this.dataSource.createQueryRunner('slave');
+    await runner.connect();
+    try {
+      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const [head]: {
+        generation: number;
+        in_progress: string[];
+        max_id: string;
+      }[] = await runner.query(
+        `SELECT m.generation,
+                ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
+                (SELECT COALESCE(max(id), 0)::text FROM kb_chunk_vector_changes) AS max_id
+           FROM kb_chunk_vector_meta m`,
+      );
+      if (!head)
+        throw new Error('the vector store is not initialised (no kb_chunk_vector_meta row)');
+      const index = new ChunkIndex(this.dimensions);
+      const select = `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors`;
+      for (let after = ''; ;) {
+        const rows: ChunkRow[] = await runner.query(
+          `${select} WHERE document_id > $1 ORDER BY document_id, chunk_index LIMIT ${LOAD_PAGE_ROWS}`,
+          [after],
+        );
+        if (rows.length < LOAD_PAGE_ROWS) {
+          for (const document of groupRows(rows).values()) index.set(document);
+          break;
+        }
+        // A full page may end inside a document: that one is read again with the next page.
+        const last = rows[rows.length - 1].document_id;
+        let complete = rows.filter((r) => r.document_id !== last);
+        if (complete.length === 0) {
+          complete = await runner.query(`${select} WHERE document_id = $1 ORDER BY chunk_index`, [
+            last,
+          ]);
+        }
+        for (const document of groupRows(complete).values()) index.set(document);
+        after = complete[complete.length - 1].document_id;
+      }
+      await runner.query('COMMIT');
+      this.index = index;
+      this.position = {
+        generation: head.generation,
+        appliedId: head.max_id,
+        inProgress: head.in_progress,
+      };
+      this.logger.log(
+        `loaded ${index.chunkCount} chunk vectors of ${index.documentCount} documents in ${Date.now() - started} ms`,
+      );
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async pruneNowAndThen(): Promise<void> {
+    if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = Date.now();
+    await this.dataSource.query(
+      `WITH gone AS (
+         DELETE FROM kb_chunk_vector_changes
+          WHERE changed_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
+         RETURNING id)
+       UPDATE kb_chunk_vector_meta
+          SET pruned_through = GREATEST(pruned_through, (SELECT COALESCE(max(id), 0) FROM gone))`,
+      [CHANGE_RETENTION_MS],
+    );
+  }
+}
+
+function groupRows(rows: ChunkRow[]): Map<string, IndexedDocument> {
+  const documents = new Map<string, IndexedDocument & { chunks: IndexedChunk[] }>();
+  for (const row of rows) {
+    let document = documents.get(row.document_id);
+    if (!document) {
+      document = {
+        documentId: row.document_id,
+        tags: row.tags,
+        ancestors: row.ancestors,
+        chunks: [],
+      };
+      documents.set(row.document_id, document);
+    }
+    document.chunks.push({ chunkIndex: row.chunk_index, vector: decodeVector(row.embedding) });
+  }
+  return documents;
+}
+
+function emptyDocument(documentId: string): IndexedDocument {
+  return { documentId, tags: [], ancestors: [], chunks: [] };
+}

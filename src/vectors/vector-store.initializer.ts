@@ -1,0 +1,69 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DocumentsService } from '../documents/documents.service';
+import { EMBEDDER, Embedder } from './embedder.interface';
+import { VECTOR_STORE, VectorStore } from './vector-store.interface';
+
+/** After a failed attempt, callers get the same error for this long before the next try. */
+const RETRY_AFTER_MS = 5000;
+
+/**
+ * Prepares the vector store for the embedder once (collection, indexes, or the check of
+ * what the table holds) before anything writes or searches. A store that is down at start
+ * (Qdrant restarting) is tried again on later use instead of stopping the server; when the
+ * store reports it dropped another embedder's vectors, every document is queued again.
+ */
+@Injectable()
+export class VectorStoreInitializer {
+  private readonly logger = new Logger('VectorStore');
+  private done = false;
+  private attempt: Promise<void> | undefined;
+  private lastFailure: { at: number; error: Error } | undefined;
+
+  constructor(
+    @Inject(VECTOR_STORE) private readonly store: VectorStore,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    private readonly documents: DocumentsService,
+  ) {}
+
+  /** Resolves once the store is ready; rejects with the reason it is not. */
+  ready(): Promise<void> {
+    if (this.done) return Promise.resolve();
+    if (this.attempt) return this.attempt;
+    if (this.lastFailure && Date.now() - this.lastFailure.at < RETRY_AFTER_MS) {
+      return Promise.reject(this.lastFailure.error);
+    }
+    this.attempt = this.initialise().finally(() => (this.attempt = undefined));
+    return this.attempt;
+  }
+
+  /** `null` when ready or not tried yet, else why the last attempt failed. */
+  get error(): string | null {
+    return this.done ? null : (this.lastFailure?.error.message ?? null);
+  }
+
+  get isReady(): boolean {
+    return this.done;
+  }
+
+  private async initialise(): Promise<void> {
+    try {
+      const { reset } = await this.store.init({
+        id: `${this.embedder.provider}:${this.embedder.model}`,
+        dimensions: this.embedder.dimensions,
+      });
+      if (reset) {
+        const queued = await this.documents.requeueVectors('');
+        this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
+      }
+      this.done = true;
+      this.lastFailure = undefined;
+      this.logger.log(
+        `${this.store.name} store ready for ${this.embedder.provider}:${this.embedder.model} (${this.embedder.dimensions} dimensions)`,
+      );
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.lastFailure = { at: Date.now(), error: failure };
+      throw failure;
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { DocumentsService, VectorStatusReport } from '../documents/documents.service';
+import { EMBEDDER, Embedder } from './embedder.interface';
+import { ListenerState, VectorSyncListener } from './vector-sync.listener';
+import { VectorSyncWorker } from './vector-sync.worker';
+import { VECTOR_STORE, VectorStore } from './vector-store.interface';
+import { VectorStoreInitializer } from './vector-store.initializer';
+
+export interface VectorsStatus extends VectorStatusReport {
+  sync_enabled: boolean;
+  listener: ListenerState;
+  worker: VectorSyncWorker['state'];
+  embedder: {
+    provider: string;
+    model: string;
+    dimensions: number;
+    ok: boolean;
+    last_success_at: string | null;
+    last_error: string | null;
+  };
+  store: Record<string, unknown> & { ready: boolean; error: string | null };
+}
+
+/** What the admin endpoints under `/admin/vectors` do. */
+@Injectable()
+export class VectorsAdminService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly documents: DocumentsService,
+    private readonly listener: VectorSyncListener,
+    private readonly worker: VectorSyncWorker,
+    private readonly stores: VectorStoreInitializer,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(VECTOR_STORE) private readonly store: VectorStore,
+  ) {}
+
+  /** Counts per status, lag, listener, worker, embedder and store, and the next errors. */
+  async status(): Promise<VectorsStatus> {
+    const report = await this.documents.vectorStatus();
+    const health = this.embedder.health();
+    return {
+      sync_enabled: this.config.vectorSyncEnabled,
+      ...report,
+      listener: this.listener.state,
+      worker: this.worker.state,
+      embedder: {
+        provider: this.embedder.provider,
+        model: this.embedder.model,
+        dimensions: this.embedder.dimensions,
+        ok: health.ok,
+        last_success_at: health.lastSuccessAt,
+        last_error: health.lastError,
+      },
+      store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
+    };
+  }
+
+  /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
+  async reindex(prefix: string | undefined): Promise<{ queued: number; prefix: string | null }> {
+    const queued = await this.documents.requeueVectors(prefix);
+    // The statement also notified every listener; this covers a process whose listener is down.
+    if (this.config.vectorSyncEnabled) this.worker.wake();
+    return { queued, prefix: prefix ?? null };
+  }
+}

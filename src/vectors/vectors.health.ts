@@ -1,0 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { HealthService } from '../health/health.service';
+import { EMBEDDER, Embedder } from './embedder.interface';
+import { VectorSyncListener } from './vector-sync.listener';
+import { VECTOR_STORE, VectorStore } from './vector-store.interface';
+import { VectorStoreInitializer } from './vector-store.initializer';
+
+/**
+ * Readiness checks of the vector pipeline. Only the listener is required (while sync is
+ * on): without it writes would quietly stop reaching search. The store and the embedder
+ * are reported but not required: writes and reads of documents work without them, and the
+ * pipeline catches up when they come back.
+ */
+@Injectable()
+export class VectorsHealth {
+  constructor(
+    health: HealthService,
+    config: AppConfig,
+    listener: VectorSyncListener,
+    stores: VectorStoreInitializer,
+    @Inject(VECTOR_STORE) store: VectorStore,
+    @Inject(EMBEDDER) embedder: Embedder,
+  ) {
+    health.register('vector_listener', () =>
+      config.vectorSyncEnabled
+        ? { ok: listener.state.up, required: true, detail: { ...listener.state } }
+        : {
+            ok: true,
+            required: false,
+            detail: 'vector sync is disabled (VECTOR_SYNC_ENABLED=false)',
+          },
+    );
+    health.register('vector_store', async () => {
+      if (!stores.isReady) {
+        return { ok: false, required: false, detail: stores.error ?? 'not initialised yet' };
+      }
+      const check = await store.check();
+      return { ok: check.ok, required: false, detail: check.detail };
+    });
+    health.register('embedder', () => {
+      const state = embedder.health();
+      return {
+        ok: state.ok,
+        required: false,
+        detail: {
+          provider: embedder.provider,
+          model: embedder.model,
+          last_success_at: state.lastSuccessAt,
+          last_error: state.lastError,
+        },
+      };
+    });
+  }
+}
