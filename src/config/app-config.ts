@@ -80,6 +80,14 @@ export class AppConfig {
   readonly allowedOrigins: readonly string[] | undefined;
   readonly ingestAllowedHosts: readonly string[];
   readonly ingestAllowHttp: boolean;
+  /**
+   * Non-public ranges (loopback, private, link-local) that ingest_document may reach anyway,
+   * as `address/prefix`: an operator escape hatch for intranets and tests, empty by default.
+   * Cloud metadata addresses stay refused whatever this says.
+   */
+  readonly ingestAllowedPrivateCidrs: readonly string[];
+  /** Whole-fetch deadline of ingest_document (DNS, connect, redirects, body), in ms. */
+  readonly ingestTimeoutMs: number;
   readonly gptRouteToken: string | undefined;
   readonly shutdownTimeoutMs: number;
 
@@ -202,6 +210,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),
     ingestAllowedHosts: list(read('INGEST_ALLOWED_HOSTS') ?? '').map((h) => h.toLowerCase()),
     ingestAllowHttp: boolean(read, 'INGEST_ALLOW_HTTP', false),
+    ingestAllowedPrivateCidrs: cidrs(read, 'INGEST_ALLOWED_PRIVATE_CIDRS'),
+    ingestTimeoutMs: integer(read, 'INGEST_TIMEOUT_MS', 15_000, 100, 120_000),
     gptRouteToken: secretToken(read, 'GPT_ROUTE_TOKEN'),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   });
@@ -360,6 +370,27 @@ function cron(read: Reader, name: string, fallback: string): string {
     );
   }
   return value;
+}
+
+/** `10.0.0.0/8,127.0.0.1,::1/128`: each entry an IP address with an optional prefix length. */
+function cidrs(read: Reader, name: string): string[] {
+  return list(read(name) ?? '').map((entry) => {
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
+    if (
+      family === 0 ||
+      rest.length > 0 ||
+      (prefix !== undefined && !/^\d{1,3}$/.test(prefix)) ||
+      bits > (family === 6 ? 128 : 32)
+    ) {
+      throw new ConfigError(
+        name,
+        `"${entry}" is not an IP address or CIDR range such as 10.0.0.0/8`,
+      );
+    }
+    return `${address.toLowerCase()}/${bits}`;
+  });
 }
 
 function list(raw: string): string[] {
