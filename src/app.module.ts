@@ -16,6 +16,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { DocumentsModule } from './documents/documents.module';
 import { HealthModule } from './health/health.module';
+import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { VectorsModule } from './vectors/vectors.module';
 
@@ -33,6 +34,7 @@ export class AppModule implements NestModule {
         HealthModule,
         AuthModule,
         DocumentsModule,
+        McpModule,
         VectorsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],

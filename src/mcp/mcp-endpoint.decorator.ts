@@ -1,0 +1,12 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import type { McpProfile } from './profiles';
+
+export const MCP_PROFILE = 'mcp:profile';
+export const MCP_SECRET_ROUTE = 'mcp:secret-route';
+
+/** Marks a handler as the endpoint of `profile`; the guards and the controller read it. */
+export const McpEndpoint = (profile: McpProfile) => SetMetadata(MCP_PROFILE, profile);
+
+/** The secret GPT route: authenticated by the token in its path instead of an API key. */
+export const SecretRoute = () =>
+  applyDecorators(SetMetadata(MCP_PROFILE, 'gpt'), SetMetadata(MCP_SECRET_ROUTE, true));

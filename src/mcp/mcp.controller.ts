@@ -1,0 +1,179 @@
+import { All, Controller, Req, Res, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthenticatedRequest } from '../auth/admin.guard';
+import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
+import { AppConfig } from '../config/app-config';
+import { parseAccept } from '../transport/accept-negotiation';
+import { jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
+import { readMcpBody } from '../transport/mcp-body';
+import { McpExceptionFilter } from '../transport/mcp-exception.filter';
+import {
+  McpFramingInterceptor,
+  negotiatedFraming,
+  notAcceptable,
+} from '../transport/mcp-framing.interceptor';
+import type { McpReply } from '../transport/mcp-reply';
+import { OriginGuard } from '../transport/origin.guard';
+import {
+  LATEST_PROTOCOL_VERSION,
+  requestProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '../transport/protocol-version';
+import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
+import { McpEndpoint, SecretRoute } from './mcp-endpoint.decorator';
+import { McpDispatcher } from './mcp.dispatcher';
+import { parseBody } from './json-rpc-messages';
+import { type McpProfile, PROFILE_TOOLS } from './profiles';
+import { SERVER_NAME, SERVER_VERSION } from './server-info';
+
+/** Methods an MCP endpoint answers, for `Allow` on 405. */
+const ALLOWED_METHODS = 'GET, POST';
+
+/**
+ * The MCP Streamable HTTP endpoints (SPEC §5–§6), one handler per route, the profile from
+ * route metadata. POST carries JSON-RPC; GET answers a JSON info document (405 to a client
+ * that wants an SSE stream: this server keeps none); PUT, PATCH, DELETE are 405.
+ * Guards: Origin (403), then API key or secret token (401 / 403 / 404). The interceptor
+ * frames answers (JSON or one SSE event), the filter turns every error into a JSON-RPC
+ * envelope. Handlers take `@Res()` so that only the interceptor writes the response.
+ */
+@Controller()
+@UseGuards(OriginGuard, McpAuthGuard)
+@UseInterceptors(McpFramingInterceptor)
+@UseFilters(McpExceptionFilter)
+export class McpController {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly dispatcher: McpDispatcher,
+  ) {}
+
+  @All('mcp')
+  @McpEndpoint('internal')
+  internal(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
+    return this.handle(request, 'internal');
+  }
+
+  @All('mcp-readonly')
+  @McpEndpoint('readonly')
+  readonly(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
+    return this.handle(request, 'readonly');
+  }
+
+  @All('mcp-gpt')
+  @McpEndpoint('gpt')
+  gpt(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
+    return this.handle(request, 'gpt');
+  }
+
+  @All('mcp-gpt-full')
+  @McpEndpoint('gpt-full')
+  gptFull(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
+    return this.handle(request, 'gpt-full');
+  }
+
+  /**
+   * `/gpt-mcp/{GPT_ROUTE_TOKEN}/mcp`: the gpt profile without an API key, for clients that
+   * cannot send headers (ChatGPT connectors). The route template, not the path, labels
+   * metrics, and logged URLs are redacted, so the token never leaves the process.
+   */
+  @All('gpt-mcp/:token/mcp')
+  @SecretRoute()
+  secret(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
+    return this.handle(request, 'gpt');
+  }
+
+  // Unknown paths in the MCP families answer a JSON-RPC 404 rather than the REST shape.
+  // Declared last: Express tries routes in order.
+  @All('mcp*rest')
+  unknownMcpPath(@Res() _response: unknown): never {
+    throw unknownPath();
+  }
+
+  @All('gpt-mcp/*rest')
+  unknownGptPath(@Res() _response: unknown): never {
+    throw unknownPath();
+  }
+
+  private handle(request: AuthenticatedRequest, profile: McpProfile): Promise<McpReply> {
+    switch (request.method) {
+      case 'POST':
+        return this.post(request, profile);
+      case 'GET':
+      case 'HEAD':
+        return Promise.resolve(this.info(request, profile));
+      case 'OPTIONS':
+        return Promise.resolve(preflight());
+      default:
+        throw methodNotAllowed(request.method, ALLOWED_METHODS);
+    }
+  }
+
+  private async post(request: AuthenticatedRequest, profile: McpProfile): Promise<McpReply> {
+    const body = await readMcpBody(request, this.config.maxRequestBytes);
+    if (!body.ok) {
+      return rpc(400, jsonRpcError(null, ErrorCode.ParseError, `Parse error: ${body.problem}`));
+    }
+    const protocolVersion = requestProtocolVersion(request.headers);
+    const parsed = parseBody(body.value);
+    if (!parsed.ok) return rpc(400, jsonRpcError(null, ErrorCode.InvalidRequest, parsed.reason));
+    const [first] = parsed.messages;
+    if (!parsed.batch && first.kind === 'invalid') {
+      return rpc(400, jsonRpcError(first.id, ErrorCode.InvalidRequest, first.reason));
+    }
+    if (parsed.messages.every((m) => m.kind === 'notification' || m.kind === 'response')) {
+      return { kind: 'accepted' };
+    }
+    // Refuse before running anything whose answer could not be delivered.
+    if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    const answers = await this.dispatcher.answerAll(parsed.messages, {
+      profile,
+      principal: request.principal ?? LOCAL_PRINCIPAL,
+      protocolVersion,
+    });
+    return rpc(200, parsed.batch ? answers : answers[0]);
+  }
+
+  /** GET: what this endpoint is. A client asking only for an SSE stream gets 405. */
+  private info(request: AuthenticatedRequest, profile: McpProfile): McpReply {
+    const accept = parseAccept(request.headers.accept);
+    if (accept.wantsSse && !accept.wantsJson) {
+      throw methodNotAllowed('GET', 'POST');
+    }
+    const tools = PROFILE_TOOLS[profile];
+    return {
+      kind: 'json',
+      status: 200,
+      payload: {
+        name: SERVER_NAME,
+        version: SERVER_VERSION,
+        transport: 'streamable-http',
+        profile,
+        tool_count: tools.length,
+        tools,
+        protocol_versions: SUPPORTED_PROTOCOL_VERSIONS,
+        latest_protocol_version: LATEST_PROTOCOL_VERSION,
+        post_sse: this.config.mcpPostSse,
+        usage: 'POST JSON-RPC 2.0 requests here with Content-Type: application/json',
+      },
+    };
+  }
+}
+
+function rpc(status: number, payload: unknown): McpReply {
+  return { kind: 'rpc', status, payload };
+}
+
+/** CORS preflight (the Origin guard has already refused foreign origins). */
+function preflight(): McpReply {
+  return {
+    kind: 'empty',
+    status: 204,
+    headers: {
+      Allow: `${ALLOWED_METHODS}, OPTIONS`,
+      'Access-Control-Allow-Methods': `${ALLOWED_METHODS}, OPTIONS`,
+      'Access-Control-Allow-Headers':
+        'Content-Type, Accept, Authorization, X-API-Key, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+      'Access-Control-Max-Age': '600',
+    },
+  };
+}

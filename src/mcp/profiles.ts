@@ -1,0 +1,51 @@
+import type { Profile } from '../config/app-config';
+
+/** The MCP endpoints' profiles (`admin` grants the REST API, not an MCP endpoint). */
+export type McpProfile = Exclude<Profile, 'admin'>;
+
+/** The ten tools (SPEC §7). `move_document` is deliberately not one: it only ever failed. */
+export const TOOL_NAMES = [
+  'search_knowledge',
+  'list_documents',
+  'get_document',
+  'get_document_for_rewrite',
+  'batch_read',
+  'upload_document',
+  'update_document',
+  'patch_document',
+  'delete_document',
+  'ingest_document',
+] as const;
+
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+const READ_TOOLS: readonly ToolName[] = [
+  'search_knowledge',
+  'list_documents',
+  'get_document',
+  'get_document_for_rewrite',
+  'batch_read',
+];
+
+/**
+ * Which tools each profile exposes (SPEC §5): `tools/list` lists exactly these, in this
+ * order, and `tools/call` of any other tool is refused with -32601.
+ */
+export const PROFILE_TOOLS: Readonly<Record<McpProfile, readonly ToolName[]>> = {
+  internal: TOOL_NAMES,
+  readonly: READ_TOOLS,
+  gpt: [...READ_TOOLS, 'upload_document', 'update_document', 'patch_document'],
+  'gpt-full': TOOL_NAMES,
+};
+
+/** The route of each profile's endpoint. */
+export const PROFILE_ROUTES: Readonly<Record<McpProfile, string>> = {
+  internal: '/mcp',
+  readonly: '/mcp-readonly',
+  gpt: '/mcp-gpt',
+  'gpt-full': '/mcp-gpt-full',
+};
+
+export function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type McpProfile, PROFILE_TOOLS } from './profiles';
+
+export const SERVER_NAME = 'agent-data';
+
+/**
+ * The version in the project's package.json, found by walking up from this file (it sits
+ * at a different depth under src/ and dist/src/).
+ */
+export const SERVER_VERSION: string = findVersion(__dirname);
+
+function findVersion(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === SERVER_NAME && manifest.version) return manifest.version;
+    } catch {
+      // no package.json here: keep walking up
+    }
+    if (dirname(dir) === dir) return '0.0.0';
+  }
+}
+
+const WRITES =
+  'Writes are committed to PostgreSQL before the tool answers, so get_document and list_documents see them at once; semantic search catches up within a few seconds.';
+
+/** The `instructions` of `initialize`: what the knowledge base is and how to use this profile's tools. */
+export function instructionsFor(profile: McpProfile): string {
+  const tools = PROFILE_TOOLS[profile];
+  const has = (name: string) => (tools as readonly string[]).includes(name);
+  const lines = [
+    'Agent Data is a knowledge base of markdown documents addressed by path-like ids such as knowledge/current-state/reports/phase-2.md (folders are id prefixes ending in "/").',
+    'To find information: search_knowledge for a question in natural language (semantic search over the text), list_documents to browse a folder by prefix, then get_document to read one document or batch_read to read up to 20 at once.',
+  ];
+  if (has('update_document') || has('patch_document')) {
+    lines.push(
+      'To change a document: read it with get_document_for_rewrite (full text and revision), then use patch_document for a targeted edit (old_str must occur exactly once) or update_document to replace the content; pass the revision you read as expected_revision so a concurrent change is never overwritten.',
+    );
+  }
+  if (has('upload_document')) {
+    lines.push('To add a document: upload_document with a new id and markdown content.');
+  }
+  if (has('delete_document')) {
+    lines.push('delete_document is a soft delete that an operator can undo.');
+  }
+  if (has('ingest_document')) {
+    lines.push(
+      'ingest_document fetches a web page from an allowed host and stores its text as a document.',
+    );
+  }
+  if (tools.length > 5) lines.push(WRITES);
+  else lines.push('This endpoint is read-only.');
+  lines.push(
+    'Tool failures come back as results with isError: true and {"error": {"code", "message", "hint"}}: read the hint, fix the call and retry.',
+  );
+  return lines.join('\n');
+}

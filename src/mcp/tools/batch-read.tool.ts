@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { DocumentsService } from '../../documents/documents.service';
+import { McpTool } from './tool';
+import { cut, timestamp } from './document-fields';
+
+export const BATCH_READ_MAX_IDS = 20;
+export const BATCH_READ_DEFAULT_CHARS = 4000;
+export const BATCH_READ_MAX_CHARS = 100_000;
+
+const input = z.strictObject({
+  document_ids: z
+    .array(z.string())
+    .min(1)
+    .max(BATCH_READ_MAX_IDS)
+    .describe(`Ids of the documents to read, 1 to ${BATCH_READ_MAX_IDS}.`),
+  paths: z
+    .array(z.string())
+    .optional()
+    .describe('Another name for document_ids; give one of them.'),
+  max_chars: z
+    .number()
+    .int()
+    .min(1)
+    .max(BATCH_READ_MAX_CHARS)
+    .optional()
+    .describe(
+      `Longest body returned per document, in characters (default ${BATCH_READ_DEFAULT_CHARS}, at most ${BATCH_READ_MAX_CHARS}).`,
+    ),
+});
+
+const item = z.object({
+  document_id: z.string(),
+  found: z.boolean().describe('false when the document does not exist or is deleted.'),
+  title: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+  revision: z.number().int().optional(),
+  updated_at: timestamp.optional(),
+  body: z.string().optional(),
+  body_chars: z.number().int().optional().describe('Length of the whole body.'),
+  truncated: z.boolean().optional().describe('The body was cut at max_chars.'),
+});
+
+const output = z.object({
+  items: z.array(item).describe('One item per requested id, in the order asked.'),
+  count: z.number().int(),
+  found_count: z.number().int(),
+});
+
+@Injectable()
+export class BatchReadTool extends McpTool<typeof input, typeof output> {
+  readonly name = 'batch_read';
+  readonly title = 'Read several documents';
+  readonly description = [
+    `Reads up to ${BATCH_READ_MAX_IDS} documents in one call: one item per id, in the order given, with found: false for ids that do not exist (no error).`,
+    `Bodies are cut at max_chars characters (default ${BATCH_READ_DEFAULT_CHARS}) and marked truncated: true; read a long document whole with get_document_for_rewrite.`,
+    'Use it after search_knowledge or list_documents to read the most relevant hits together.',
+  ].join(' ');
+  readonly input = input;
+  readonly output = output;
+  readonly aliases = { paths: 'document_ids' };
+  readonly annotations = {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  };
+
+  constructor(private readonly documents: DocumentsService) {
+    super();
+  }
+
+  async run(args: z.output<typeof input>) {
+    const ids = [...new Set(args.document_ids)];
+    const max = args.max_chars ?? BATCH_READ_DEFAULT_CHARS;
+    const found = await this.documents.getMany(ids);
+    const items = ids.map((id) => {
+      const document = found.get(id);
+      if (!document) return { document_id: id, found: false };
+      const body = cut(document.body, max);
+      return {
+        document_id: id,
+        found: true,
+        title: document.title,
+        tags: document.tags,
+        revision: document.revision,
+        updated_at: document.updated_at,
+        body: body.text,
+        body_chars: document.body.length,
+        truncated: body.truncated,
+      };
+    });
+    return { items, count: items.length, found_count: found.size };
+  }
+
+  override documentIdOf(args: z.output<typeof input>): string | undefined {
+    return args.document_ids.join(',').slice(0, 512);
+  }
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { DocumentsService } from '../../documents/documents.service';
+import { McpTool, type ToolContext } from './tool';
+import { documentIdArg, pathAliasArg, timestamp } from './document-fields';
+
+const input = z.strictObject({ document_id: documentIdArg, path: pathAliasArg });
+
+const output = z.object({
+  document_id: z.string(),
+  deleted: z.literal(true),
+  revision: z.number().int(),
+  deleted_at: timestamp,
+});
+
+@Injectable()
+export class DeleteDocumentTool extends McpTool<typeof input, typeof output> {
+  readonly name = 'delete_document';
+  readonly title = 'Delete a document';
+  readonly description = [
+    'Deletes a document: it disappears from list_documents, get_document, batch_read and, within a few seconds, from search_knowledge.',
+    'The delete is soft: the content and its history are kept and an operator can restore it. Deleting a missing or already deleted document is NOT_FOUND.',
+  ].join(' ');
+  readonly input = input;
+  readonly output = output;
+  readonly aliases = { path: 'document_id' };
+  readonly annotations = {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  };
+
+  constructor(private readonly documents: DocumentsService) {
+    super();
+  }
+
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const document = await this.documents.delete(args.document_id, undefined, context.actor);
+    return {
+      document_id: document.document_id,
+      deleted: true as const,
+      revision: document.revision,
+      deleted_at: document.deleted_at!,
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/** Zod pieces shared by the document tools: argument fields and result shapes. */
+
+export const documentIdArg = z
+  .string()
+  .describe(
+    'Document id: a path such as knowledge/topic/page.md ("/"-separated segments, no leading or trailing "/", at most 512 bytes). Case-sensitive.',
+  );
+
+export const pathAliasArg = z
+  .string()
+  .optional()
+  .describe('Another name for document_id; give one of them.');
+
+export const expectedRevisionArg = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe(
+    'The revision you read (from get_document_for_rewrite). The write happens only if the document is still at this revision; otherwise REVISION_CONFLICT reports the current one.',
+  );
+
+export const tagsArg = z.array(z.string()).describe('Tags (at most 50 short strings).');
+
+export const metadataArg = z
+  .record(z.string(), z.unknown())
+  .describe('Free-form JSON object stored with the document (at most 64 KiB).');
+
+const timestamp = z.string().describe('ISO 8601 time');
+
+export const vectorStatus = z
+  .enum(['pending', 'ready', 'error', 'skipped', 'removed'])
+  .describe(
+    'Semantic index state: pending right after a write (search catches up within seconds), ready once indexed, skipped for prefixes that are never indexed.',
+  );
+
+export const documentSummary = z.object({
+  document_id: z.string(),
+  parent_id: z.string().nullable().describe('The folder part of the id; null at the top level.'),
+  title: z.string(),
+  tags: z.array(z.string()),
+  revision: z.number().int(),
+  updated_at: timestamp,
+});
+
+/** What every write tool answers. */
+export const writeResult = z.object({
+  document_id: z.string(),
+  revision: z.number().int().describe('The revision after the write.'),
+  changed: z.boolean().describe('false when the write changed nothing (same revision).'),
+  title: z.string(),
+  vector_status: vectorStatus,
+  updated_at: timestamp,
+});
+
+export { timestamp };
+
+/** Cuts `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
+export function cut(text: string, max: number): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false };
+  let end = max;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return { text: text.slice(0, end), truncated: true };
+}

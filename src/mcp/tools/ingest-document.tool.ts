@@ -1,0 +1,184 @@
+import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { AppConfig } from '../../config/app-config';
+import { DocumentsService, type Document } from '../../documents/documents.service';
+import { AddressPolicy } from '../ingest/address-policy';
+import { pageText } from '../ingest/page-text';
+import { SafeFetcher } from '../ingest/safe-fetch';
+import { UrlPolicy } from '../ingest/url-policy';
+import { McpTool, type ToolContext } from './tool';
+import { documentIdArg, tagsArg, timestamp, vectorStatus } from './document-fields';
+
+/** Largest page ingest_document downloads (after decompression). */
+export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
+const INGEST_MAX_REDIRECTS = 5;
+
+const input = z.strictObject({
+  url: z.string().describe('The page to fetch: an https URL on a host this server allows.'),
+  document_id: documentIdArg
+    .optional()
+    .describe('Where to store it; by default ingested/<host>/<path>.md derived from the URL.'),
+  path: z.string().optional().describe('Another name for document_id; give one of them.'),
+  title: z.string().optional().describe('Title; by default the page <title> or first heading.'),
+  tags: tagsArg.optional(),
+});
+
+const output = z.object({
+  document_id: z.string(),
+  revision: z.number().int(),
+  created: z
+    .boolean()
+    .describe(
+      'true for a new document, false when an earlier ingest of the same URL was refreshed.',
+    ),
+  changed: z.boolean(),
+  title: z.string(),
+  vector_status: vectorStatus,
+  source_url: z.string(),
+  final_url: z.string().describe('The URL after redirects.'),
+  media_type: z.string(),
+  chars: z.number().int().describe('Length of the stored text.'),
+  updated_at: timestamp,
+});
+
+@Injectable()
+export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
+  readonly name = 'ingest_document';
+  readonly title = 'Import a web page';
+  readonly description = [
+    'Fetches a web page and stores its text as a document (HTML is converted to text, headings kept as markdown headings).',
+    `Only hosts on the server's allow-list can be fetched, over https; private, local and cloud-metadata addresses are refused, redirects are checked the same way, pages are limited to ${INGEST_MAX_BYTES / 1024 / 1024} MiB and the fetch to a few seconds. HTML and text pages only.`,
+    'Ingesting the same URL again refreshes its document; a document_id holding a document from elsewhere is refused with ALREADY_EXISTS. Stored when this returns; semantic search catches up within a few seconds.',
+  ].join(' ');
+  readonly input = input;
+  readonly output = output;
+  readonly aliases = { path: 'document_id' };
+  readonly annotations = {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: true,
+  };
+  private readonly fetcher: SafeFetcher;
+
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly config: AppConfig,
+  ) {
+    super();
+    const policy = new UrlPolicy(
+      config.ingestAllowedHosts,
+      config.ingestAllowHttp,
+      new AddressPolicy(config.ingestAllowedPrivateCidrs),
+    );
+    this.fetcher = new SafeFetcher(policy, {
+      timeoutMs: config.ingestTimeoutMs,
+      maxBytes: INGEST_MAX_BYTES,
+      maxRedirects: INGEST_MAX_REDIRECTS,
+    });
+  }
+
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const page = await this.fetcher.fetch(args.url);
+    const text = pageText(page);
+    const documentId = args.document_id ?? documentIdForUrl(new URL(page.url));
+    const title = clip(args.title ?? text.title, this.config.limits.maxTitleChars);
+    const metadata = {
+      source_url: page.url,
+      final_url: page.finalUrl,
+      media_type: text.mediaType,
+      fetched_at: new Date().toISOString(),
+    };
+    const existing = await this.findAlive(documentId);
+    let document: Document;
+    let changed = true;
+    if (!existing) {
+      document = await this.documents.create(
+        { document_id: documentId, body: text.text, title, tags: args.tags, metadata },
+        context.actor,
+      );
+    } else {
+      if (existing.metadata.source_url !== page.url) {
+        throw new DomainError(
+          ErrorCode.ALREADY_EXISTS,
+          `document ${documentId} already exists and was not ingested from this URL; choose another document_id`,
+          { document_id: documentId },
+        );
+      }
+      ({ document, changed } = await this.documents.update(
+        documentId,
+        { body: text.text, title, tags: args.tags, metadata },
+        context.actor,
+      ));
+    }
+    return {
+      document_id: document.document_id,
+      revision: document.revision,
+      created: !existing,
+      changed,
+      title: document.title,
+      vector_status: document.vector_status,
+      source_url: page.url,
+      final_url: page.finalUrl,
+      media_type: text.mediaType,
+      chars: text.text.length,
+      updated_at: document.updated_at,
+    };
+  }
+
+  override documentIdOf(args: z.output<typeof input>): string | undefined {
+    return args.document_id;
+  }
+
+  private async findAlive(documentId: string): Promise<Document | undefined> {
+    try {
+      return await this.documents.get(documentId);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === ErrorCode.NOT_FOUND) return undefined;
+      throw error;
+    }
+  }
+}
+
+/**
+ * `https://docs.example.com/guide/setup.html?v=2` → `ingested/docs.example.com/guide/setup-<hash>.md`:
+ * segments reduced to safe characters, the query (if any) folded into a short hash so two
+ * query strings never share a document, at most 512 bytes.
+ */
+export function documentIdForUrl(url: URL): string {
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/:/g, '-');
+  const segments = url.pathname
+    .split('/')
+    .map((segment) => safeSegment(segment))
+    .filter((segment) => segment !== '');
+  let leaf = url.pathname.endsWith('/') || segments.length === 0 ? 'index' : segments.pop()!;
+  leaf = leaf.replace(/\.(html?|md|markdown|txt)$/i, '');
+  if (url.search !== '') leaf += `-${shortHash(url.search)}`;
+  const id = ['ingested', host, ...segments, `${leaf}.md`].join('/');
+  return Buffer.byteLength(id) <= 512 ? id : `ingested/${host}/${shortHash(url.toString())}.md`;
+}
+
+function safeSegment(raw: string): string {
+  let segment: string;
+  try {
+    segment = decodeURIComponent(raw);
+  } catch {
+    segment = raw;
+  }
+  const safe = segment
+    .replace(/[^\p{L}\p{N}._~-]+/gu, '-')
+    .replace(/-+/g, '-')
+    .replace(/^[-.]+|-+$/g, '')
+    .slice(0, 120);
+  return safe === '.' || safe === '..' ? '' : safe;
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 10);
+}
+
+function clip(text: string | undefined, max: number): string | undefined {
+  return text === undefined ? undefined : [...text].slice(0, max).join('');
+}

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { DocumentsService } from '../../documents/documents.service';
+import { McpTool, type ToolContext } from './tool';
+import { documentIdArg, expectedRevisionArg, pathAliasArg, writeResult } from './document-fields';
+
+const input = z.strictObject({
+  document_id: documentIdArg,
+  path: pathAliasArg,
+  old_str: z
+    .string()
+    .min(1)
+    .describe(
+      'Exact text to replace, copied from the current body (whitespace and line breaks included).',
+    ),
+  new_str: z.string().describe('Replacement text; an empty string deletes old_str.'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence instead of requiring exactly one (default false).'),
+  expected_revision: expectedRevisionArg,
+});
+
+const output = writeResult.extend({
+  replacements: z.number().int().describe('How many occurrences were replaced.'),
+});
+
+@Injectable()
+export class PatchDocumentTool extends McpTool<typeof input, typeof output> {
+  readonly name = 'patch_document';
+  readonly title = 'Edit part of a document';
+  readonly description = [
+    'Replaces old_str by new_str in a document body: the preferred way to make a targeted edit without resending the whole text.',
+    'old_str must occur exactly once: PATCH_NO_MATCH when it is not found (read the body again with get_document_for_rewrite and copy the text exactly), PATCH_AMBIGUOUS with the count when it occurs several times (add surrounding text, or pass replace_all: true).',
+    'The write is conditional on the revision read, so a concurrent change is never overwritten; pass expected_revision to require a specific one. Stored when this returns; semantic search catches up within a few seconds.',
+  ].join(' ');
+  readonly input = input;
+  readonly output = output;
+  readonly aliases = { path: 'document_id' };
+  readonly annotations = {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  };
+
+  constructor(private readonly documents: DocumentsService) {
+    super();
+  }
+
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const { document, changed, replacements } = await this.documents.patch(
+      args.document_id,
+      {
+        old_str: args.old_str,
+        new_str: args.new_str,
+        replace_all: args.replace_all,
+        expected_revision: args.expected_revision,
+      },
+      context.actor,
+    );
+    return {
+      document_id: document.document_id,
+      revision: document.revision,
+      changed,
+      replacements,
+      title: document.title,
+      vector_status: document.vector_status,
+      updated_at: document.updated_at,
+    };
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import {
+  SEARCH_DEFAULT_LIMIT,
+  SEARCH_MAX_LIMIT,
+  SEARCH_MAX_QUERY_CHARS,
+  SearchService,
+} from '../../vectors/search.service';
+import { McpTool } from './tool';
+import { tagsArg } from './document-fields';
+
+const input = z.strictObject({
+  query: z
+    .string()
+    .min(1)
+    .max(SEARCH_MAX_QUERY_CHARS)
+    .describe('What to look for, in natural language or keywords.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(SEARCH_MAX_LIMIT)
+    .optional()
+    .describe(`Most hits to return, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`),
+  prefix: z
+    .string()
+    .optional()
+    .describe('Only documents whose id starts with this folder prefix, e.g. "knowledge/reports/".'),
+  path: z.string().optional().describe('Another name for prefix; give one of them.'),
+  tags: tagsArg.optional().describe('Only documents carrying all of these tags.'),
+});
+
+const output = z.object({
+  results: z
+    .array(
+      z.object({
+        document_id: z.string(),
+        title: z.string(),
+        score: z.number().describe('Relevance: higher is closer to the query.'),
+        snippet: z.string().describe('The passage that matched best.'),
+      }),
+    )
+    .describe('Best hits first; deleted documents never appear.'),
+  count: z.number().int(),
+});
+
+@Injectable()
+export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
+  readonly name = 'search_knowledge';
+  readonly title = 'Search the knowledge base';
+  readonly description = [
+    'Semantic search over the text of every document: returns the best-matching documents with a score and the passage that matched, best first.',
+    'Use it to answer a question or find documents by meaning; narrow with prefix (a folder such as "knowledge/reports/") or tags. Then read whole documents with get_document or batch_read.',
+    `At most ${SEARCH_MAX_LIMIT} hits (default ${SEARCH_DEFAULT_LIMIT}). Documents written in the last few seconds may not be found yet: indexing follows writes within seconds.`,
+  ].join(' ');
+  readonly input = input;
+  readonly output = output;
+  readonly aliases = { path: 'prefix' };
+  readonly annotations = {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  };
+
+  constructor(private readonly search: SearchService) {
+    super();
+  }
+
+  async run(args: z.output<typeof input>) {
+    const { results } = await this.search.search({
+      query: args.query,
+      limit: args.limit ?? SEARCH_DEFAULT_LIMIT,
+      prefix: args.prefix,
+      tags: args.tags,
+    });
+    return {
+      results: results.map(({ document_id, title, score, snippet }) => ({
+        document_id,
+        title,
+        score,
+        snippet,
+      })),
+      count: results.length,
+    };
+  }
+}

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { DocumentsService } from '../../documents/documents.service';
+import { McpTool, type ToolContext } from './tool';
+import {
+  documentIdArg,
+  expectedRevisionArg,
+  metadataArg,
+  pathAliasArg,
+  tagsArg,
+  writeResult,
+} from './document-fields';
+
+const input = z.strictObject({
+  document_id: documentIdArg,
+  path: pathAliasArg,
+  content: z.string().optional().describe('The new markdown body, replacing the old one whole.'),
+  body: z.string().optional().describe('Another name for content; give one of them.'),
+  title: z.string().optional().describe('New title.'),
+  tags: tagsArg.optional().describe('New tags, replacing the old ones.'),
+  metadata: metadataArg.optional().describe('New metadata object, replacing the old one.'),
+  expected_revision: expectedRevisionArg,
+});
+
+@Injectable()
+export class UpdateDocumentTool extends McpTool<typeof input, typeof writeResult> {
+  readonly name = 'update_document';
+  readonly title = 'Replace a document';
+  readonly description = [
+    'Replaces the content, title, tags and/or metadata of an existing document (give at least one; omitted ones are kept). The revision goes up by one; an update that changes nothing keeps it (changed: false).',
+    'For a small edit prefer patch_document. Pass expected_revision (from get_document_for_rewrite) so a concurrent change fails with REVISION_CONFLICT instead of being overwritten. Earlier versions are kept in the history.',
+    'The change is stored when this returns; semantic search catches up within a few seconds.',
+  ].join(' ');
+  readonly input = input;
+  readonly output = writeResult;
+  readonly aliases = { path: 'document_id', body: 'content' };
+  readonly annotations = {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  };
+
+  constructor(private readonly documents: DocumentsService) {
+    super();
+  }
+
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const { document, changed } = await this.documents.update(
+      args.document_id,
+      {
+        body: args.content,
+        title: args.title,
+        tags: args.tags,
+        metadata: args.metadata,
+        expected_revision: args.expected_revision,
+      },
+      context.actor,
+    );
+    return {
+      document_id: document.document_id,
+      revision: document.revision,
+      changed,
+      title: document.title,
+      vector_status: document.vector_status,
+      updated_at: document.updated_at,
+    };
+  }
+}
