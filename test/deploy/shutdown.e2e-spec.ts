@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { FakeOpenAi } from '../support/fake-openai';
 import { freePort, NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
 
 jest.setTimeout(120_000);
@@ -60,59 +61,83 @@ describe('graceful shutdown of the server process', () => {
     return new Set(result.rows.map((row) => row.document_id));
   }
 
-  it('keeps every acknowledged write of a stream cut by SIGTERM, leaves no claim, exits 0', async () => {
-    const { server, baseUrl } = await startServer();
-    const acknowledged: string[] = [];
-    const otherAnswers: string[] = [];
-    let sigtermSent = false;
+  it('keeps every acknowledged write of a stream cut by SIGTERM, releases the worker claims, exits 0', async () => {
+    // An embeddings server that never answers for these documents: at SIGTERM the vector
+    // worker is certainly holding claimed documents, which it must give back.
+    const embeddings = await new FakeOpenAi(64).start();
+    embeddings.holdWhen((request) => request.input.some((text) => text.includes('shutting down')));
+    try {
+      const { server, baseUrl } = await startServer({
+        EMBEDDINGS_PROVIDER: 'openai',
+        OPENAI_BASE_URL: embeddings.url,
+        OPENAI_API_KEY: 'sk-test-shutdown',
+        EMBEDDINGS_DIMENSIONS: '64',
+      });
+      const acknowledged: string[] = [];
+      const otherAnswers: string[] = [];
+      let sigtermSent = false;
 
-    // Each writer posts documents one after another until the server stops answering.
-    const writer = async (name: string) => {
-      for (let i = 0; ; i++) {
-        const documentId = `shutdown/${name}/doc-${i}.md`;
-        let response: Response;
-        try {
-          response = await fetch(`${baseUrl}/documents`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({
-              document_id: documentId,
-              body: `# ${name} ${i}\n\nA paragraph about shutting down while writing.`,
-            }),
-          });
-        } catch (error) {
-          // Refused or reset: the server is gone. Only acceptable once SIGTERM was sent.
-          if (!sigtermSent) throw error;
-          return;
+      // Each writer posts documents one after another until the server stops answering.
+      const writer = async (name: string) => {
+        for (let i = 0; ; i++) {
+          const documentId = `shutdown/${name}/doc-${i}.md`;
+          let response: Response;
+          try {
+            response = await fetch(`${baseUrl}/documents`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                document_id: documentId,
+                body: `# ${name} ${i}\n\nA paragraph about shutting down while writing.`,
+              }),
+            });
+          } catch (error) {
+            // Refused or reset: the server is gone. Only acceptable once SIGTERM was sent.
+            if (!sigtermSent) throw error;
+            return;
+          }
+          await response.arrayBuffer();
+          if (response.status === 201) acknowledged.push(documentId);
+          else otherAnswers.push(`${documentId}: ${response.status}`);
         }
-        await response.arrayBuffer();
-        if (response.status === 201) acknowledged.push(documentId);
-        else otherAnswers.push(`${documentId}: ${response.status}`);
+      };
+      const writers = Array.from({ length: 8 }, (_, i) => writer(`w${i}`));
+
+      const client = await db.client();
+      const claims = async () =>
+        (
+          await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM kb_documents
+              WHERE vector_claimed_at IS NOT NULL OR vector_lease_expires_at IS NOT NULL`,
+          )
+        ).rows[0].n;
+      while (acknowledged.length < 60 || (await claims()) === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
-    };
-    const writers = Array.from({ length: 8 }, (_, i) => writer(`w${i}`));
+      const acknowledgedBeforeSignal = acknowledged.length;
+      sigtermSent = true;
+      server.child.kill('SIGTERM');
 
-    while (acknowledged.length < 60) await new Promise((resolve) => setTimeout(resolve, 10));
-    const acknowledgedBeforeSignal = acknowledged.length;
-    sigtermSent = true;
-    server.child.kill('SIGTERM');
+      await Promise.all(writers);
+      expect({ code: await server.exited, output: server.output() }).toMatchObject({ code: 0 });
+      expect(server.output()).toContain('stopped');
+      // Drained on its own: no connection had to be cut at SHUTDOWN_TIMEOUT_MS.
+      expect(server.output()).not.toMatch(/still running after/);
+      expect(otherAnswers).toEqual([]);
+      expect(acknowledged.length).toBeGreaterThanOrEqual(acknowledgedBeforeSignal);
 
-    await Promise.all(writers);
-    expect({ code: await server.exited, output: server.output() }).toMatchObject({ code: 0 });
-    expect(server.output()).toContain('stopped');
-    // Drained on its own: no connection had to be cut at SHUTDOWN_TIMEOUT_MS.
-    expect(server.output()).not.toMatch(/still running after/);
-    expect(otherAnswers).toEqual([]);
-    expect(acknowledged.length).toBeGreaterThanOrEqual(acknowledgedBeforeSignal);
-
-    const stored = await storedIds(acknowledged);
-    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
-
-    const client = await db.client();
-    const claimed = await client.query(
-      `SELECT document_id, vector_status FROM kb_documents WHERE vector_claimed_at IS NOT NULL`,
-    );
-    expect(claimed.rows).toEqual([]);
+      const stored = await storedIds(acknowledged);
+      expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+      expect(await claims()).toBe(0);
+      // Given back as pending work, for the next process to embed.
+      const statuses = await client.query<{ vector_status: string }>(
+        `SELECT DISTINCT vector_status FROM kb_documents WHERE document_id = ANY($1)`,
+        [acknowledged],
+      );
+      expect(statuses.rows).toEqual([{ vector_status: 'pending' }]);
+    } finally {
+      await embeddings.close();
+    }
   });
 
   it('answers a request that was in flight when SIGTERM arrived', async () => {
