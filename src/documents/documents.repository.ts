@@ -274,13 +274,22 @@ export class DocumentsRepository {
     );
   }
 
-  /** Count and age (seconds) of the oldest document waiting for the sync pipeline. */
-  async pendingVectorWork(): Promise<{ pending: number; lagSeconds: number }> {
-    const rows: { pending: string; lag: number | null }[] = await this.dataSource.query(
-      `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(vector_queued_at))::float8 AS lag
-         FROM kb_documents WHERE vector_status = 'pending'`,
-    );
-    return { pending: Number(rows[0].pending), lagSeconds: Math.max(0, rows[0].lag ?? 0) };
+  /**
+   * Count and age (seconds) of the oldest document waiting for the sync pipeline, and the
+   * count of documents in `error`. Both read partial indexes, never the whole table.
+   */
+  async pendingVectorWork(): Promise<{ pending: number; lagSeconds: number; errors: number }> {
+    const rows: { pending: string; lag: number | null; errors: string }[] =
+      await this.dataSource.query(
+        `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(vector_queued_at))::float8 AS lag,
+                (SELECT count(*) FROM kb_documents WHERE vector_status = 'error') AS errors
+           FROM kb_documents WHERE vector_status = 'pending'`,
+      );
+    return {
+      pending: Number(rows[0].pending),
+      lagSeconds: Math.max(0, rows[0].lag ?? 0),
+      errors: Number(rows[0].errors),
+    };
   }
 
   /**

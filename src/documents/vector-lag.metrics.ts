@@ -4,12 +4,13 @@ import { MetricsService } from '../metrics/metrics.service';
 import { DocumentsRepository } from './documents.repository';
 
 /**
- * `vector_sync_lag_seconds` and `vector_sync_pending_documents`, computed at scrape time
- * from one query on the partial index of pending work. One query serves both gauges.
+ * `vector_sync_lag_seconds`, `vector_sync_pending_documents` and
+ * `vector_sync_error_documents`, computed at scrape time from one query on the partial
+ * indexes of pending and failed work. One query serves the three gauges.
  */
 @Injectable()
 export class VectorLagMetrics {
-  private inFlight: Promise<{ pending: number; lagSeconds: number }> | undefined;
+  private inFlight: Promise<{ pending: number; lagSeconds: number; errors: number }> | undefined;
 
   constructor(metrics: MetricsService, repository: DocumentsRepository) {
     const read = () => {
@@ -30,6 +31,14 @@ export class VectorLagMetrics {
       registers: [metrics.registry],
       async collect() {
         this.set((await read()).pending);
+      },
+    });
+    new Gauge({
+      name: 'vector_sync_error_documents',
+      help: 'Documents whose embedding failed after every retry (vector status error)',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await read()).errors);
       },
     });
   }

@@ -244,7 +244,7 @@ describe('Helm chart: rendered objects', () => {
       for: '5m',
     });
     expect(rule('AgentDataVectorDocumentsInError').expr).toBe(
-      `max by (namespace, job) (vector_sync_documents{${selector},status="error"}) > 0`,
+      `max by (namespace, job) (vector_sync_error_documents{${selector}}) > 0`,
     );
     expect(rule('AgentDataVectorListenerDown').expr).toBe(
       `vector_sync_listener_up{${selector}} == 0`,
