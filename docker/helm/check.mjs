@@ -162,7 +162,8 @@ if (!groups) {
     '# `node docker/helm/check.mjs --write-alerts` (job="agent-data", as in prometheus.yml).\n' +
     '# Edit the chart template, then regenerate; `npm run chart:check` fails when they differ.\n';
   const text = header + yaml.dump({ groups }, { lineWidth: -1, noRefs: true });
-  writeFileSync(ALERTS, await prettier.format(text, { parser: 'yaml', filepath: ALERTS }));
+  const style = (await prettier.resolveConfig(ALERTS)) ?? {};
+  writeFileSync(ALERTS, await prettier.format(text, { ...style, filepath: ALERTS }));
   console.log(`wrote ${relative(ROOT, ALERTS)}`);
 } else {
   let problems;
