@@ -5,10 +5,12 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
+import { setupOpenApi } from './openapi/openapi.setup';
 
 /**
  * Builds the application for `config` with everything main.ts and the integration tests
- * share: JSON logs, our own body parsing (limits and errors per route family), HTTP metrics.
+ * share: JSON logs, our own body parsing (limits and errors per route family), HTTP metrics,
+ * the OpenAPI document of the admin API (`/docs`, `/docs-json`).
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
@@ -21,5 +23,6 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
+  setupOpenApi(app);
   return app;
 }

@@ -25,7 +25,7 @@ const tags = z.array(z.string()).optional();
 const metadata = z.record(z.string(), z.unknown()).optional();
 const revision = z.number().int().positive().optional();
 
-const createSchema = z
+export const createSchema = z
   .strictObject({
     document_id: z.string().optional(),
     path: z.string().optional(),
@@ -44,7 +44,7 @@ const createSchema = z
     message: 'is required',
   });
 
-const updateSchema = z.strictObject({
+export const updateSchema = z.strictObject({
   body: z.string().optional(),
   content: z.string().optional(),
   title: z.string().optional(),
@@ -53,14 +53,14 @@ const updateSchema = z.strictObject({
   expected_revision: revision,
 });
 
-const patchSchema = z.strictObject({
+export const patchSchema = z.strictObject({
   old_str: z.string(),
   new_str: z.string(),
   replace_all: z.boolean().optional(),
   expected_revision: revision,
 });
 
-const restoreSchema = z
+export const restoreSchema = z
   .strictObject({ revision: z.number().int().positive().optional() })
   .optional();
 

@@ -6,7 +6,7 @@ import { parseInput, queryInteger } from '../common/validation';
 import { SearchService } from './search.service';
 import { VectorsAdminService } from './vectors-admin.service';
 
-const reindexSchema = z.strictObject({ prefix: z.string().optional() }).optional();
+export const reindexSchema = z.strictObject({ prefix: z.string().optional() }).optional();
 
 /**
  * `GET /search?query&limit&prefix&tags`: the search service behind `search_knowledge`,

@@ -1,0 +1,246 @@
+import type { ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { z } from 'zod';
+import {
+  createSchema,
+  patchSchema,
+  restoreSchema,
+  updateSchema,
+} from '../documents/documents.controller';
+import { reindexSchema } from '../vectors/vectors.controller';
+import type { ResponseSchemaName } from './openapi.schemas';
+
+/** What the OpenAPI document says about one admin REST operation. */
+export interface OperationDoc {
+  readonly tag: 'Documents' | 'Search' | 'Vectors' | 'Operations';
+  readonly summary: string;
+  readonly description?: string;
+  readonly parameters?: readonly ParameterObject[];
+  /** The zod schema the controller validates the body with. */
+  readonly body?: { readonly schema: z.ZodType; readonly required: boolean };
+  /** Successful answers: status → description and component schema (JSON unless `text`). */
+  readonly responses: Readonly<
+    Record<number, { description: string; schema?: ResponseSchemaName; text?: boolean }>
+  >;
+  /** Error answers (body: the `Error` component): status → when it happens. */
+  readonly errors?: Readonly<Record<number, string>>;
+  /** Reachable without an API key (probes and scrapes). */
+  readonly public?: true;
+}
+
+const idParameter: ParameterObject = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description:
+    'Document id, slashes included (`knowledge/reports/q3.md`). An id whose segment holds a ' +
+    'literal `/`, or that ends in `/history`, `/restore` or `/move`, is sent with that slash as `%2F`.',
+  schema: { type: 'string' },
+};
+
+const query = (name: string, description: string, schema: object, required = false) =>
+  ({ name, in: 'query', required, description, schema }) as ParameterObject;
+
+const header = (name: string, description: string) =>
+  ({
+    name,
+    in: 'header',
+    required: false,
+    description,
+    schema: { type: 'string' },
+  }) as ParameterObject;
+
+const page = (max: number, fallback: number) => [
+  query('limit', `Page size, 1 to ${max} (more is an error, not a silent clamp)`, {
+    type: 'integer',
+    minimum: 1,
+    maximum: max,
+    default: fallback,
+  }),
+  query('offset', 'Items to skip', { type: 'integer', minimum: 0, default: 0 }),
+];
+
+const ifMatch = header(
+  'If-Match',
+  'Revision ETag (`"3"`) the write is conditional on; a mismatch answers 412 with the current revision',
+);
+
+/**
+ * Every admin REST operation, keyed `METHOD /path` as it appears in the document (Nest's
+ * `*id` wildcard becomes `{id}`). The test in test/deploy/openapi.e2e-spec.ts fails when a
+ * route of the application has no entry here, or an entry matches no route.
+ */
+export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
+  'GET /documents': {
+    tag: 'Documents',
+    summary: 'List documents under a prefix',
+    description: 'Alive documents whose id starts with `prefix`, ordered by id in byte order.',
+    parameters: [
+      query('prefix', 'Id prefix (`%`, `_` and `\\` match themselves)', { type: 'string' }),
+      query('path', 'Alias of `prefix`', { type: 'string' }),
+      ...page(100, 50),
+    ],
+    responses: { 200: { description: 'One page of summaries', schema: 'ListResult' } },
+  },
+  'POST /documents': {
+    tag: 'Documents',
+    summary: 'Create a document',
+    description:
+      'Give `document_id` (or `path`) and `body` (or `content`). Answers once PostgreSQL has ' +
+      'committed; semantic indexing follows within seconds. Creating an id that was deleted ' +
+      'brings the document back, its revision continuing.',
+    body: { schema: createSchema, required: true },
+    responses: {
+      201: { description: 'Created; `Location` and `ETag` headers', schema: 'Document' },
+    },
+    errors: {
+      409: 'ALREADY_EXISTS: a document with this id is alive',
+      413: 'TOO_LARGE: the body, metadata, title or tags exceed a limit (named in the message)',
+      415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
+    },
+  },
+  'GET /documents/{id}': {
+    tag: 'Documents',
+    summary: 'Read a document',
+    parameters: [idParameter, header('If-None-Match', 'Revision ETag; 304 when still current')],
+    responses: {
+      200: { description: 'The document; `ETag` is its revision', schema: 'Document' },
+      304: { description: 'Not modified since the revision in If-None-Match' },
+    },
+    errors: { 404: 'NOT_FOUND: no alive document with this id' },
+  },
+  'PUT /documents/{id}': {
+    tag: 'Documents',
+    summary: 'Update a document',
+    description:
+      'Replaces the given fields. With `expected_revision` (or If-Match) the write is a ' +
+      'compare-and-set. An update that changes nothing keeps the revision (`changed: false`).',
+    parameters: [idParameter, ifMatch],
+    body: { schema: updateSchema, required: true },
+    responses: { 200: { description: 'The document after the update', schema: 'WriteResult' } },
+    errors: {
+      404: 'NOT_FOUND: no alive document with this id',
+      409: 'REVISION_CONFLICT: expected_revision is not the current revision (which is given)',
+      412: 'REVISION_CONFLICT: If-Match is not the current revision',
+      413: 'TOO_LARGE: a limit is exceeded',
+      415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
+    },
+  },
+  'PATCH /documents/{id}': {
+    tag: 'Documents',
+    summary: 'Replace a string in a document',
+    description:
+      'Exactly one occurrence of `old_str` is replaced by `new_str` (`replace_all` replaces ' +
+      'every one). The write is conditional on the revision that was read.',
+    parameters: [idParameter, ifMatch],
+    body: { schema: patchSchema, required: true },
+    responses: { 200: { description: 'The document after the patch', schema: 'PatchResult' } },
+    errors: {
+      404: 'NOT_FOUND: no alive document with this id',
+      409: 'PATCH_AMBIGUOUS (old_str occurs several times; the count is given) or REVISION_CONFLICT',
+      412: 'REVISION_CONFLICT: If-Match is not the current revision',
+      413: 'TOO_LARGE: the patched body exceeds the limit',
+      415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
+      422: 'PATCH_NO_MATCH: old_str does not occur',
+    },
+  },
+  'DELETE /documents/{id}': {
+    tag: 'Documents',
+    summary: 'Delete a document (soft)',
+    description: 'The document leaves list, read and search; `restore` brings it back.',
+    parameters: [idParameter, ifMatch],
+    responses: { 200: { description: 'Deleted', schema: 'DeleteResult' } },
+    errors: {
+      404: 'NOT_FOUND: no alive document with this id',
+      412: 'REVISION_CONFLICT: If-Match is not the current revision',
+    },
+  },
+  'POST /documents/{id}/restore': {
+    tag: 'Documents',
+    summary: 'Restore a deleted document, or an earlier revision',
+    description:
+      'Without `revision`, undeletes; with it, brings back that snapshot as a new revision.',
+    parameters: [idParameter],
+    body: { schema: restoreSchema, required: false },
+    responses: { 200: { description: 'The restored document', schema: 'WriteResult' } },
+    errors: { 404: 'NOT_FOUND: no such document or revision' },
+  },
+  'GET /documents/{id}/history': {
+    tag: 'Documents',
+    summary: 'List earlier versions of a document',
+    parameters: [idParameter, ...page(100, 50)],
+    responses: { 200: { description: 'Snapshots', schema: 'HistoryResult' } },
+    errors: { 404: 'NOT_FOUND: no document with this id' },
+  },
+  'POST /documents/{id}/move': {
+    tag: 'Documents',
+    summary: 'Move a document (not supported)',
+    description: 'Always 501: create the document at the new path, then delete the old one.',
+    parameters: [idParameter],
+    responses: {},
+    errors: { 501: 'NOT_IMPLEMENTED, with the advice above' },
+  },
+  'GET /search': {
+    tag: 'Search',
+    summary: 'Semantic search',
+    description:
+      'The search service behind the `search_knowledge` MCP tool: best chunk per alive ' +
+      'document. Recent writes appear once embedded (seconds).',
+    parameters: [
+      query('query', 'What to look for, in natural language', { type: 'string' }, true),
+      query('limit', 'Results, 1 to 50', { type: 'integer', minimum: 1, maximum: 50, default: 10 }),
+      query('prefix', 'Only documents whose id starts with it', { type: 'string' }),
+      {
+        ...query(
+          'tags',
+          'Only documents with every tag (repeat the parameter or separate by commas)',
+          {
+            type: 'array',
+            items: { type: 'string' },
+          },
+        ),
+        style: 'form',
+        explode: true,
+      },
+    ],
+    responses: { 200: { description: 'Hits, best first', schema: 'SearchResponse' } },
+    errors: { 502: 'UPSTREAM_ERROR: the embedder or the vector store failed' },
+  },
+  'GET /admin/vectors/status': {
+    tag: 'Vectors',
+    summary: 'Vector sync status',
+    description:
+      'Documents per vector status, lag, listener and worker state, embedder and store, latest errors.',
+    responses: { 200: { description: 'Status', schema: 'VectorsStatus' } },
+  },
+  'POST /admin/vectors/reindex': {
+    tag: 'Vectors',
+    summary: 'Re-embed every document, or those under a prefix',
+    description:
+      'Queues the documents for embedding again (after changing the embedding model, or ' +
+      'restoring the vector store). The work happens in the background.',
+    body: { schema: reindexSchema, required: false },
+    responses: { 202: { description: 'Queued', schema: 'ReindexResult' } },
+    errors: { 415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json' },
+  },
+  'GET /health/live': {
+    tag: 'Operations',
+    summary: 'Liveness: the process serves HTTP',
+    public: true,
+    responses: { 200: { description: 'Alive', schema: 'Live' } },
+  },
+  'GET /health/ready': {
+    tag: 'Operations',
+    summary: 'Readiness: PostgreSQL reachable, migrations applied, listener up',
+    public: true,
+    responses: {
+      200: { description: 'Ready', schema: 'Ready' },
+      503: { description: 'A required part is down; `checks` says which', schema: 'Ready' },
+    },
+  },
+  'GET /metrics': {
+    tag: 'Operations',
+    summary: 'Prometheus metrics (text exposition format)',
+    public: true,
+    responses: { 200: { description: 'Metrics', text: true } },
+  },
+};

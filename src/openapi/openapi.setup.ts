@@ -1,0 +1,128 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type {
+  OperationObject,
+  PathItemObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { z } from 'zod';
+import { SERVER_VERSION } from '../mcp/server-info';
+import { ADMIN_API_OPERATIONS, OperationDoc } from './admin-api.operations';
+import { RESPONSE_SCHEMAS } from './openapi.schemas';
+
+/** The MCP routes speak JSON-RPC over Streamable HTTP; the README documents them, not OpenAPI. */
+const MCP_PATH = /^\/(gpt-)?mcp/;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+
+/** Request and answer schemas come from zod, in the dialect OpenAPI 3.0 understands. */
+function toOpenApi(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
+  return z.toJSONSchema(schema, {
+    target: 'openapi-3.0',
+    io,
+    unrepresentable: 'any',
+  }) as SchemaObject;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function describe(operation: OperationObject, doc: OperationDoc): OperationObject {
+  const responses: Record<string, ResponseObject> = {};
+  for (const [status, answer] of Object.entries(doc.responses)) {
+    responses[status] = {
+      description: answer.description,
+      ...(answer.text
+        ? { content: { 'text/plain': { schema: { type: 'string' } } } }
+        : answer.schema && { content: { 'application/json': { schema: ref(answer.schema) } } }),
+    };
+  }
+  const errors: Record<string, string> = {
+    ...(doc.parameters?.length || doc.body
+      ? { 400: 'INVALID_ARGUMENT: a parameter or field is invalid (`error.field` names it)' }
+      : {}),
+    ...(doc.public
+      ? {}
+      : {
+          401: 'UNAUTHENTICATED: no API key, or an unknown one (`WWW-Authenticate` is set)',
+          403: 'FORBIDDEN: the key does not grant the admin profile',
+        }),
+    ...doc.errors,
+  };
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] = { description, content: { 'application/json': { schema: ref('Error') } } };
+  }
+  return {
+    operationId: operation.operationId,
+    tags: [doc.tag],
+    summary: doc.summary,
+    ...(doc.description && { description: doc.description }),
+    parameters: [...(doc.parameters ?? [])],
+    ...(doc.body && {
+      requestBody: {
+        required: doc.body.required,
+        content: { 'application/json': { schema: toOpenApi(doc.body.schema, 'input') } },
+      },
+    }),
+    responses,
+    security: doc.public ? [] : [{ apiKey: [] }, { bearer: [] }],
+  };
+}
+
+/**
+ * The OpenAPI document of the admin REST API: the routes Nest knows, minus the MCP ones,
+ * each described by its entry in {@link ADMIN_API_OPERATIONS} (a route without one keeps
+ * Nest's bare description, and the OpenAPI test fails).
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Agent Data admin API')
+    .setDescription(
+      'Documents, semantic search and vector sync administration. Every route except ' +
+        '`/health/*` and `/metrics` needs an API key with the `admin` profile, in `X-API-Key` ' +
+        'or `Authorization: Bearer`. Errors are `{"error": {"code", "message", ...}}`. ' +
+        'Agents use the MCP endpoints (`/mcp`, `/mcp-readonly`, `/mcp-gpt`, `/mcp-gpt-full`) ' +
+        'instead, described in the README.',
+    )
+    .setVersion(SERVER_VERSION)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token' },
+      'bearer',
+    )
+    .addTag('Documents', 'Markdown documents addressed by path-like ids')
+    .addTag('Search', 'Semantic search over the documents')
+    .addTag('Vectors', 'The embedding pipeline')
+    .addTag('Operations', 'Probes and metrics (no API key)')
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  const paths: Record<string, PathItemObject> = {};
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (MCP_PATH.test(path)) continue;
+    const described: PathItemObject = {};
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const doc = ADMIN_API_OPERATIONS[`${method.toUpperCase()} ${path}`];
+      described[method] = doc ? describe(operation, doc) : operation;
+    }
+    paths[path] = described;
+  }
+  document.paths = paths;
+  document.components = {
+    ...document.components,
+    schemas: Object.fromEntries(
+      Object.entries(RESPONSE_SCHEMAS).map(([name, schema]) => [name, toOpenApi(schema, 'output')]),
+    ),
+  };
+  return document;
+}
+
+/** Serves the Swagger UI at `/docs` and the document at `/docs-json`, built on first use. */
+export function setupOpenApi(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs-json',
+    yamlDocumentUrl: 'docs-yaml',
+    customSiteTitle: 'Agent Data admin API',
+  });
+}

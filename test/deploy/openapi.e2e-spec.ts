@@ -1,0 +1,159 @@
+import request from 'supertest';
+import { ADMIN_API_OPERATIONS } from '../../src/openapi/admin-api.operations';
+import { startTestApp, TestApp } from '../support/app';
+
+interface Operation {
+  summary?: string;
+  parameters?: { name: string; in: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  security?: unknown[];
+}
+type OpenApi = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+};
+
+/** The admin REST routes of SPEC §4, §8 and §9, as OpenAPI writes them. */
+const SPEC_ROUTES = [
+  'GET /documents',
+  'POST /documents',
+  'GET /documents/{id}',
+  'PUT /documents/{id}',
+  'PATCH /documents/{id}',
+  'DELETE /documents/{id}',
+  'POST /documents/{id}/restore',
+  'GET /documents/{id}/history',
+  'POST /documents/{id}/move',
+  'GET /search',
+  'GET /admin/vectors/status',
+  'POST /admin/vectors/reindex',
+  'GET /health/live',
+  'GET /health/ready',
+  'GET /metrics',
+];
+
+const MCP = /^\/(gpt-)?mcp/;
+
+describe('OpenAPI document of the admin API (/docs-json)', () => {
+  let t: TestApp;
+  let spec: OpenApi;
+  /** `METHOD /path` of every controller route the application serves (Express's router). */
+  let served: string[];
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    spec = (await request(t.baseUrl).get('/docs-json').expect(200)).body as OpenApi;
+    const router = (
+      t.app.getHttpAdapter().getInstance() as {
+        router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
+      }
+    ).router;
+    // A controller route is one method on one path; middleware bound with
+    // `forRoutes(RequestMethod.ALL)` shows up as a path carrying every method.
+    served = router.stack.flatMap((layer) => {
+      const methods = Object.keys(layer.route?.methods ?? {});
+      return methods.length === 1
+        ? [`${methods[0].toUpperCase()} ${openApiPath(layer.route!.path)}`]
+        : [];
+    });
+  });
+  afterAll(() => t.close());
+
+  /** `/documents/*id/history` → `/documents/{id}/history`; `:id` → `{id}`. */
+  function openApiPath(path: string): string {
+    return path.replace(/[*:](\w+)/g, '{$1}');
+  }
+
+  const documented = () =>
+    Object.entries(spec.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+
+  it('is served as OpenAPI 3 JSON, with the Swagger UI at /docs', async () => {
+    expect(spec.openapi).toMatch(/^3\./);
+    const ui = await request(t.baseUrl).get('/docs').redirects(1).expect(200);
+    expect(ui.text).toContain('swagger-ui');
+  });
+
+  it('lists every admin route of the SPEC, wildcard ids as {id}', () => {
+    expect(SPEC_ROUTES.filter((route) => !documented().includes(route))).toEqual([]);
+  });
+
+  it('lists every non-MCP route the application serves, and only those', () => {
+    const admin = served.filter((route) => {
+      const path = route.split(' ')[1];
+      return !MCP.test(path) && !/^\/docs/.test(path);
+    });
+    expect(admin.length).toBeGreaterThanOrEqual(SPEC_ROUTES.length);
+    expect(admin.filter((route) => !documented().includes(route))).toEqual([]);
+    expect(documented().filter((route) => !admin.includes(route))).toEqual([]);
+    expect(Object.keys(spec.paths).filter((path) => MCP.test(path))).toEqual([]);
+  });
+
+  it('describes each operation: summary, id parameter, answers, errors, key', () => {
+    expect(Object.keys(ADMIN_API_OPERATIONS).sort()).toEqual(documented().sort());
+    for (const route of documented()) {
+      const [method, path] = route.split(' ');
+      const operation = spec.paths[path][method.toLowerCase()];
+      expect({ route, summary: operation.summary }).toEqual({ route, summary: expect.any(String) });
+      if (path.includes('{id}')) {
+        expect(operation.parameters).toContainEqual(
+          expect.objectContaining({ name: 'id', in: 'path', required: true }),
+        );
+      }
+      const statuses = Object.keys(operation.responses).map(Number);
+      expect({ route, answers: statuses.some((s) => s < 300 || s === 501) }).toEqual({
+        route,
+        answers: true,
+      });
+      const isPublic = /^\/(health|metrics)/.test(path);
+      expect({ route, security: operation.security }).toEqual({
+        route,
+        security: isPublic ? [] : [{ apiKey: [] }, { bearer: [] }],
+      });
+      if (!isPublic) {
+        for (const status of ['401', '403']) {
+          expect(operation.responses[status].content!['application/json'].schema.$ref).toBe(
+            '#/components/schemas/Error',
+          );
+        }
+      }
+    }
+    expect(spec.components.securitySchemes).toEqual({
+      apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+  });
+
+  it('documents request bodies from the zod schemas the controllers validate with', () => {
+    const body = (route: string) => {
+      const [method, path] = route.split(' ');
+      return spec.paths[path][method.toLowerCase()].requestBody!.content['application/json'].schema;
+    };
+    expect(Object.keys(body('POST /documents').properties!).sort()).toEqual(
+      ['body', 'content', 'document_id', 'metadata', 'path', 'tags', 'title'].sort(),
+    );
+    expect(body('PATCH /documents/{id}')).toMatchObject({
+      required: ['old_str', 'new_str'],
+      additionalProperties: false,
+    });
+    expect(body('PUT /documents/{id}').properties).toHaveProperty('expected_revision');
+    expect(body('POST /admin/vectors/reindex').properties).toHaveProperty('prefix');
+  });
+
+  it('refers only to schemas it defines, and answers errors with the Error shape', async () => {
+    const refs = [...JSON.stringify(spec.paths).matchAll(/"#\/components\/schemas\/(\w+)"/g)].map(
+      (m) => m[1],
+    );
+    expect(refs.filter((name) => !(name in spec.components.schemas))).toEqual([]);
+    // The documented error shape is the one the API answers with.
+    const answer = await request(t.baseUrl).get('/documents/nope/missing.md').expect(404);
+    expect(Object.keys(answer.body)).toEqual(['error']);
+    expect(answer.body.error).toMatchObject({ code: 'NOT_FOUND', message: expect.any(String) });
+    expect(spec.components.schemas.Error).toMatchObject({
+      properties: { error: { required: ['code', 'message'] } },
+    });
+  });
+});
