@@ -254,6 +254,20 @@ describe('Helm chart: rendered objects', () => {
     );
   });
 
+  it('gives the migration Job the same extra variables and volumes as the server (a CA bundle)', () => {
+    const server = serverContainer(full);
+    const job = migrationJob(full).spec.template.spec;
+    expect(envOf(job.containers[0]).NODE_EXTRA_CA_CERTS).toBe('/etc/agent-data/ca/ca.crt');
+    expect(envOf(server).NODE_EXTRA_CA_CERTS).toBe('/etc/agent-data/ca/ca.crt');
+    const mount = { name: 'postgres-ca', mountPath: '/etc/agent-data/ca', readOnly: true };
+    expect(server.volumeMounts).toContainEqual(mount);
+    expect(job.containers[0].volumeMounts).toContainEqual(mount);
+    expect(job.volumes).toContainEqual({
+      name: 'postgres-ca',
+      secret: { secretName: 'postgres-ca' },
+    });
+  });
+
   it('rolls the pods when the settings or the credentials change', () => {
     const checksum = (objects: K8sObject[]) =>
       one(objects, 'Deployment').spec.template.metadata.annotations;
