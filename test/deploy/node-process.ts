@@ -1,5 +1,4 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const ROOT = join(__dirname, '..', '..');
@@ -39,22 +38,6 @@ export function runEntryPoint(entry: string, env: Record<string, string>): NodeP
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
   return { child, output: () => output, exited };
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** Polls `url` until it answers 200, the process exits, or `attempts` × 100 ms have passed. */

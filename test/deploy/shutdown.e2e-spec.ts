@@ -1,18 +1,16 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { FakeOpenAi } from '../support/fake-openai';
-import { freePort, NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
+import { freePort } from '../server-process-helpers';
+import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
 
 jest.setTimeout(120_000);
 
 /**
  * SIGTERM to the real server process (src/main.ts, as the image runs it): it stops
  * accepting connections, finishes what is in flight (bounded by SHUTDOWN_TIMEOUT_MS), lets
- * the vector worker finish or release its claims, closes the pool, stops the embedded
- * PostgreSQL when it started one, and exits 0.
+ * the vector worker finish or release its claims, closes the pool and exits 0. Stopping the
+ * embedded PostgreSQL on SIGTERM is covered by test/embedded-restart.e2e-spec.ts.
  */
 describe('graceful shutdown of the server process', () => {
   let db: TestDatabase;
@@ -210,30 +208,6 @@ describe('graceful shutdown of the server process', () => {
     expect(await server.exited).toBe(0);
     expect(server.output()).toMatch(/still running after 500 ms/);
   });
-
-  it('stops the embedded PostgreSQL it started', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'agent-data-shutdown-'));
-    // As root the cluster runs as the postgres user, who must reach the data directory.
-    chmodSync(dataDir, 0o755);
-    try {
-      const { server } = await startServer({
-        DATABASE_URL: '',
-        DATA_DIR: dataDir,
-        MIGRATIONS_RUN: 'true',
-      });
-      const pidFile = join(dataDir, 'pg', 'postmaster.pid');
-      const postgresPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-      expect(isAlive(postgresPid)).toBe(true);
-
-      server.child.kill('SIGTERM');
-      expect({ code: await server.exited, output: server.output() }).toMatchObject({ code: 0 });
-      expect(server.output()).toContain('embedded PostgreSQL stopped');
-      expect(existsSync(pidFile)).toBe(false);
-      expect(isAlive(postgresPid)).toBe(false);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
 });
 
 async function stopIfRunning(server: NodeProcess): Promise<void> {
@@ -242,13 +216,4 @@ async function stopIfRunning(server: NodeProcess): Promise<void> {
   const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
   await server.exited;
   clearTimeout(timer);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
