@@ -8,11 +8,11 @@ import {
   PingRequestSchema,
   type InitializeResult,
   type JSONRPCRequest,
-  type JSONRPCResultResponse,
-  type ListToolsResult,
+  type RequestId,
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import { PreSerialized } from '../transport/framing';
 import { negotiateProtocolVersion } from '../transport/protocol-version';
 import { jsonRpcError, type JsonRpcErrorEnvelope } from '../transport/json-rpc-error';
 import type { McpContext } from './mcp-context';
@@ -22,7 +22,10 @@ import { RpcError } from './rpc-error';
 import { instructionsFor, SERVER_NAME, SERVER_VERSION } from './server-info';
 import { ToolCaller } from './tool-caller';
 
-export type JsonRpcAnswer = JSONRPCResultResponse | JsonRpcErrorEnvelope;
+/** A JSON-RPC answer; a result may be pre-serialised (see {@link PreSerialized}). */
+export type JsonRpcAnswer =
+  | { jsonrpc: typeof JSONRPC_VERSION; id: RequestId; result: Result | PreSerialized }
+  | JsonRpcErrorEnvelope;
 
 /**
  * JSON-RPC dispatch for one profile's endpoint: `initialize`, `ping`, `tools/list`,
@@ -34,6 +37,8 @@ export type JsonRpcAnswer = JSONRPCResultResponse | JsonRpcErrorEnvelope;
 @Injectable()
 export class McpDispatcher {
   private readonly logger = new Logger('McpDispatcher');
+  /** `initialize` results by profile and negotiated version: at most 4 × 4, built on first use. */
+  private readonly initializeResults = new Map<string, PreSerialized>();
 
   constructor(
     private readonly profiles: ProfileGuard,
@@ -74,18 +79,19 @@ export class McpDispatcher {
     }
   }
 
-  private async route(request: JSONRPCRequest, context: McpContext): Promise<Result> {
+  private async route(
+    request: JSONRPCRequest,
+    context: McpContext,
+  ): Promise<Result | PreSerialized> {
     switch (request.method) {
       case 'initialize':
         return this.initialize(params(InitializeRequestSchema, request), context);
       case 'ping':
         params(PingRequestSchema, request);
         return {};
-      case 'tools/list': {
+      case 'tools/list':
         params(ListToolsRequestSchema, request);
-        const result: ListToolsResult = { tools: [...this.profiles.visibleTools(context.profile)] };
-        return result;
-      }
+        return this.profiles.toolsListResult(context.profile);
       case 'tools/call':
         return this.tools.call(params(CallToolRequestSchema, request), context);
       default:
@@ -98,9 +104,20 @@ export class McpDispatcher {
   private initialize(
     input: z.infer<typeof InitializeRequestSchema>['params'],
     context: McpContext,
-  ): InitializeResult {
+  ): PreSerialized {
+    const protocolVersion = negotiateProtocolVersion(input.protocolVersion);
+    const key = `${context.profile} ${protocolVersion}`;
+    let result = this.initializeResults.get(key);
+    if (!result) {
+      result = PreSerialized.of(this.initializeResult(protocolVersion, context));
+      this.initializeResults.set(key, result);
+    }
+    return result;
+  }
+
+  private initializeResult(protocolVersion: string, context: McpContext): InitializeResult {
     return {
-      protocolVersion: negotiateProtocolVersion(input.protocolVersion),
+      protocolVersion,
       capabilities: { tools: { listChanged: false } },
       serverInfo: {
         name: SERVER_NAME,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { PreSerialized } from '../transport/framing';
 import { type McpProfile } from './profiles';
 import { RpcError } from './rpc-error';
 import type { McpTool } from './tools/tool';
@@ -14,9 +15,9 @@ import { ToolRegistry } from './tools/tool-registry';
 export class ProfileGuard {
   constructor(private readonly registry: ToolRegistry) {}
 
-  /** Exactly the profile's tools. */
-  visibleTools(profile: McpProfile): readonly Tool[] {
-    return this.registry.list(profile);
+  /** The `tools/list` result of the profile: exactly its tools, serialised once at start-up. */
+  toolsListResult(profile: McpProfile): PreSerialized {
+    return this.registry.listResult(profile);
   }
 
   /**

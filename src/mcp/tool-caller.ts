@@ -5,6 +5,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../common/domain-error';
+import { PreSerialized } from '../transport/framing';
 import type { McpContext } from './mcp-context';
 import { ProfileGuard } from './profile.guard';
 import { isToolName } from './profiles';
@@ -30,7 +31,10 @@ export class ToolCaller {
     private readonly metrics: ToolMetrics,
   ) {}
 
-  async call(params: CallToolRequest['params'], context: McpContext): Promise<CallToolResult> {
+  async call(
+    params: CallToolRequest['params'],
+    context: McpContext,
+  ): Promise<CallToolResult | PreSerialized> {
     let tool: McpTool;
     try {
       tool = this.guard.authorize(context.profile, params.name);
@@ -53,10 +57,7 @@ export class ToolCaller {
         profile: context.profile,
       })) as Record<string, unknown>;
       outcome = 'ok';
-      return {
-        content: [{ type: 'text', text: JSON.stringify(output) }],
-        structuredContent: output,
-      };
+      return success(output);
     } catch (error) {
       if (error instanceof DomainError) {
         outcome = error.code.toLowerCase();
@@ -91,6 +92,17 @@ export class ToolCaller {
       ms: Math.round(ms * 100) / 100,
     });
   }
+}
+
+/**
+ * `{content: [{type: "text", text: <json>}], structuredContent: <json>}`, serialising the
+ * output once for both places instead of once per place plus once more for the envelope.
+ */
+function success(output: Record<string, unknown>): PreSerialized {
+  const json = JSON.stringify(output);
+  return new PreSerialized(
+    `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`,
+  );
 }
 
 function rawDocumentId(args: Record<string, unknown> | undefined): string | undefined {

@@ -1,4 +1,4 @@
-import { frameJson, frameSse } from './framing';
+import { frameJson, frameSse, PreSerialized, serialize } from './framing';
 
 const envelope = { jsonrpc: '2.0', id: 1, result: { text: 'line 1\nline 2\r\n\u2028end' } };
 
@@ -36,5 +36,20 @@ describe('framing', () => {
     const batch = [envelope, { ...envelope, id: 2 }];
     const data = frameSse(200, batch).body.split('\n')[1].slice('data: '.length);
     expect(JSON.parse(data)).toEqual(batch);
+  });
+});
+
+describe('pre-serialised results', () => {
+  it('splices a PreSerialized result into the envelope, alone or in a batch', () => {
+    const result = PreSerialized.of({ tools: [{ name: 'a' }] });
+    const envelope = { jsonrpc: '2.0', id: 'x"y', result };
+    const expected = { jsonrpc: '2.0', id: 'x"y', result: { tools: [{ name: 'a' }] } };
+    expect(JSON.parse(serialize(envelope))).toEqual(expected);
+    expect(JSON.parse(serialize([envelope, { jsonrpc: '2.0', id: 2, result: {} }]))).toEqual([
+      expected,
+      { jsonrpc: '2.0', id: 2, result: {} },
+    ]);
+    expect(JSON.parse(frameJson(200, envelope).body)).toEqual(expected);
+    expect(JSON.parse(frameSse(200, envelope).body.split('\n')[1].slice(6))).toEqual(expected);
   });
 });

@@ -32,16 +32,7 @@ export async function readMcpBody(request: IncomingMessage, limit: number): Prom
     request.resume();
     throw tooLarge(limit);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      request.resume();
-      throw tooLarge(limit);
-    }
-    chunks.push(chunk);
-  }
+  const { chunks, size } = await readAll(request, limit);
   const text = Buffer.concat(chunks, size)
     .toString('utf8')
     .replace(/^\uFEFF/, '');
@@ -51,6 +42,31 @@ export async function readMcpBody(request: IncomingMessage, limit: number): Prom
   } catch (error) {
     return { ok: false, problem: (error as Error).message };
   }
+}
+
+/** The whole body, or 413 as soon as more than `limit` bytes have arrived. */
+function readAll(
+  request: IncomingMessage,
+  limit: number,
+): Promise<{ chunks: Buffer[]; size: number }> {
+  // Plain 'data' events: cheaper per request than an async iterator on this hot path.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        request.off('data', onData);
+        request.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve({ chunks, size }));
+    request.once('error', reject);
+  });
 }
 
 function tooLarge(limit: number): McpHttpException {

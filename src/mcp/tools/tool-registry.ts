@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { PreSerialized } from '../../transport/framing';
 import { type McpProfile, PROFILE_TOOLS, TOOL_NAMES, type ToolName } from '../profiles';
 import type { McpTool } from './tool';
 
@@ -9,14 +10,14 @@ export const MCP_TOOLS = Symbol('MCP_TOOLS');
 
 /**
  * The tools and their `tools/list` entries. JSON Schemas are generated from the zod
- * schemas once, here, at start-up; each profile's listing is built once too, so
- * `tools/list` costs a lookup. Start-up fails if a tool of {@link TOOL_NAMES} is missing,
+ * schemas once, here, at start-up; each profile's `tools/list` result is serialised once
+ * too, so answering it costs a lookup. Start-up fails if a tool of {@link TOOL_NAMES} is missing,
  * doubled or unknown.
  */
 @Injectable()
 export class ToolRegistry {
   private readonly tools = new Map<string, McpTool>();
-  private readonly listings: Readonly<Record<McpProfile, readonly Tool[]>>;
+  private readonly listResults: Readonly<Record<McpProfile, PreSerialized>>;
 
   constructor(@Inject(MCP_TOOLS) tools: readonly McpTool[]) {
     for (const tool of tools) {
@@ -29,12 +30,14 @@ export class ToolRegistry {
       throw new Error(`tool registry mismatch: missing ${missing.join(', ') || 'none'}`);
     }
     const listed = new Map(TOOL_NAMES.map((name) => [name, listing(this.tools.get(name)!)]));
-    this.listings = Object.fromEntries(
+    this.listResults = Object.fromEntries(
       Object.entries(PROFILE_TOOLS).map(([profile, names]) => [
         profile,
-        names.map((name) => listed.get(name)!),
+        PreSerialized.of({
+          tools: names.map((name) => listed.get(name)!),
+        } satisfies ListToolsResult),
       ]),
-    ) as Record<McpProfile, Tool[]>;
+    ) as Record<McpProfile, PreSerialized>;
   }
 
   /** The tool called `name`, whatever the profile; `undefined` for an unknown name. */
@@ -42,9 +45,9 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
-  /** The `tools/list` entries of a profile, in a stable order. */
-  list(profile: McpProfile): readonly Tool[] {
-    return this.listings[profile];
+  /** The profile's whole `tools/list` result, serialised once. */
+  listResult(profile: McpProfile): PreSerialized {
+    return this.listResults[profile];
   }
 
   allows(profile: McpProfile, name: ToolName): boolean {
