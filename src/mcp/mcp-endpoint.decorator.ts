@@ -1,4 +1,9 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
+import {
+  applyDecorators,
+  createParamDecorator,
+  ExecutionContext,
+  SetMetadata,
+} from '@nestjs/common';
 import type { McpProfile } from './profiles';
 
 export const MCP_PROFILE = 'mcp:profile';
@@ -10,3 +15,9 @@ export const McpEndpoint = (profile: McpProfile) => SetMetadata(MCP_PROFILE, pro
 /** The secret GPT route: authenticated by the token in its path instead of an API key. */
 export const SecretRoute = () =>
   applyDecorators(SetMetadata(MCP_PROFILE, 'gpt'), SetMetadata(MCP_SECRET_ROUTE, true));
+
+/** The profile of the route being handled, read from its {@link McpEndpoint} metadata. */
+export const RouteProfile = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): McpProfile =>
+    Reflect.getMetadata(MCP_PROFILE, context.getHandler()) as McpProfile,
+);

@@ -20,7 +20,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../transport/protocol-version';
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
-import { McpEndpoint, SecretRoute } from './mcp-endpoint.decorator';
+import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
 import { parseBody } from './json-rpc-messages';
 import { type McpProfile, PROFILE_TOOLS } from './profiles';
@@ -49,26 +49,42 @@ export class McpController {
 
   @All('mcp')
   @McpEndpoint('internal')
-  internal(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
-    return this.handle(request, 'internal');
+  internal(
+    @Req() request: AuthenticatedRequest,
+    @RouteProfile() profile: McpProfile,
+    @Res() _response: unknown,
+  ): Promise<McpReply> {
+    return this.handle(request, profile);
   }
 
   @All('mcp-readonly')
   @McpEndpoint('readonly')
-  readonly(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
-    return this.handle(request, 'readonly');
+  readonly(
+    @Req() request: AuthenticatedRequest,
+    @RouteProfile() profile: McpProfile,
+    @Res() _response: unknown,
+  ): Promise<McpReply> {
+    return this.handle(request, profile);
   }
 
   @All('mcp-gpt')
   @McpEndpoint('gpt')
-  gpt(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
-    return this.handle(request, 'gpt');
+  gpt(
+    @Req() request: AuthenticatedRequest,
+    @RouteProfile() profile: McpProfile,
+    @Res() _response: unknown,
+  ): Promise<McpReply> {
+    return this.handle(request, profile);
   }
 
   @All('mcp-gpt-full')
   @McpEndpoint('gpt-full')
-  gptFull(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
-    return this.handle(request, 'gpt-full');
+  gptFull(
+    @Req() request: AuthenticatedRequest,
+    @RouteProfile() profile: McpProfile,
+    @Res() _response: unknown,
+  ): Promise<McpReply> {
+    return this.handle(request, profile);
   }
 
   /**
@@ -78,8 +94,12 @@ export class McpController {
    */
   @All('gpt-mcp/:token/mcp')
   @SecretRoute()
-  secret(@Req() request: AuthenticatedRequest, @Res() _response: unknown): Promise<McpReply> {
-    return this.handle(request, 'gpt');
+  secret(
+    @Req() request: AuthenticatedRequest,
+    @RouteProfile() profile: McpProfile,
+    @Res() _response: unknown,
+  ): Promise<McpReply> {
+    return this.handle(request, profile);
   }
 
   // Unknown paths in the MCP families answer a JSON-RPC 404 rather than the REST shape.
