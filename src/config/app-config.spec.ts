@@ -82,6 +82,19 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the ingest escape hatch as normalised CIDRs, closed by default', () => {
+    expect(loadConfig({})).toMatchObject({
+      ingestAllowedPrivateCidrs: [],
+      ingestTimeoutMs: 15_000,
+    });
+    const config = loadConfig({
+      INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.1, 10.0.0.0/8,FD00::/8',
+      INGEST_TIMEOUT_MS: '500',
+    });
+    expect(config.ingestAllowedPrivateCidrs).toEqual(['127.0.0.1/32', '10.0.0.0/8', 'fd00::/8']);
+    expect(config.ingestTimeoutMs).toBe(500);
+  });
+
   // One bad value per variable: the error names that variable (first, as "NAME: problem").
   it.each([
     ['PORT', { PORT: 'http' }],
@@ -111,6 +124,11 @@ describe('loadConfig', () => {
     ['VECTOR_SYNC_ENABLED', { VECTOR_SYNC_ENABLED: 'enabled' }],
     ['MCP_POST_SSE', { MCP_POST_SSE: '2' }],
     ['INGEST_ALLOW_HTTP', { INGEST_ALLOW_HTTP: 'sometimes' }],
+    ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: 'localhost' }],
+    ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: '10.0.0.0/33' }],
+    ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: '::1/129' }],
+    ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: '10.0.0.0/8/1' }],
+    ['INGEST_TIMEOUT_MS', { INGEST_TIMEOUT_MS: '15s' }],
     ['GPT_ROUTE_TOKEN', { GPT_ROUTE_TOKEN: 'short' }],
     ['SHUTDOWN_TIMEOUT_MS', { SHUTDOWN_TIMEOUT_MS: '1e4' }],
     ['HOST', { HOST: '0.0.0.0' }],
