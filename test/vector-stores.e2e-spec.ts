@@ -52,7 +52,7 @@ function contract(name: string, open: () => Promise<StoreHarness>) {
       tags: string[] = [],
     ) {
       await h.addDocument(documentId);
-      await h.store.replaceDocument({ documentId, revision, title: documentId, tags, chunks });
+      await h.store.replaceDocuments([{ documentId, revision, title: documentId, tags, chunks }]);
     }
 
     it('is idempotent at start', async () => {
@@ -101,11 +101,43 @@ function contract(name: string, open: () => Promise<StoreHarness>) {
       });
     });
 
+    it('replaces several documents in one call, each keeping only its new chunks', async () => {
+      await put('k/x.md', 1, [chunk(0, v(1)), chunk(1, v(1)), chunk(2, v(1))]);
+      await put('k/y.md', 1, [chunk(0, v(0, 1))]);
+      await h.addDocument('k/z.md');
+      await h.store.replaceDocuments([
+        {
+          documentId: 'k/x.md',
+          revision: 2,
+          title: 'x',
+          tags: ['t'],
+          chunks: [chunk(0, v(0, 0, 1), 'x2')],
+        },
+        {
+          documentId: 'k/y.md',
+          revision: 5,
+          title: 'y',
+          tags: [],
+          chunks: [chunk(0, v(0, 1)), chunk(1, v(1), 'y2b')],
+        },
+        { documentId: 'k/z.md', revision: 1, title: 'z', tags: ['t'], chunks: [chunk(0, v(1, 1))] },
+      ]);
+      const hits = await h.store.search(v(1), { limit: 10 });
+      expect(hits.map((x) => [x.documentId, x.chunkIndex, x.revision])).toEqual([
+        ['k/y.md', 1, 5],
+        ['k/z.md', 0, 1],
+        ['k/x.md', 0, 2],
+      ]);
+      expect(hits[2].score).toBeCloseTo(0, 4);
+      const tagged = await h.store.search(v(1), { limit: 10, tags: ['t'] });
+      expect(tagged.map((x) => x.documentId).sort()).toEqual(['k/x.md', 'k/z.md']);
+    });
+
     it('deletes every point of a document, and deleting twice is harmless', async () => {
       await put('k/gone.md', 1, [chunk(0, v(1)), chunk(1, v(1, 1))]);
       await put('k/stays.md', 1, [chunk(0, v(0, 1))]);
-      await h.store.deleteDocument('k/gone.md');
-      await h.store.deleteDocument('k/gone.md');
+      await h.store.deleteDocuments(['k/gone.md', 'k/never-there.md']);
+      await h.store.deleteDocuments(['k/gone.md']);
       const hits = await h.store.search(v(1), { limit: 10 });
       expect(hits.map((x) => x.documentId)).toEqual(['k/stays.md']);
     });
@@ -243,31 +275,39 @@ describe('postgres vector store specifics', () => {
   });
 
   const put = (store: PostgresVectorStore, id: string, vector: Float32Array) =>
-    store.replaceDocument({
-      documentId: id,
-      revision: 1,
-      title: id,
-      tags: [],
-      chunks: [chunk(0, vector)],
-    });
+    store.replaceDocuments([
+      { documentId: id, revision: 1, title: id, tags: [], chunks: [chunk(0, vector)] },
+    ]);
+
+  // b.refresh() reads the change log now; a search does it only every 100 ms.
+  const searchB = async (vector: Float32Array) => {
+    await b.refresh();
+    return b.search(vector, { limit: 5 });
+  };
 
   it('keeps every server current: writes and deletes made through one are searched by the other', async () => {
-    await expect(b.search(v(1), { limit: 5 })).resolves.toEqual([]);
+    await expect(searchB(v(1))).resolves.toEqual([]);
     await put(a, 'p/1.md', v(1));
     await put(a, 'p/2.md', v(1, 1));
-    expect((await b.search(v(1), { limit: 5 })).map((x) => x.documentId)).toEqual([
-      'p/1.md',
-      'p/2.md',
-    ]);
-    await a.deleteDocument('p/1.md');
+    expect((await searchB(v(1))).map((x) => x.documentId)).toEqual(['p/1.md', 'p/2.md']);
+    await a.deleteDocuments(['p/1.md']);
     await put(a, 'p/2.md', v(0, 1));
-    const after = await b.search(v(1), { limit: 5 });
+    const after = await searchB(v(1));
     expect(after.map((x) => x.documentId)).toEqual(['p/2.md']);
     expect(after[0].score).toBeCloseTo(0, 5);
   });
 
+  it("searches its own writes at once, and another server's after at most 100 ms", async () => {
+    await a.search(v(1), { limit: 5 });
+    await b.search(v(1), { limit: 5 });
+    await put(a, 'p/9.md', v(1));
+    expect((await a.search(v(1), { limit: 5 })).map((x) => x.documentId)).toEqual(['p/9.md']);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect((await b.search(v(1), { limit: 5 })).map((x) => x.documentId)).toEqual(['p/9.md']);
+  });
+
   it('sees a write from a transaction that commits after a later one was read', async () => {
-    await b.search(v(1), { limit: 1 }); // loaded
+    await searchB(v(1)); // loaded
     // T1 writes first but commits last: its change-log id is lower than T2's.
     const slow = await db.client();
     await slow.query('BEGIN');
@@ -277,22 +317,19 @@ describe('postgres vector store specifics', () => {
       [Buffer.from(v(1).buffer)],
     );
     await put(a, 'p/4.md', v(0, 1));
-    expect((await b.search(v(0, 1), { limit: 5 })).map((x) => x.documentId)).toEqual(['p/4.md']);
+    expect((await searchB(v(0, 1))).map((x) => x.documentId)).toEqual(['p/4.md']);
     await slow.query('COMMIT');
-    const hits = await b.search(v(1), { limit: 5 });
+    const hits = await searchB(v(1));
     expect(hits.map((x) => x.documentId)).toContain('p/3.md');
   });
 
   it('reloads everything when the change log was pruned past what it read', async () => {
     await put(a, 'p/5.md', v(1));
-    expect(await b.search(v(1), { limit: 5 })).toHaveLength(1);
+    expect(await searchB(v(1))).toHaveLength(1);
     await put(a, 'p/6.md', v(1));
     await sql.query(`DELETE FROM kb_chunk_vector_changes`);
     await sql.query(`UPDATE kb_chunk_vector_meta SET pruned_through = 1000000`);
-    expect((await b.search(v(1), { limit: 5 })).map((x) => x.documentId).sort()).toEqual([
-      'p/5.md',
-      'p/6.md',
-    ]);
+    expect((await searchB(v(1))).map((x) => x.documentId).sort()).toEqual(['p/5.md', 'p/6.md']);
   });
 
   it('drops vectors of another embedder at start and says so, so that everything is re-embedded', async () => {
@@ -310,13 +347,15 @@ describe('postgres vector store specifics', () => {
 
   it('logs one change per document and statement, cascaded deletes included', async () => {
     await sql.query(`DELETE FROM kb_chunk_vector_changes`);
-    await a.replaceDocument({
-      documentId: 'p/8.md',
-      revision: 1,
-      title: 't',
-      tags: [],
-      chunks: [chunk(0, v(1)), chunk(1, v(1)), chunk(2, v(1))],
-    });
+    await a.replaceDocuments([
+      {
+        documentId: 'p/8.md',
+        revision: 1,
+        title: 't',
+        tags: [],
+        chunks: [chunk(0, v(1)), chunk(1, v(1)), chunk(2, v(1))],
+      },
+    ]);
     await sql.query(`DELETE FROM kb_documents WHERE document_id = 'p/8.md'`);
     const log = await sql.query(`SELECT document_id FROM kb_chunk_vector_changes ORDER BY id`);
     expect(log.rows.map((r) => r.document_id)).toEqual(['p/8.md', 'p/8.md']);

@@ -267,7 +267,7 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
       lag_seconds: expect.any(Number),
       errors: [],
       listener: { up: true, reconnects: expect.any(Number) },
-      worker: { running: true, concurrency: 4 },
+      worker: { running: true, concurrency: 2, in_progress: expect.any(Number) },
       embedder: { provider: 'local', model: 'feature-hashing-v1-768', dimensions: 768, ok: true },
       store: { name: 'postgres', ready: true, error: null },
     });

@@ -14,6 +14,10 @@ describe('Qdrant adapter on the wire', () => {
   const base = `/collections/${collection}`;
 
   beforeEach(async () => {
+    // The client warns once per instance when a key travels over plain http (the fake).
+    jest.spyOn(console, 'warn').mockImplementation((message: unknown) => {
+      expect(message).toBe('Api key is used with unsecure connection.');
+    });
     fake = await new FakeQdrant().start();
     store = new QdrantVectorStore({
       url: fake.url,
@@ -22,7 +26,10 @@ describe('Qdrant adapter on the wire', () => {
       checkCompatibility: false,
     });
   });
-  afterEach(() => fake.close());
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await fake.close();
+  });
 
   it('creates a missing collection (cosine, the embedder size) and its three payload indexes', async () => {
     let created = false;
@@ -93,21 +100,24 @@ describe('Qdrant adapter on the wire', () => {
   });
 
   it('upserts points with deterministic ids and the payload, then deletes the other revisions', async () => {
-    await store.replaceDocument({
-      documentId: 'kb/guides/setup.md',
-      revision: 7,
-      title: 'Setup',
-      tags: ['ops', 'guide'],
-      chunks: [
-        { chunkIndex: 0, vector: Float32Array.from([1, 0]), heading: 'Setup', content: 'first' },
-        {
-          chunkIndex: 1,
-          vector: Float32Array.from([0, 1]),
-          heading: 'Setup › Run',
-          content: 'second',
-        },
-      ],
-    });
+    await store.replaceDocuments([
+      {
+        documentId: 'kb/guides/setup.md',
+        revision: 7,
+        title: 'Setup',
+        tags: ['ops', 'guide'],
+        chunks: [
+          { chunkIndex: 0, vector: Float32Array.from([1, 0]), heading: 'Setup', content: 'first' },
+          {
+            chunkIndex: 1,
+            vector: Float32Array.from([0, 1]),
+            heading: 'Setup › Run',
+            content: 'second',
+          },
+        ],
+      },
+      { documentId: 'kb/other.md', revision: 2, title: 'Other', tags: [], chunks: [] },
+    ]);
     expect(fake.lines()).toEqual([
       `PUT ${base}/points?wait=true`,
       `POST ${base}/points/delete?wait=true`,
@@ -146,36 +156,47 @@ describe('Qdrant adapter on the wire', () => {
     });
     expect(fake.requests[1].body).toEqual({
       filter: {
-        must: [{ key: 'document_id', match: { value: 'kb/guides/setup.md' } }],
-        must_not: [{ key: 'revision', match: { value: 7 } }],
+        should: [
+          {
+            must: [{ key: 'document_id', match: { value: 'kb/guides/setup.md' } }],
+            must_not: [{ key: 'revision', match: { value: 7 } }],
+          },
+          {
+            must: [{ key: 'document_id', match: { value: 'kb/other.md' } }],
+            must_not: [{ key: 'revision', match: { value: 2 } }],
+          },
+        ],
       },
     });
   });
 
   it('sends large documents in batches of 256 points', async () => {
-    await store.replaceDocument({
-      documentId: 'big.md',
-      revision: 1,
-      title: 'Big',
-      tags: [],
-      chunks: Array.from({ length: 600 }, (_, i) => ({
-        chunkIndex: i,
-        vector: Float32Array.from([1, 0]),
-        heading: '',
-        content: `chunk ${i}`,
-      })),
-    });
+    await store.replaceDocuments([
+      {
+        documentId: 'big.md',
+        revision: 1,
+        title: 'Big',
+        tags: [],
+        chunks: Array.from({ length: 600 }, (_, i) => ({
+          chunkIndex: i,
+          vector: Float32Array.from([1, 0]),
+          heading: '',
+          content: `chunk ${i}`,
+        })),
+      },
+    ]);
     const upserts = fake.requests.filter((r) => r.path === `${base}/points`);
     expect(upserts.map((r) => (r.body as { points: unknown[] }).points.length)).toEqual([
       256, 256, 88,
     ]);
   });
 
-  it('deletes a document by filter', async () => {
-    await store.deleteDocument('kb/old.md');
+  it('deletes documents by filter, several in one request, and sends nothing for none', async () => {
+    await store.deleteDocuments([]);
+    await store.deleteDocuments(['kb/old.md', 'kb/older.md']);
     expect(fake.lines()).toEqual([`POST ${base}/points/delete?wait=true`]);
     expect(fake.requests[0].body).toEqual({
-      filter: { must: [{ key: 'document_id', match: { value: 'kb/old.md' } }] },
+      filter: { must: [{ key: 'document_id', match: { any: ['kb/old.md', 'kb/older.md'] } }] },
     });
   });
 
@@ -273,7 +294,7 @@ describe('Qdrant adapter on the wire', () => {
 
   it('surfaces a server error', async () => {
     fake.on('POST', `${base}/points/delete`, { status: 500, result: 'disk full' });
-    await expect(store.deleteDocument('x.md')).rejects.toThrow(
+    await expect(store.deleteDocuments(['x.md'])).rejects.toThrow(
       'Qdrant delete failed: HTTP 500: disk full',
     );
   });

@@ -59,7 +59,7 @@ export class AppConfig {
   readonly reindexCron: string;
   /** `false` turns the listener, worker and sweep off (e.g. a migration-only process). */
   readonly vectorSyncEnabled: boolean;
-  /** Documents one process embeds at the same time. */
+  /** Batches of documents (up to 16 each) one process embeds at the same time. */
   readonly vectorWorkerConcurrency: number;
   /** Failed attempts after which a document's vector status becomes `error`. */
   readonly vectorMaxAttempts: number;
@@ -197,7 +197,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorSkipPrefixes: list(read('VECTOR_SKIP_PREFIXES') ?? DEFAULT_SKIP_PREFIXES),
     reindexCron: cron(read, 'REINDEX_CRON', '*/5 * * * *'),
     vectorSyncEnabled: boolean(read, 'VECTOR_SYNC_ENABLED', true),
-    vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 4, 1, 64),
+    vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 2, 1, 64),
     vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 6, 1, 100),
     vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 2000, 10, 3_600_000),
     vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 300_000, 10_000, 3_600_000),

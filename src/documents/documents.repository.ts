@@ -332,41 +332,57 @@ export class DocumentsRepository {
     return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
   }
 
-  /** The current revision of a document while `lease` still holds it; `null` once lost. */
-  async vectorLeaseRevision(documentId: string, lease: string): Promise<number | null> {
-    const rows: { revision: number }[] = await this.dataSource.query(
-      `SELECT revision FROM kb_documents
-        WHERE document_id = $1 AND vector_lease_expires_at = $2::timestamptz
-          AND vector_lease_expires_at > clock_timestamp()`,
-      [documentId, lease],
+  /**
+   * Current revisions of the documents among `leases` that are still held under their lease
+   * (and not expired); documents whose lease was lost are absent.
+   */
+  async vectorLeaseRevisions(leases: readonly VectorLease[]): Promise<Map<string, number>> {
+    if (leases.length === 0) return new Map();
+    const rows: { document_id: string; revision: number }[] = await this.dataSource.query(
+      `SELECT d.document_id, d.revision
+         FROM kb_documents d
+         JOIN unnest($1::text[], $2::timestamptz[]) AS l(document_id, lease)
+           ON d.document_id = l.document_id AND d.vector_lease_expires_at = l.lease
+        WHERE d.vector_lease_expires_at > clock_timestamp()`,
+      [leases.map((l) => l.documentId), leases.map((l) => l.lease)],
     );
-    return rows[0]?.revision ?? null;
+    return new Map(rows.map((r) => [r.document_id, r.revision]));
   }
 
   /**
-   * Ends a lease with `status` if `revision` is still the document's revision. If the
-   * content changed meanwhile, the document stays `pending` (to be redone) and only the
-   * lease ends. `lost`: the lease was no longer held, nothing written.
+   * Ends leases, each with its final status, in one statement: a document whose revision is
+   * still the one processed gets the status; one whose content changed meanwhile stays
+   * `pending` (to be redone) and only its lease ends. Per document: `done`, `stale`, or
+   * `lost` when its lease was no longer held (nothing written).
    */
   async completeVectorWork(
-    documentId: string,
-    revision: number,
-    lease: string,
-    status: 'ready' | 'skipped' | 'removed',
-  ): Promise<'done' | 'stale' | 'lost'> {
-    const rows = await this.returning<{ current: boolean }>(
-      `UPDATE kb_documents
-          SET vector_status = CASE WHEN revision = $2 THEN $4 ELSE vector_status END,
-              vector_revision = CASE WHEN revision = $2 THEN $2 ELSE vector_revision END,
-              vector_error = CASE WHEN revision = $2 THEN NULL ELSE vector_error END,
-              vector_attempts = CASE WHEN revision = $2 THEN 0 ELSE vector_attempts END,
+    items: readonly (VectorLease & {
+      revision: number;
+      status: 'ready' | 'skipped' | 'removed';
+    })[],
+  ): Promise<Map<string, 'done' | 'stale' | 'lost'>> {
+    const outcomes = new Map(items.map((i) => [i.documentId, 'lost' as 'done' | 'stale' | 'lost']));
+    if (items.length === 0) return outcomes;
+    const rows = await this.returning<{ document_id: string; current: boolean }>(
+      `UPDATE kb_documents d
+          SET vector_status = CASE WHEN d.revision = w.revision THEN w.status ELSE d.vector_status END,
+              vector_revision = CASE WHEN d.revision = w.revision THEN w.revision ELSE d.vector_revision END,
+              vector_error = CASE WHEN d.revision = w.revision THEN NULL ELSE d.vector_error END,
+              vector_attempts = CASE WHEN d.revision = w.revision THEN 0 ELSE d.vector_attempts END,
               vector_claimed_at = NULL, vector_lease_expires_at = NULL, vector_next_attempt_at = NULL
-        WHERE document_id = $1 AND vector_lease_expires_at = $3::timestamptz
-       RETURNING revision = $2 AS current`,
-      [documentId, revision, lease, status],
+         FROM unnest($1::text[], $2::integer[], $3::timestamptz[], $4::text[])
+              AS w(document_id, revision, lease, status)
+        WHERE d.document_id = w.document_id AND d.vector_lease_expires_at = w.lease
+       RETURNING d.document_id, d.revision = w.revision AS current`,
+      [
+        items.map((i) => i.documentId),
+        items.map((i) => i.revision),
+        items.map((i) => i.lease),
+        items.map((i) => i.status),
+      ],
     );
-    if (rows.length === 0) return 'lost';
-    return rows[0].current ? 'done' : 'stale';
+    for (const row of rows) outcomes.set(row.document_id, row.current ? 'done' : 'stale');
+    return outcomes;
   }
 
   /**
@@ -413,9 +429,7 @@ export class DocumentsRepository {
    * Gives leased documents back to the queue without counting the attempt (a worker
    * stopping), and wakes the other workers. Returns how many were released.
    */
-  async releaseVectorLeases(
-    leases: readonly { documentId: string; lease: string }[],
-  ): Promise<number> {
+  async releaseVectorLeases(leases: readonly VectorLease[]): Promise<number> {
     if (leases.length === 0) return 0;
     const rows: { released: number }[] = await this.dataSource.query(
       `WITH released AS (
@@ -588,6 +602,12 @@ export const CLAIM_VECTOR_WORK_SQL = `
   RETURNING d.document_id, d.revision, d.title, d.tags, d.body,
             d.deleted_at IS NOT NULL AS deleted, d.vector_attempts AS attempts,
             d.vector_lease_expires_at::text AS lease`;
+
+/** A document held by the sync worker, and the token of its lease. */
+export interface VectorLease {
+  documentId: string;
+  lease: string;
+}
 
 /** A document claimed by the sync worker. */
 export interface VectorWorkRow {

@@ -9,6 +9,7 @@ import {
   DocumentsRepository,
   DocumentSummaryRow,
   SnapshotRow,
+  VectorLease,
   VectorStatus,
   VectorWorkRow,
 } from './documents.repository';
@@ -447,19 +448,19 @@ export class DocumentsService {
     return this.repository.claimVectorWork(limit, leaseMs);
   }
 
-  /** The document's revision while `lease` holds it, `null` once the lease is lost. */
-  vectorLeaseRevision(documentId: string, lease: string): Promise<number | null> {
-    return this.repository.vectorLeaseRevision(documentId, lease);
+  /** Current revisions of the documents still held under their lease (lost ones are absent). */
+  vectorLeaseRevisions(leases: readonly VectorLease[]): Promise<Map<string, number>> {
+    return this.repository.vectorLeaseRevisions(leases);
   }
 
-  /** Ends a lease with a final status, if the revision embedded is still current. */
+  /** Ends leases with their final status, where the revision processed is still current. */
   completeVectorWork(
-    documentId: string,
-    revision: number,
-    lease: string,
-    status: 'ready' | 'skipped' | 'removed',
-  ): Promise<'done' | 'stale' | 'lost'> {
-    return this.repository.completeVectorWork(documentId, revision, lease, status);
+    items: readonly (VectorLease & {
+      revision: number;
+      status: 'ready' | 'skipped' | 'removed';
+    })[],
+  ): Promise<Map<string, 'done' | 'stale' | 'lost'>> {
+    return this.repository.completeVectorWork(items);
   }
 
   /** Records a failed attempt: retried later, or `error` after the last attempt. */
@@ -481,7 +482,7 @@ export class DocumentsService {
   }
 
   /** Gives leased documents back to the queue without counting the attempt. */
-  releaseVectorLeases(leases: readonly { documentId: string; lease: string }[]): Promise<number> {
+  releaseVectorLeases(leases: readonly VectorLease[]): Promise<number> {
     return this.repository.releaseVectorLeases(leases);
   }
 

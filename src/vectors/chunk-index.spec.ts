@@ -67,6 +67,41 @@ describe('ChunkIndex', () => {
     hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i][1], 5));
   });
 
+  it('filters exactly, whether it scores only the allowed documents or scans them all', () => {
+    const dimensions = 32;
+    const index = new ChunkIndex(dimensions);
+    const docs = Array.from({ length: 2000 }, (_, i) => ({
+      id: `f${i % 2}/d${i}.md`,
+      tags: [`t${i % 10}`, 'all'],
+      vector: randomVector(dimensions, i + 11),
+    }));
+    for (const d of docs) {
+      index.set({
+        documentId: d.id,
+        tags: d.tags,
+        ancestors: [d.id.split('/')[0] + '/'],
+        chunks: [{ chunkIndex: 0, vector: d.vector }],
+      });
+    }
+    const query = randomVector(dimensions, 4242);
+    const brute = (keep: (d: (typeof docs)[number]) => boolean) =>
+      docs
+        .filter(keep)
+        .map((d) => [d.id, d.vector.reduce((s, x, i) => s + x * query[i], 0)] as const)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 15)
+        .map(([id]) => id);
+    // One tag in ten: only those documents are scored.
+    expect(index.search(query, 15, { tags: ['t3'] }).map((h) => h.documentId)).toEqual(
+      brute((d) => d.tags.includes('t3')),
+    );
+    // Half of them: a full scan with the filter applied.
+    expect(
+      index.search(query, 15, { folder: 'f1/', tags: ['all'] }).map((h) => h.documentId),
+    ).toEqual(brute((d) => d.id.startsWith('f1/')));
+    expect(index.search(query, 15, { folder: 'f1/', tags: ['t4'] })).toEqual([]);
+  });
+
   it('filters by folder and by every tag', () => {
     const index = new ChunkIndex(2);
     const add = (id: string, tags: string[], ancestors: string[]) =>

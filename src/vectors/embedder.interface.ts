@@ -38,9 +38,17 @@ export interface Embedder {
 
 /** An embedding request failed; the message is safe to store and show (no secrets). */
 export class EmbeddingError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /**
+   * `true` when the provider as a whole is failing (rate limit, 5xx, network, timeout), so
+   * retrying the same inputs later may work; `false` when the inputs or the configuration
+   * are at fault (a 4xx, vectors of the wrong length).
+   */
+  readonly transient: boolean;
+
+  constructor(message: string, options: { cause?: unknown; transient?: boolean } = {}) {
+    super(message, { cause: options.cause });
     this.name = 'EmbeddingError';
+    this.transient = options.transient ?? false;
   }
 }
 

@@ -10,7 +10,10 @@ export interface Chunk {
   readonly content: string;
   /** What is embedded: a context line (title, heading path) and the content. */
   readonly text: string;
-  /** cl100k tokens of `text`; never above the chunker's `maxTokens`. */
+  /**
+   * cl100k tokens of `text`: counted exactly near the limit, else the sum of its parts'
+   * counts (within a few tokens). The exact count never exceeds the chunker's `maxTokens`.
+   */
   readonly tokens: number;
 }
 
@@ -44,6 +47,12 @@ const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/;
 const SETEXT_H1 = /^ {0,3}=+[ \t]*$/;
 const SETEXT_H2 = /^ {0,3}-+[ \t]*$/;
 const SEPARATOR_TOKENS = 2;
+/**
+ * Below this share of the hard limit a chunk's count is the sum of its parts' counts (plus
+ * separators) instead of a second pass of the tokenizer over the joined text: the two
+ * differ by a token or two, far from mattering there.
+ */
+const ESTIMATE_TRUSTED = 0.8;
 
 /**
  * Splits a markdown document into chunks for embedding.
@@ -151,7 +160,7 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
   const flush = (withOverlap: boolean): string | undefined => {
     if (!draft || draft.parts.length === 0) return undefined;
     const content = draft.parts.map((p) => p.text).join('\n\n');
-    emit(chunks, content, draft.headings, title, options.maxTokens);
+    emit(chunks, content, draft.headings, title, options.maxTokens, draft.tokens);
     const last = draft.parts[draft.parts.length - 1];
     draft = undefined;
     return withOverlap && options.overlapTokens > 0 && last.kind === 'paragraph'
@@ -206,16 +215,26 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
   return chunks;
 }
 
-/** Adds one chunk, cutting it again in the rare case the joined text is over the hard limit. */
+/**
+ * Adds one chunk. `estimate` (the counts of its parts plus separators) is used as the count
+ * when it is well under the hard limit; near the limit the joined text is counted exactly
+ * and, in the rare case it is over, cut again.
+ */
 function emit(
   chunks: Omit<Chunk, 'index'>[],
   content: string,
   headings: string[],
   title: string,
   maxTokens: number,
+  estimate = Infinity,
 ): void {
   const context = contextLine(title, headings);
   const text = context === '' ? content : `${context}\n\n${content}`;
+  const contextTokens = context === '' ? 0 : countTokens(context) + SEPARATOR_TOKENS;
+  if (contextTokens + estimate <= maxTokens * ESTIMATE_TRUSTED) {
+    chunks.push({ headings, content, text, tokens: contextTokens + estimate });
+    return;
+  }
   const tokens = countTokens(text);
   if (tokens <= maxTokens) {
     chunks.push({ headings, content, text, tokens });

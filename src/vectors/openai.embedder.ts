@@ -184,13 +184,16 @@ export class OpenAiEmbedder implements Embedder {
 
   private describe(error: unknown): EmbeddingError {
     if (error instanceof APIError) {
-      const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
-      return new EmbeddingError(`embeddings request failed${status}: ${error.message}`, {
-        cause: error,
-      });
+      const status = error.status;
+      return new EmbeddingError(
+        `embeddings request failed${status === undefined ? '' : ` (HTTP ${status})`}: ${error.message}`,
+        // No status: connection error or timeout.
+        { cause: error, transient: status === undefined || status === 429 || status >= 500 },
+      );
     }
     return new EmbeddingError(`embeddings request failed: ${(error as Error)?.message ?? error}`, {
       cause: error,
+      transient: true,
     });
   }
 }

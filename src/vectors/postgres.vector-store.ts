@@ -15,6 +15,12 @@ const CHANGE_RETENTION_MS = 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 /** Catch up in the background too, so an idle server never falls far behind. */
 const BACKGROUND_REFRESH_MS = 30 * 1000;
+/**
+ * How stale the index may be for writes made by other servers: a search reads the change
+ * log only if the last read started longer ago than this. This server's own writes are
+ * applied to the index as soon as they commit, so they are searchable at once.
+ */
+const REFRESH_INTERVAL_MS = 100;
 const LOAD_PAGE_ROWS = 5000;
 
 interface ChunkRow {
@@ -40,10 +46,11 @@ interface SyncPosition {
  * PostgreSQL has no fast vector arithmetic without pgvector (a dot product over 30 000
  * arrays takes about a second in SQL), so each server keeps an in-memory
  * {@link ChunkIndex} of every vector, loaded from the table once and then kept current
- * from `kb_chunk_vector_changes`, a change log written by trigger. Before each search the
- * server reads the log entries it has not applied yet (one indexed query, usually empty)
- * and reloads only those documents, so several servers on one database all see every
- * write, whoever made it.
+ * from `kb_chunk_vector_changes`, a change log written by trigger. Its own writes go into
+ * its index as soon as they commit; before a search it reads the log entries it has not
+ * applied yet (one indexed query, usually empty; at most every REFRESH_INTERVAL_MS) and
+ * reloads only those documents, so several servers on one database all see every write,
+ * whoever made it.
  *
  * Reading the log safely: entries are only visible once their transaction commits, which
  * is not in id order. So each read also records the transactions still running
@@ -62,6 +69,7 @@ export class PostgresVectorStore implements VectorStore {
   private refreshing: Promise<void> | undefined;
   private nextRefresh: Promise<void> | undefined;
   private lastPrune = 0;
+  private lastRefresh = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -109,44 +117,74 @@ export class PostgresVectorStore implements VectorStore {
     return { reset };
   }
 
-  async replaceDocument(points: DocumentPoints): Promise<void> {
-    const ancestors = ancestorsOf(points.documentId);
-    // One statement: stale chunks (past the new count) go, the others are overwritten.
+  async replaceDocuments(documents: readonly DocumentPoints[]): Promise<void> {
+    if (documents.length === 0) return;
+    const chunks = documents.flatMap((d) =>
+      d.chunks.map((c) => ({
+        document: d,
+        chunk: c,
+        // Per-chunk copies of the document's arrays: unnest cannot take arrays of arrays.
+        tags: JSON.stringify(d.tags),
+        ancestors: JSON.stringify(ancestorsOf(d.documentId)),
+      })),
+    );
+    // One statement for the whole batch: each document's chunks past its new count go,
+    // the others are overwritten.
     await this.dataSource.query(
       `WITH stale AS (
-         DELETE FROM kb_chunk_vectors WHERE document_id = $1 AND chunk_index >= $6::integer)
+         DELETE FROM kb_chunk_vectors t
+          USING unnest($1::text[], $2::integer[]) AS k(document_id, chunks)
+          WHERE t.document_id = k.document_id AND t.chunk_index >= k.chunks)
        INSERT INTO kb_chunk_vectors
          (document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
-       SELECT $1, c.chunk_index, $2, $3, $4::text[], $5::text[], c.heading, c.content, c.embedding
-         FROM unnest($7::integer[], $8::text[], $9::text[], $10::bytea[])
-              AS c(chunk_index, heading, content, embedding)
+       SELECT c.document_id, c.chunk_index, c.revision, c.title,
+              ARRAY(SELECT jsonb_array_elements_text(c.tags::jsonb)),
+              ARRAY(SELECT jsonb_array_elements_text(c.ancestors::jsonb)),
+              c.heading, c.content, c.embedding
+         FROM unnest($3::text[], $4::integer[], $5::integer[], $6::text[], $7::text[], $8::text[],
+                     $9::text[], $10::text[], $11::bytea[])
+              AS c(document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
        ON CONFLICT (document_id, chunk_index) DO UPDATE
           SET revision = EXCLUDED.revision, title = EXCLUDED.title, tags = EXCLUDED.tags,
               ancestors = EXCLUDED.ancestors, heading = EXCLUDED.heading,
               content = EXCLUDED.content, embedding = EXCLUDED.embedding`,
       [
-        points.documentId,
-        points.revision,
-        points.title,
-        points.tags,
-        ancestors,
-        points.chunks.length,
-        points.chunks.map((c) => c.chunkIndex),
-        points.chunks.map((c) => c.heading),
-        points.chunks.map((c) => c.content),
-        points.chunks.map((c) => encodeVector(c.vector)),
+        documents.map((d) => d.documentId),
+        documents.map((d) => d.chunks.length),
+        chunks.map((c) => c.document.documentId),
+        chunks.map((c) => c.chunk.chunkIndex),
+        chunks.map((c) => c.document.revision),
+        chunks.map((c) => c.document.title),
+        chunks.map((c) => c.tags),
+        chunks.map((c) => c.ancestors),
+        chunks.map((c) => c.chunk.heading),
+        chunks.map((c) => c.chunk.content),
+        chunks.map((c) => encodeVector(c.chunk.vector)),
       ],
     );
+    // Committed: this server's index takes the new chunks now (the change log brings the
+    // same rows back later; setting them again is harmless).
+    for (const document of documents) {
+      this.index?.set({
+        documentId: document.documentId,
+        tags: document.tags,
+        ancestors: ancestorsOf(document.documentId),
+        chunks: document.chunks.map((c) => ({ chunkIndex: c.chunkIndex, vector: c.vector })),
+      });
+    }
   }
 
-  async deleteDocument(documentId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM kb_chunk_vectors WHERE document_id = $1`, [
-      documentId,
-    ]);
+  async deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.dataSource.query(
+      `DELETE FROM kb_chunk_vectors WHERE document_id = ANY($1::text[])`,
+      [documentIds],
+    );
+    for (const documentId of documentIds) this.index?.remove(documentId);
   }
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
-    await this.refresh();
+    if (!this.index || Date.now() - this.lastRefresh >= REFRESH_INTERVAL_MS) await this.refresh();
     const hits = this.index!.search(vector, options.limit, options);
     if (hits.length === 0) return [];
     const rows: {
@@ -222,6 +260,7 @@ export class PostgresVectorStore implements VectorStore {
 
   private async catchUp(): Promise<void> {
     if (this.closed) return;
+    this.lastRefresh = Date.now();
     if (!this.index || !this.position) return this.load();
     const [log]: {
       generation: number;
@@ -307,6 +346,9 @@ export class PostgresVectorStore implements VectorStore {
       }
       await runner.query('COMMIT');
       this.index = index;
+      // A write of this server that committed during the load went into the old index:
+      // the next search reads the log first.
+      this.lastRefresh = 0;
       this.position = {
         generation: head.generation,
         appliedId: head.max_id,

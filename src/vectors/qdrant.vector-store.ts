@@ -102,46 +102,54 @@ export class QdrantVectorStore implements VectorStore {
     return { reset: false };
   }
 
-  async replaceDocument(points: DocumentPoints): Promise<void> {
-    const ancestors = ancestorsOf(points.documentId);
-    for (let start = 0; start < points.chunks.length; start += UPSERT_BATCH) {
+  async replaceDocuments(documents: readonly DocumentPoints[]): Promise<void> {
+    if (documents.length === 0) return;
+    const points = documents.flatMap((document) => {
+      const ancestors = ancestorsOf(document.documentId);
+      return document.chunks.map((chunk) => ({
+        id: pointId(document.documentId, chunk.chunkIndex),
+        vector: Array.from(chunk.vector),
+        payload: {
+          document_id: document.documentId,
+          chunk_index: chunk.chunkIndex,
+          revision: document.revision,
+          title: document.title,
+          tags: [...document.tags],
+          ancestors,
+          heading: chunk.heading,
+          content: chunk.content,
+        } satisfies ChunkPayload,
+      }));
+    });
+    for (let start = 0; start < points.length; start += UPSERT_BATCH) {
       await this.call('upsert', () =>
         this.client.upsert(this.collection, {
           wait: true,
-          points: points.chunks.slice(start, start + UPSERT_BATCH).map((chunk) => ({
-            id: pointId(points.documentId, chunk.chunkIndex),
-            vector: Array.from(chunk.vector),
-            payload: {
-              document_id: points.documentId,
-              chunk_index: chunk.chunkIndex,
-              revision: points.revision,
-              title: points.title,
-              tags: [...points.tags],
-              ancestors,
-              heading: chunk.heading,
-              content: chunk.content,
-            } satisfies ChunkPayload,
-          })),
+          points: points.slice(start, start + UPSERT_BATCH),
         }),
       );
     }
-    // Whatever is left of other revisions (a longer earlier version) goes.
+    // Whatever is left of other revisions (a longer earlier version) goes, for every
+    // document of the batch in one request.
     await this.call('delete of other revisions', () =>
       this.client.delete(this.collection, {
         wait: true,
         filter: {
-          must: [{ key: 'document_id', match: { value: points.documentId } }],
-          must_not: [{ key: 'revision', match: { value: points.revision } }],
+          should: documents.map((document) => ({
+            must: [{ key: 'document_id', match: { value: document.documentId } }],
+            must_not: [{ key: 'revision', match: { value: document.revision } }],
+          })),
         },
       }),
     );
   }
 
-  async deleteDocument(documentId: string): Promise<void> {
+  async deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    if (documentIds.length === 0) return;
     await this.call('delete', () =>
       this.client.delete(this.collection, {
         wait: true,
-        filter: { must: [{ key: 'document_id', match: { value: documentId } }] },
+        filter: { must: [{ key: 'document_id', match: { any: [...documentIds] } }] },
       }),
     );
   }

@@ -1,3 +1,4 @@
+import { getEncoding } from 'js-tiktoken';
 import { countTokens, splitAtTokens, splitByTokens, tailTokens } from './tokenizer';
 
 describe('tokenizer', () => {
@@ -5,6 +6,22 @@ describe('tokenizer', () => {
     expect(countTokens('')).toBe(0);
     expect(countTokens('hello world')).toBe(2);
     expect(countTokens('tiktoken is great!')).toBe(6);
+  });
+
+  it('never counts fewer tokens than the encoder gives for the whole text, and only a few more', () => {
+    const exact = getEncoding('cl100k_base');
+    const text = [
+      '# Heading\n\nThe listener reconnects; the worker claims documents (SKIP LOCKED).',
+      '```ts\nconst x = await fetch("https://example.com/a/b?c=1");\n```',
+      'Ünïcödé, 日本語のテキスト, emoji 🎉 and numbers 1234567.\n\n- a list\n- of items',
+    ].join('\n\n');
+    const whole = exact.encode(text, [], []).length;
+    expect(countTokens(text)).toBeGreaterThanOrEqual(whole);
+    expect(countTokens(text)).toBeLessThanOrEqual(whole * 1.1);
+  });
+
+  it('treats special tokens in a document as plain text', () => {
+    expect(countTokens('before <|endoftext|> after')).toBeGreaterThan(3);
   });
 
   it('splits text at a token budget without losing any of it', () => {

@@ -60,12 +60,13 @@ export interface VectorStore {
    */
   init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }>;
   /**
-   * Makes `points` the document's only points: upserts them (ids are deterministic per
+   * Makes each document's `points` its only points: upserts them (ids are deterministic per
    * document and chunk index) and deletes the document's points of any other revision.
+   * Several documents go in one call (one statement or request where the store allows).
    */
-  replaceDocument(points: DocumentPoints): Promise<void>;
-  /** Deletes every point of the document (no-op when there are none). */
-  deleteDocument(documentId: string): Promise<void>;
+  replaceDocuments(documents: readonly DocumentPoints[]): Promise<void>;
+  /** Deletes every point of these documents (no-op for those without any). */
+  deleteDocuments(documentIds: readonly string[]): Promise<void>;
   /** Best chunk per document, best documents first, at most `options.limit` of them. */
   search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]>;
   check(): Promise<VectorStoreCheck>;

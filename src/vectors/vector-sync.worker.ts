@@ -2,17 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { VectorWorkRow } from '../documents/documents.repository';
 import { DocumentsService } from '../documents/documents.service';
-import { EMBEDDER, Embedder } from './embedder.interface';
-import { chunkMarkdown, ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from './markdown-chunker';
+import { LeaseDeadline, leaseOf, VectorBatchProcessor } from './vector-batch.processor';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
-import { SyncResult, VectorsMetrics } from './vectors.metrics';
 
-/** Longest wait between two retries of a failed document. */
-const MAX_RETRY_MS = 5 * 60 * 1000;
-/** When a document in `error` gets one more attempt (from the recovery sweep). */
-const ERROR_RETRY_MS = 15 * 60 * 1000;
-/** How long a stopping worker lets documents in progress finish before aborting them. */
+/** Documents claimed and processed together (one embed call, one store write, one update). */
+export const BATCH_DOCUMENTS = 16;
+/** How long a stopping worker lets batches in progress finish before aborting them. */
 const STOP_GRACE_MS = 5000;
 /** Waits after the queue itself (PostgreSQL) failed, doubling up to the cap. */
 const QUEUE_ERROR_BASE_MS = 500;
@@ -20,33 +16,29 @@ const QUEUE_ERROR_MAX_MS = 30_000;
 /** Longest sleep before looking at a due retry again (clocks of servers may differ a little). */
 const MAX_IDLE_MS = 60_000;
 
-interface Task {
-  readonly item: VectorWorkRow;
+interface Batch {
+  readonly items: readonly VectorWorkRow[];
   readonly abort: AbortController;
   readonly done: Promise<void>;
 }
 
-/** Thrown inside a task when its lease would expire before it could finish. */
-class LeaseDeadline extends Error {}
-
 /**
- * The sync worker: claims pending documents (several workers and processes share the queue
- * through `FOR UPDATE SKIP LOCKED` and a lease), chunks them, embeds the chunks in batches,
- * replaces the document's points in the store, and marks the document `ready` only if the
- * revision it embedded is still current; otherwise the document stays pending and is
- * redone. Deleted documents lose their points (`removed`); skipped prefixes and empty
- * bodies get `skipped`. Failures are retried with exponential backoff, then `error`.
+ * The sync worker's loop: claims pending documents in batches (several workers and
+ * processes share the queue through `FOR UPDATE SKIP LOCKED` and a lease that keeps a
+ * document with one worker until it is done, even across content changes) and hands each
+ * batch to {@link VectorBatchProcessor}. At most `VECTOR_WORKER_CONCURRENCY` batches are in
+ * progress at once.
  *
- * At most `VECTOR_WORKER_CONCURRENCY` documents are in progress at once. It sleeps when the
- * queue is empty and wakes on {@link wake} (a notification, a sweep) or when a retry is due.
- * {@link stop} lets documents in progress finish for a moment, then aborts them and gives
+ * It sleeps when the queue is empty and wakes on {@link wake} (a notification, a sweep), when
+ * a batch finishes, or when the next retry or lease expiry recorded in the table is due.
+ * A batch still running when its lease is about to expire is aborted and counted as a
+ * failed attempt. {@link stop} lets batches finish for a moment, then aborts them and gives
  * their leases back, so nothing is left claimed.
  */
 @Injectable()
 export class VectorSyncWorker {
   private readonly logger = new Logger('VectorSyncWorker');
-  private readonly tasks = new Map<string, Task>();
-  private readonly chunker: ChunkerOptions;
+  private readonly batches = new Set<Batch>();
   private running = false;
   private loop: Promise<void> | undefined;
   private wakeRequested = false;
@@ -58,18 +50,16 @@ export class VectorSyncWorker {
   constructor(
     private readonly config: AppConfig,
     private readonly documents: DocumentsService,
-    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    private readonly processor: VectorBatchProcessor,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
-    private readonly metrics: VectorsMetrics,
-  ) {
-    this.chunker = { ...DEFAULT_CHUNKER_OPTIONS, maxTokens: embedder.maxInputTokens };
-  }
+  ) {}
 
-  get state(): { running: boolean; in_progress: number; concurrency: number } {
+  get state(): { running: boolean; in_progress: number; batches: number; concurrency: number } {
     return {
       running: this.running,
-      in_progress: this.tasks.size,
+      in_progress: [...this.batches].reduce((n, b) => n + b.items.length, 0),
+      batches: this.batches.size,
       concurrency: this.config.vectorWorkerConcurrency,
     };
   }
@@ -96,7 +86,7 @@ export class VectorSyncWorker {
       try {
         if (await this.documents.exists(documentId)) return;
         await this.stores.ready();
-        await this.store.deleteDocument(documentId);
+        await this.store.deleteDocuments([documentId]);
       } catch (error) {
         this.logger.warn(`points of purged ${documentId} not deleted: ${String(error)}`);
       }
@@ -109,17 +99,15 @@ export class VectorSyncWorker {
     this.signalStop();
     this.wake();
     await this.loop;
-    const all = () => Promise.allSettled([...this.tasks.values()].map((t) => t.done));
+    const all = () => Promise.allSettled([...this.batches].map((b) => b.done));
     if (!(await settlesWithin(all(), STOP_GRACE_MS))) {
-      this.logger.log(`stopping: aborting ${this.tasks.size} documents in progress`);
-      for (const task of this.tasks.values()) task.abort.abort();
+      this.logger.log(`stopping: aborting ${this.state.in_progress} documents in progress`);
+      for (const batch of this.batches) batch.abort.abort();
       await settlesWithin(all(), STOP_GRACE_MS);
     }
-    // Tasks that did not wind down in time: their leases are given back here.
-    const left = [...this.tasks.values()].map((t) => ({
-      documentId: t.item.document_id,
-      lease: t.item.lease,
-    }));
+    // Batches that did not wind down in time: their leases are given back here (a lease
+    // already ended does not match and is left alone).
+    const left = [...this.batches].flatMap((b) => b.items.map(leaseOf));
     if (left.length > 0) await this.documents.releaseVectorLeases(left).catch(() => 0);
     await this.purges;
   }
@@ -127,16 +115,15 @@ export class VectorSyncWorker {
   private async run(): Promise<void> {
     let failures = 0;
     while (this.running) {
-      const free = this.config.vectorWorkerConcurrency - this.tasks.size;
-      if (free <= 0) {
-        // Every slot busy: wait for one to free up (or for stop), whatever wakes arrive.
-        await Promise.race([...[...this.tasks.values()].map((t) => t.done), this.stopping]);
+      if (this.batches.size >= this.config.vectorWorkerConcurrency) {
+        // Every slot busy: wait for a batch to finish (or for stop), whatever wakes arrive.
+        await Promise.race([...[...this.batches].map((b) => b.done), this.stopping]);
         continue;
       }
       this.wakeRequested = false;
       let claimed: VectorWorkRow[];
       try {
-        claimed = await this.documents.claimVectorWork(free, this.config.vectorLeaseMs);
+        claimed = await this.documents.claimVectorWork(BATCH_DOCUMENTS, this.config.vectorLeaseMs);
         failures = 0;
       } catch (error) {
         failures++;
@@ -149,124 +136,32 @@ export class VectorSyncWorker {
         await this.documents.releaseVectorLeases(claimed.map(leaseOf)).catch(() => 0);
         break;
       }
-      for (const item of claimed) this.begin(item);
-      // A full claim means more may be waiting: look again at once. Otherwise sleep until
-      // woken, or until the next retry or lease expiry is due (whoever scheduled it).
-      if (claimed.length < free && !this.wakeRequested) await this.sleep(await this.nextDue());
+      if (claimed.length > 0) this.begin(claimed);
+      // A full batch means more may be waiting: claim again at once. A partial one means
+      // the queue was empty: sleep until woken (a finishing batch wakes the loop). Nothing
+      // at all: also wake when the next retry or lease expiry is due.
+      if (claimed.length === BATCH_DOCUMENTS || this.wakeRequested) continue;
+      await this.sleep(claimed.length === 0 ? await this.nextDue() : undefined);
     }
   }
 
-  private begin(item: VectorWorkRow): void {
+  private begin(items: VectorWorkRow[]): void {
     const abort = new AbortController();
     const deadline = setTimeout(
-      () => abort.abort(new LeaseDeadline('the lease ran out before the document was done')),
-      // Stop early enough to give the document back before another worker may take it.
+      () => abort.abort(new LeaseDeadline('the lease ran out before the batch was done')),
+      // Stop early enough to record the failure before another worker may take them.
       Math.max(1000, this.config.vectorLeaseMs - 5000),
     );
-    const done = this.process(item, abort.signal)
-      .then((result) => this.metrics.documents.inc({ result }))
-      .catch((error) => this.logger.error(`${item.document_id}: ${String(error)}`))
-      .finally(() => {
+    const batch: Batch = {
+      items,
+      abort,
+      done: this.processor.process(items, abort.signal).finally(() => {
         clearTimeout(deadline);
-        this.tasks.delete(item.document_id);
+        this.batches.delete(batch);
         this.wake();
-      });
-    this.tasks.set(item.document_id, { item, abort, done });
-  }
-
-  private async process(item: VectorWorkRow, signal: AbortSignal): Promise<SyncResult> {
-    const id = item.document_id;
-    try {
-      await this.stores.ready();
-      if (item.deleted) {
-        await this.store.deleteDocument(id);
-        return this.finish(item, 'removed');
-      }
-      if (this.isSkipped(id) || item.body.trim() === '') {
-        await this.store.deleteDocument(id);
-        return this.finish(item, 'skipped');
-      }
-      const chunks = chunkMarkdown(item.body, item.title, this.chunker);
-      const vectors = await this.embedder.embed(
-        chunks.map((c) => c.text),
-        { signal },
-      );
-      signal.throwIfAborted();
-      // The document may have changed (or the lease been lost) while it was embedded:
-      // writing then would only put back vectors that are about to be replaced.
-      const current = await this.documents.vectorLeaseRevision(id, item.lease);
-      if (current === null) return this.lost(item);
-      if (current === item.revision) {
-        await this.store.replaceDocument({
-          documentId: id,
-          revision: item.revision,
-          title: item.title,
-          tags: item.tags,
-          chunks: chunks.map((chunk, i) => ({
-            chunkIndex: chunk.index,
-            vector: vectors[i],
-            heading: chunk.headings.join(' › '),
-            content: chunk.content,
-          })),
-        });
-      }
-      return this.finish(item, 'ready');
-    } catch (error) {
-      if (signal.aborted && !(signal.reason instanceof LeaseDeadline)) {
-        await this.documents.releaseVectorLeases([leaseOf(item)]);
-        return 'stale';
-      }
-      return this.fail(item, error);
-    }
-  }
-
-  private async finish(item: VectorWorkRow, status: 'ready' | 'skipped' | 'removed') {
-    const outcome = await this.documents.completeVectorWork(
-      item.document_id,
-      item.revision,
-      item.lease,
-      status,
-    );
-    if (outcome === 'lost') return this.lost(item);
-    if (outcome === 'stale') {
-      this.logger.debug(`${item.document_id} changed while it was processed: redoing it`);
-      return 'stale';
-    }
-    return status;
-  }
-
-  private async fail(item: VectorWorkRow, error: unknown): Promise<SyncResult> {
-    const message = error instanceof Error ? error.message : String(error);
-    const retryMs = Math.round(
-      Math.min(MAX_RETRY_MS, this.config.vectorRetryBaseMs * 2 ** (item.attempts - 1)) *
-        (0.8 + Math.random() * 0.4),
-    );
-    const outcome = await this.documents.failVectorWork(
-      item.document_id,
-      item.revision,
-      item.lease,
-      message,
-      { maxAttempts: this.config.vectorMaxAttempts, retryMs, errorRetryMs: ERROR_RETRY_MS },
-    );
-    if (outcome === 'retry') {
-      this.logger.warn(
-        `${item.document_id}: attempt ${item.attempts} failed, retrying in ${retryMs} ms: ${message}`,
-      );
-    } else if (outcome === 'error') {
-      this.logger.error(
-        `${item.document_id}: failed ${item.attempts} times, status error: ${message}`,
-      );
-    }
-    return outcome === 'lost' ? this.lost(item) : outcome;
-  }
-
-  private lost(item: VectorWorkRow): SyncResult {
-    this.logger.warn(`${item.document_id}: lease lost (expired and taken over); result dropped`);
-    return 'stale';
-  }
-
-  private isSkipped(documentId: string): boolean {
-    return this.config.vectorSkipPrefixes.some((prefix) => documentId.startsWith(prefix));
+      }),
+    };
+    this.batches.add(batch);
   }
 
   /** Milliseconds until the next retry or lease expiry (capped), `undefined` when none. */
@@ -295,10 +190,6 @@ export class VectorSyncWorker {
       this.wakeWaiter = done;
     });
   }
-}
-
-function leaseOf(item: VectorWorkRow): { documentId: string; lease: string } {
-  return { documentId: item.document_id, lease: item.lease };
 }
 
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

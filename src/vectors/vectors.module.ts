@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { DocumentsModule } from '../documents/documents.module';
 import { SearchService } from './search.service';
 import { warmTokenizer } from './tokenizer';
+import { VectorBatchProcessor } from './vector-batch.processor';
 import { VectorRecoverySweep } from './vector-recovery.sweep';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
@@ -29,6 +30,7 @@ import { embedderProvider, vectorStoreProvider } from './vectors.providers';
     embedderProvider,
     vectorStoreProvider,
     VectorStoreInitializer,
+    VectorBatchProcessor,
     VectorSyncWorker,
     VectorSyncListener,
     VectorRecoverySweep,
