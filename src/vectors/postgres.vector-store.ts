@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ChunkIndex, IndexedChunk, IndexedDocument } from './chunk-index';
-import { ancestorsOf, decodeVector, encodeVector } from './vector-payload';
+import { PostgresVectorReplica } from './postgres-vector.replica';
+import { ancestorsOf, encodeVector } from './vector-payload';
 import {
   DocumentPoints,
   VectorHit,
@@ -10,52 +10,14 @@ import {
   VectorStoreCheck,
 } from './vector-store.interface';
 
-/** Change-log rows older than this are pruned; a server further behind reloads everything. */
-const CHANGE_RETENTION_MS = 60 * 60 * 1000;
-const PRUNE_EVERY_MS = 10 * 60 * 1000;
-/** Catch up in the background too, so an idle server never falls far behind. */
-const BACKGROUND_REFRESH_MS = 30 * 1000;
-/**
- * How stale the index may be for writes made by other servers: a search reads the change
- * log only if the last read started longer ago than this. This server's own writes are
- * applied to the index as soon as they commit, so they are searchable at once.
- */
-const REFRESH_INTERVAL_MS = 100;
-const LOAD_PAGE_ROWS = 5000;
-
-interface ChunkRow {
-  document_id: string;
-  chunk_index: number;
-  tags: string[];
-  ancestors: string[];
-  embedding: Buffer;
-}
-
-interface SyncPosition {
-  generation: number;
-  /** Highest change id applied (bigint as text). */
-  appliedId: string;
-  /** Transactions running when the log was last read: their changes may still appear. */
-  inProgress: string[];
-}
-
 /**
  * The PostgreSQL vector store: one row per chunk in `kb_chunk_vectors` (the vector as
  * float32 bytes; pgvector is not assumed), searched exactly by cosine.
  *
  * PostgreSQL has no fast vector arithmetic without pgvector (a dot product over 30 000
- * arrays takes about a second in SQL), so each server keeps an in-memory
- * {@link ChunkIndex} of every vector, loaded from the table once and then kept current
- * from `kb_chunk_vector_changes`, a change log written by trigger. Its own writes go into
- * its index as soon as they commit; before a search it reads the log entries it has not
- * applied yet (one indexed query, usually empty; at most every REFRESH_INTERVAL_MS) and
- * reloads only those documents, so several servers on one database all see every write,
- * whoever made it.
- *
- * Reading the log safely: entries are only visible once their transaction commits, which
- * is not in id order. So each read also records the transactions still running
- * (`pg_snapshot_xip`), and the next read takes entries with a higher id *or* written by one
- * of those transactions. A transaction that starts later gets higher ids.
+ * arrays takes about a second in SQL), so the search itself runs on each server's
+ * in-memory copy of the vectors ({@link PostgresVectorReplica}), kept current from a change
+ * log; the table stays the truth, and snippets are read from it.
  *
  * Scale limit: memory of 4 × dimensions bytes per chunk on every server (30 000 chunks of
  * the local embedder's 768 dimensions ≈ 92 MB), and a search scans every chunk.
@@ -63,20 +25,11 @@ interface SyncPosition {
 export class PostgresVectorStore implements VectorStore {
   readonly name = 'postgres' as const;
   private readonly logger = new Logger('PostgresVectorStore');
-  private dimensions = 0;
-  private index: ChunkIndex | undefined;
-  private position: SyncPosition | undefined;
-  private refreshing: Promise<void> | undefined;
-  private nextRefresh: Promise<void> | undefined;
-  private lastPrune = 0;
-  private lastRefresh = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+  private replica: PostgresVectorReplica | undefined;
 
   constructor(private readonly dataSource: DataSource) {}
 
   async init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }> {
-    this.dimensions = embedder.dimensions;
     const runner = this.dataSource.createQueryRunner('master');
     await runner.connect();
     let reset = false;
@@ -110,10 +63,10 @@ export class PostgresVectorStore implements VectorStore {
     } finally {
       await runner.release();
     }
-    this.timer = setInterval(() => {
-      if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
-    }, BACKGROUND_REFRESH_MS);
-    this.timer.unref();
+    await this.replica?.close();
+    this.replica = new PostgresVectorReplica(this.dataSource, embedder.dimensions);
+    // Loaded in the background, so the first search does not wait for it.
+    this.replica.refresh().catch((e) => this.logger.warn(`loading vectors: ${String(e)}`));
     return { reset };
   }
 
@@ -162,16 +115,9 @@ export class PostgresVectorStore implements VectorStore {
         chunks.map((c) => encodeVector(c.chunk.vector)),
       ],
     );
-    // Committed: this server's index takes the new chunks now (the change log brings the
+    // Committed: this server's copy takes the new chunks now (the change log brings the
     // same rows back later; setting them again is harmless).
-    for (const document of documents) {
-      this.index?.set({
-        documentId: document.documentId,
-        tags: document.tags,
-        ancestors: ancestorsOf(document.documentId),
-        chunks: document.chunks.map((c) => ({ chunkIndex: c.chunkIndex, vector: c.vector })),
-      });
-    }
+    this.replica?.apply(documents);
   }
 
   async deleteDocuments(documentIds: readonly string[]): Promise<void> {
@@ -180,12 +126,12 @@ export class PostgresVectorStore implements VectorStore {
       `DELETE FROM kb_chunk_vectors WHERE document_id = ANY($1::text[])`,
       [documentIds],
     );
-    for (const documentId of documentIds) this.index?.remove(documentId);
+    this.replica?.remove(documentIds);
   }
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
-    if (!this.index || Date.now() - this.lastRefresh >= REFRESH_INTERVAL_MS) await this.refresh();
-    const hits = this.index!.search(vector, options.limit, options);
+    if (!this.replica) throw new Error('the PostgreSQL vector store is not initialised');
+    const hits = await this.replica.search(vector, options.limit, options);
     if (hits.length === 0) return [];
     const rows: {
       document_id: string;
@@ -220,10 +166,10 @@ export class PostgresVectorStore implements VectorStore {
         store: this.name,
         embedder: meta?.embedder ?? null,
         dimensions: meta?.dimensions ?? null,
-        index_loaded: this.index !== undefined,
-        indexed_documents: this.index?.documentCount ?? 0,
-        indexed_chunks: this.index?.chunkCount ?? 0,
-        index_bytes: this.index?.vectorBytes ?? 0,
+        index_loaded: this.replica?.stats.loaded ?? false,
+        indexed_documents: this.replica?.stats.documents ?? 0,
+        indexed_chunks: this.replica?.stats.chunks ?? 0,
+        index_bytes: this.replica?.stats.bytes ?? 0,
       },
     };
   }
@@ -233,171 +179,11 @@ export class PostgresVectorStore implements VectorStore {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.refreshing?.catch(() => undefined);
+    await this.replica?.close();
   }
 
-  /**
-   * Brings the in-memory index up to date with the table. Concurrent callers share one
-   * refresh; the first call (or one after the log was pruned past us) loads everything.
-   */
+  /** Reads the change log now (a search does it at most every 100 ms). */
   refresh(): Promise<void> {
-    if (!this.refreshing) {
-      this.refreshing = this.catchUp().finally(() => (this.refreshing = undefined));
-      return this.refreshing;
-    }
-    // The running refresh may have read the log before the caller's latest write
-    // committed: the caller waits for the next one, which all later callers share.
-    this.nextRefresh ??= this.refreshing
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRefresh = undefined;
-        return this.refresh();
-      });
-    return this.nextRefresh;
+    return this.replica?.refresh() ?? Promise.resolve();
   }
-
-  private async catchUp(): Promise<void> {
-    if (this.closed) return;
-    this.lastRefresh = Date.now();
-    if (!this.index || !this.position) return this.load();
-    const [log]: {
-      generation: number;
-      pruned_through: string;
-      in_progress: string[];
-      documents: string[];
-      max_id: string | null;
-    }[] = await this.dataSource.query(
-      `SELECT m.generation, m.pruned_through::text AS pruned_through,
-              ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
-              ARRAY(SELECT DISTINCT document_id FROM kb_chunk_vector_changes
-                     WHERE id > $1::bigint OR xid = ANY($2::xid8[])) AS documents,
-              (SELECT max(id)::text FROM kb_chunk_vector_changes WHERE id > $1::bigint) AS max_id
-         FROM kb_chunk_vector_meta m`,
-      [this.position.appliedId, this.position.inProgress],
-    );
-    if (
-      !log ||
-      log.generation !== this.position.generation ||
-      BigInt(log.pruned_through) > BigInt(this.position.appliedId)
-    ) {
-      return this.load();
-    }
-    if (log.documents.length > 0) {
-      const rows: ChunkRow[] = await this.dataSource.query(
-        `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors
-          WHERE document_id = ANY($1::text[]) ORDER BY document_id, chunk_index`,
-        [log.documents],
-      );
-      const documents = groupRows(rows);
-      for (const documentId of log.documents) {
-        this.index.set(documents.get(documentId) ?? emptyDocument(documentId));
-      }
-    }
-    this.position = {
-      generation: log.generation,
-      appliedId: log.max_id ?? this.position.appliedId,
-      inProgress: log.in_progress,
-    };
-    await this.pruneNowAndThen();
-  }
-
-  /** Reads every vector in one consistent snapshot, then swaps the new index in. */
-  private async load(): Promise<void> {
-    const started = Date.now();
-    const runner = this.dataSource.createQueryRunner('slave');
-    await runner.connect();
-    try {
-      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const [head]: {
-        generation: number;
-        in_progress: string[];
-        max_id: string;
-      }[] = await runner.query(
-        `SELECT m.generation,
-                ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
-                (SELECT COALESCE(max(id), 0)::text FROM kb_chunk_vector_changes) AS max_id
-           FROM kb_chunk_vector_meta m`,
-      );
-      if (!head)
-        throw new Error('the vector store is not initialised (no kb_chunk_vector_meta row)');
-      const index = new ChunkIndex(this.dimensions);
-      const select = `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors`;
-      for (let after = ''; ;) {
-        const rows: ChunkRow[] = await runner.query(
-          `${select} WHERE document_id > $1 ORDER BY document_id, chunk_index LIMIT ${LOAD_PAGE_ROWS}`,
-          [after],
-        );
-        if (rows.length < LOAD_PAGE_ROWS) {
-          for (const document of groupRows(rows).values()) index.set(document);
-          break;
-        }
-        // A full page may end inside a document: that one is read again with the next page.
-        const last = rows[rows.length - 1].document_id;
-        let complete = rows.filter((r) => r.document_id !== last);
-        if (complete.length === 0) {
-          complete = await runner.query(`${select} WHERE document_id = $1 ORDER BY chunk_index`, [
-            last,
-          ]);
-        }
-        for (const document of groupRows(complete).values()) index.set(document);
-        after = complete[complete.length - 1].document_id;
-      }
-      await runner.query('COMMIT');
-      this.index = index;
-      // A write of this server that committed during the load went into the old index:
-      // the next search reads the log first.
-      this.lastRefresh = 0;
-      this.position = {
-        generation: head.generation,
-        appliedId: head.max_id,
-        inProgress: head.in_progress,
-      };
-      this.logger.log(
-        `loaded ${index.chunkCount} chunk vectors of ${index.documentCount} documents in ${Date.now() - started} ms`,
-      );
-    } catch (error) {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
-  }
-
-  private async pruneNowAndThen(): Promise<void> {
-    if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
-    this.lastPrune = Date.now();
-    await this.dataSource.query(
-      `WITH gone AS (
-         DELETE FROM kb_chunk_vector_changes
-          WHERE changed_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
-         RETURNING id)
-       UPDATE kb_chunk_vector_meta
-          SET pruned_through = GREATEST(pruned_through, (SELECT COALESCE(max(id), 0) FROM gone))`,
-      [CHANGE_RETENTION_MS],
-    );
-  }
-}
-
-function groupRows(rows: ChunkRow[]): Map<string, IndexedDocument> {
-  const documents = new Map<string, IndexedDocument & { chunks: IndexedChunk[] }>();
-  for (const row of rows) {
-    let document = documents.get(row.document_id);
-    if (!document) {
-      document = {
-        documentId: row.document_id,
-        tags: row.tags,
-        ancestors: row.ancestors,
-        chunks: [],
-      };
-      documents.set(row.document_id, document);
-    }
-    document.chunks.push({ chunkIndex: row.chunk_index, vector: decodeVector(row.embedding) });
-  }
-  return documents;
-}
-
-function emptyDocument(documentId: string): IndexedDocument {
-  return { documentId, tags: [], ancestors: [], chunks: [] };
 }
