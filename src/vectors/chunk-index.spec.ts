@@ -125,6 +125,22 @@ describe('ChunkIndex', () => {
     expect(ids({ folder: 'nope/' })).toEqual([]);
   });
 
+  it('tells which revision and how many chunks it holds for a document', () => {
+    const index = new ChunkIndex(2);
+    expect(index.versionOf('a')).toBeUndefined();
+    index.set({
+      documentId: 'a',
+      revision: 7,
+      tags: [],
+      ancestors: [],
+      chunks: [
+        { chunkIndex: 0, vector: unit([1, 0]) },
+        { chunkIndex: 1, vector: unit([0, 1]) },
+      ],
+    });
+    expect(index.versionOf('a')).toEqual({ revision: 7, chunks: 2 });
+  });
+
   it('replaces and removes documents, reusing their slots', () => {
     const index = new ChunkIndex(2);
     const chunks = (n: number, v: number[]) =>

@@ -6,6 +6,8 @@ export interface IndexedChunk {
 /** A document as the in-memory index holds it. */
 export interface IndexedDocument {
   readonly documentId: string;
+  /** Revision the chunks were embedded from (lets a reader skip what it already holds). */
+  readonly revision?: number;
   readonly tags: readonly string[];
   readonly ancestors: readonly string[];
   readonly chunks: readonly IndexedChunk[];
@@ -26,6 +28,7 @@ export interface IndexHit {
 
 interface Entry {
   readonly documentId: string;
+  readonly revision: number | undefined;
   readonly ordinal: number;
   readonly slots: number[];
   readonly tags: readonly string[];
@@ -81,6 +84,12 @@ export class ChunkIndex {
     return this.columns.byteLength;
   }
 
+  /** Revision and chunk count held for a document, `undefined` when none. */
+  versionOf(documentId: string): { revision: number | undefined; chunks: number } | undefined {
+    const entry = this.byId.get(documentId);
+    return entry && { revision: entry.revision, chunks: entry.slots.length };
+  }
+
   /** Replaces the document's chunks (no chunks: removes it). */
   set(document: IndexedDocument): void {
     this.remove(document.documentId);
@@ -95,6 +104,7 @@ export class ChunkIndex {
     const ordinal = this.freeOrdinals.pop() ?? this.entries.length;
     const entry: Entry = {
       documentId: document.documentId,
+      revision: document.revision,
       ordinal,
       slots: [],
       tags: [...new Set(document.tags)],

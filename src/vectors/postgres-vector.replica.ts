@@ -17,9 +17,13 @@ const BACKGROUND_REFRESH_MS = 30 * 1000;
 const REFRESH_INTERVAL_MS = 100;
 const LOAD_PAGE_ROWS = 1000;
 
+const SELECT_CHUNKS = `SELECT document_id, chunk_index, revision, tags, ancestors, embedding
+                         FROM kb_chunk_vectors`;
+
 interface ChunkRow {
   document_id: string;
   chunk_index: number;
+  revision: number;
   tags: string[];
   ancestors: string[];
   embedding: Buffer;
@@ -87,6 +91,7 @@ export class PostgresVectorReplica {
     for (const document of documents) {
       this.index?.set({
         documentId: document.documentId,
+        revision: document.revision,
         tags: document.tags,
         ancestors: ancestorsOf(document.documentId),
         chunks: document.chunks.map((c) => ({ chunkIndex: c.chunkIndex, vector: c.vector })),
@@ -151,14 +156,34 @@ export class PostgresVectorReplica {
     ) {
       return this.load();
     }
-    if (log.documents.length > 0) {
+    // In pages, so that a large catch-up (a bulk re-index elsewhere) never holds the event
+    // loop for long; and only documents whose revision or chunk count differ from what this
+    // server holds are read in full (its own writes are usually already here).
+    for (let at = 0; at < log.documents.length; at += LOAD_PAGE_ROWS) {
+      const page = log.documents.slice(at, at + LOAD_PAGE_ROWS);
+      const stored: { document_id: string; revision: number; chunks: number }[] =
+        await this.dataSource.query(
+          `SELECT document_id, min(revision) AS revision, count(*)::int AS chunks
+             FROM kb_chunk_vectors WHERE document_id = ANY($1::text[]) GROUP BY document_id`,
+          [page],
+        );
+      const current = new Map(stored.map((r) => [r.document_id, r]));
+      const stale: string[] = [];
+      for (const documentId of page) {
+        const row = current.get(documentId);
+        const held = this.index.versionOf(documentId);
+        if (!row) this.index.remove(documentId);
+        else if (held?.revision !== row.revision || held.chunks !== row.chunks) {
+          stale.push(documentId);
+        }
+      }
+      if (stale.length === 0) continue;
       const rows: ChunkRow[] = await this.dataSource.query(
-        `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors
-          WHERE document_id = ANY($1::text[]) ORDER BY document_id, chunk_index`,
-        [log.documents],
+        `${SELECT_CHUNKS} WHERE document_id = ANY($1::text[]) ORDER BY document_id, chunk_index`,
+        [stale],
       );
       const documents = groupRows(rows);
-      for (const documentId of log.documents) {
+      for (const documentId of stale) {
         this.index.set(documents.get(documentId) ?? emptyDocument(documentId));
       }
     }
@@ -190,7 +215,7 @@ export class PostgresVectorReplica {
       if (!head)
         throw new Error('the vector store is not initialised (no kb_chunk_vector_meta row)');
       const index = new ChunkIndex(this.dimensions);
-      const select = `SELECT document_id, chunk_index, tags, ancestors, embedding FROM kb_chunk_vectors`;
+      const select = SELECT_CHUNKS;
       for (let after = ''; ;) {
         const rows: ChunkRow[] = await runner.query(
           `${select} WHERE document_id > $1 ORDER BY document_id, chunk_index LIMIT ${LOAD_PAGE_ROWS}`,
@@ -254,6 +279,7 @@ function groupRows(rows: ChunkRow[]): Map<string, IndexedDocument> {
     if (!document) {
       document = {
         documentId: row.document_id,
+        revision: row.revision,
         tags: row.tags,
         ancestors: row.ancestors,
         chunks: [],
