@@ -21,7 +21,7 @@ const ALL_TOOLS = [
 /** Valid arguments for every tool, against documents under `prefix`. */
 function callsFor(prefix: string, pageUrl: string): Record<string, Record<string, unknown>> {
   return {
-    search_knowledge: { query: 'release checklist', limit: 5 },
+    search_knowledge: { query: 'release checklist', limit: 5, prefix: `${prefix}/` },
     list_documents: { prefix: `${prefix}/`, limit: 10 },
     get_document: { document_id: `${prefix}/seed.md` },
     get_document_for_rewrite: { path: `${prefix}/seed.md` },
@@ -48,6 +48,7 @@ function callsFor(prefix: string, pageUrl: string): Record<string, Record<string
 }
 
 describe('the official SDK client on every profile', () => {
+  jest.setTimeout(30_000);
   let t: TestApp;
   let pages: PageServer;
 
@@ -59,6 +60,8 @@ describe('the official SDK client on every profile', () => {
       ),
     });
     t = await startTestApp({
+      // The vector pipeline runs, so search_knowledge answers real hits to validate.
+      VECTOR_SYNC_ENABLED: 'true',
       INGEST_ALLOWED_HOSTS: '127.0.0.1',
       INGEST_ALLOW_HTTP: 'true',
       INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32',
@@ -99,6 +102,18 @@ describe('the official SDK client on every profile', () => {
     it('calls every tool of the profile; structured results match the declared output schemas', async () => {
       const { tools: listed } = await client.listTools();
       const calls = callsFor(`sdk/${profile}`, pages.url);
+      // Wait until the seed is indexed, so that search_knowledge returns a hit to validate.
+      const deadline = Date.now() + 20_000;
+      let hits: Array<{ document_id: string }> = [];
+      while (hits.length === 0 && Date.now() < deadline) {
+        const search = await client.callTool({
+          name: 'search_knowledge',
+          arguments: calls.search_knowledge,
+        });
+        hits = resultJson(search).results;
+        if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(hits.map((hit) => hit.document_id)).toEqual([`sdk/${profile}/seed.md`]);
       for (const tool of listed) {
         // callTool validates structuredContent against the tool's outputSchema.
         const result = await client.callTool({ name: tool.name, arguments: calls[tool.name] });
