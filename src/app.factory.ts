@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { createRootLogger, PinoNestLogger, requestLogging } from './common/logging';
 import { AppConfig } from './config/app-config';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
@@ -13,15 +13,17 @@ import { setupOpenApi } from './openapi/openapi.setup';
  * the OpenAPI document of the admin API (`/docs`, `/docs-json`).
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
+  const root = createRootLogger(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
     bufferLogs: true,
     abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new PinoNestLogger(root));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use(requestLogging(root));
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   setupOpenApi(app);
   return app;

@@ -6,10 +6,8 @@ import {
   RequestMethod,
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
 import { JsonBodyMiddleware } from './common/json-body.middleware';
-import { loggerParams } from './common/logging';
 import { RestExceptionFilter } from './common/rest-exception.filter';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -28,7 +26,6 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerParams(config)),
         DatabaseModule,
         MetricsModule,
         HealthModule,

@@ -1,59 +1,111 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Params } from 'nestjs-pino';
+import type { LoggerService } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** Probes and scrapes are not worth a log line each. */
+const QUIET_PATHS = /^\/(metrics|health\/)/;
 
 /** Hides path secrets (the secret GPT route's token) in anything logged. */
 export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(/\/gpt-mcp\/[^/?#]+/, '/gpt-mcp/[redacted]');
 }
 
-/**
- * Structured JSON logs with a request id per request (taken from `X-Request-Id` when it is
- * sane, else generated, and echoed back). Keys, tokens and cookies are never written.
- */
-export function loggerParams(config: AppConfig): Params {
-  return {
-    pinoHttp: {
-      level: config.logLevel,
-      genReqId: (request: IncomingMessage, response: ServerResponse) => {
-        const given = request.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        response.setHeader('X-Request-Id', id);
-        return id;
-      },
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers["x-api-key"]',
-          'req.headers.cookie',
-          'res.headers["set-cookie"]',
-        ],
-        censor: '[redacted]',
-      },
-      serializers: {
-        req: (request: {
-          id: unknown;
-          method: string;
-          url: string;
-          headers: Record<string, unknown>;
-        }) => ({
-          id: request.id,
-          method: request.method,
-          url: redactUrl(request.url),
-          headers: request.headers,
-        }),
-      },
-      customLogLevel: (_request, response, error) =>
-        error || response.statusCode >= 500
-          ? 'error'
-          : response.statusCode >= 400
-            ? 'warn'
-            : 'info',
-      autoLogging: { ignore: (request) => /^\/(metrics|health\/)/.test(request.url ?? '') },
-      quietReqLogger: true,
+/** The process's JSON logger. Keys, tokens and cookies are redacted wherever they appear. */
+export function createRootLogger(config: AppConfig): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+      ],
+      censor: '[redacted]',
     },
+  });
+}
+
+/**
+ * A request id per request (the caller's `X-Request-Id` when it is sane, else a UUID,
+ * echoed back) and one access log line when the answer is complete. Costs nothing beyond
+ * the id when the line's level is off: no per-request child logger, no async context.
+ */
+export function requestLogging(root: Logger) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const given = request.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    (request as Request & { id: string }).id = id;
+    response.setHeader('X-Request-Id', id);
+    const started = performance.now();
+    const done = () => {
+      response.removeListener('close', done);
+      const status = response.statusCode;
+      const completed = response.writableFinished;
+      const level = !completed || status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      if (
+        !root.isLevelEnabled(level) ||
+        (completed && status < 400 && QUIET_PATHS.test(request.url))
+      )
+        return;
+      root[level](
+        {
+          req: {
+            id,
+            method: request.method,
+            url: redactUrl(request.originalUrl),
+            headers: request.headers,
+          },
+          res: { statusCode: status },
+          responseTime: Math.round((performance.now() - started) * 100) / 100,
+        },
+        completed ? 'request completed' : 'request aborted',
+      );
+    };
+    response.once('finish', done);
+    response.once('close', done);
+    next();
   };
+}
+
+/** Nest's logger interface on top of pino: `context` becomes a field, objects are merged. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly root: Logger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  private write(level: pino.Level, message: unknown, rest: unknown[]): void {
+    if (!this.root.isLevelEnabled(level)) return;
+    // Nest passes the context name last; an error's stack, when given, comes before it.
+    const context =
+      typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
+    const stack = rest.length > 1 && typeof rest[0] === 'string' ? rest[0] : undefined;
+    if (message instanceof Error) {
+      this.root[level]({ context, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.root[level]({ context, ...(message as Record<string, unknown>) });
+    } else {
+      this.root[level]({ context, ...(stack ? { stack } : {}) }, String(message));
+    }
+  }
 }
