@@ -239,6 +239,43 @@ describe('GET /documents: listing', () => {
       expect(types.some((type) => /Index/.test(type))).toBe(true);
     });
 
+    it.each([
+      ['a folder prefix', 'bulk/42/', 50, 0],
+      ['no prefix', '', 50, 0],
+    ])(
+      'uses the index in the generic plan the named statement reuses, for %s',
+      async (_label, prefix, limit, offset) => {
+        const repository = t.app.get(DocumentsRepository);
+        const [sql, params] = repository.listQueryForExplain(prefix, limit, offset);
+        await db.query('BEGIN');
+        try {
+          // The plan PostgreSQL keeps for a prepared statement after a few executions.
+          await db.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+          await db.query(`PREPARE generic_list AS ${sql}`);
+          const literals = params.map((p) =>
+            typeof p === 'string' ? `'${p.replace(/'/g, "''")}'` : String(p),
+          );
+          const { rows } = await db.query(
+            `EXPLAIN (FORMAT JSON) EXECUTE generic_list(${literals.join(', ')})`,
+          );
+          const nodes = planNodes(rows[0]['QUERY PLAN'][0].Plan);
+          const types = nodes.map((node) => node['Node Type']);
+          expect(types).not.toContain('Seq Scan');
+          expect(types.some((type) => /Index/.test(type))).toBe(true);
+          if (prefix !== '') {
+            // A range in the index condition, not an ordered walk of the whole index with a filter.
+            const conditions = nodes.map((node) => String(node['Index Cond'] ?? ''));
+            expect(
+              conditions.some((c) => /document_id >= \$1/.test(c) && /document_id < \$2/.test(c)),
+            ).toBe(true);
+          }
+        } finally {
+          await db.query('ROLLBACK');
+          await db.query('DEALLOCATE ALL');
+        }
+      },
+    );
+
     it('returns the same rows through the API as the explained query', async () => {
       const repository = t.app.get(DocumentsRepository);
       const [sql, params] = repository.listQueryForExplain('bulk/42/', 50, 0);

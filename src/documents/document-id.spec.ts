@@ -1,6 +1,7 @@
 import { DomainError, ErrorCode } from '../common/domain-error';
 import {
   escapeLike,
+  prefixUpperBound,
   MAX_ID_BYTES,
   parentOf,
   validateDocumentId,
@@ -120,5 +121,39 @@ describe('escapeLike', () => {
 
   it('leaves everything else alone', () => {
     expect(escapeLike('knowledge/current-state/[x]*.md')).toBe('knowledge/current-state/[x]*.md');
+  });
+});
+
+describe('prefixUpperBound', () => {
+  const startsWithin = (id: string, prefix: string) => {
+    const upper = prefixUpperBound(prefix)!;
+    // Byte order of UTF-8, as PostgreSQL compares COLLATE "C" text.
+    return (
+      Buffer.compare(Buffer.from(id), Buffer.from(prefix)) >= 0 &&
+      Buffer.compare(Buffer.from(id), Buffer.from(upper)) < 0
+    );
+  };
+
+  it('increments the last code point', () => {
+    expect(prefixUpperBound('knowledge/')).toBe('knowledge0');
+    expect(prefixUpperBound('a')).toBe('b');
+    expect(prefixUpperBound('\ud7ff')).toBe('\ue000');
+    expect(prefixUpperBound('x\u{10ffff}')).toBe('y');
+    expect(prefixUpperBound('\u{10ffff}')).toBeNull();
+  });
+
+  it.each([
+    ['knowledge/', 'knowledge/a.md', true],
+    ['knowledge/', 'knowledge0', false],
+    ['knowledge/', 'knowledge', false],
+    ['knowledge/', 'knowledge/\u{10ffff}/z', true],
+    ['a%b', 'a%b/c', true],
+    ['a%b', 'axb/c', false],
+    ['é', 'é/ü', true],
+    ['é', 'ê', false],
+    ['日本/', '日本/語.md', true],
+  ])('range of %j holds %j: %s', (prefix, id, inside) => {
+    expect(startsWithin(id, prefix)).toBe(inside);
+    expect(id.startsWith(prefix)).toBe(inside);
   });
 });

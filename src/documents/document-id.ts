@@ -64,3 +64,22 @@ export function validatePrefix(value: unknown, field = 'prefix'): string {
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
+
+/**
+ * The smallest string above every string that starts with `prefix`, in byte order of
+ * UTF-8 (the order of code points): the prefix with its last code point incremented.
+ * `[prefix, upper)` is then exactly the set of ids starting with `prefix`, a range an
+ * index answers with parameters alone (no per-call planning). `null` when no such string
+ * exists (a prefix of U+10FFFF only).
+ */
+export function prefixUpperBound(prefix: string): string | null {
+  const codePoints = [...prefix];
+  while (codePoints.length > 0) {
+    const last = codePoints.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      // Surrogates are not characters: the code point after U+D7FF is U+E000.
+      return codePoints.join('') + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1);
+    }
+  }
+  return null;
+}
