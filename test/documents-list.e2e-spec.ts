@@ -24,6 +24,7 @@ async function listIds(t: TestApp, query: Record<string, string | number>): Prom
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 
@@ -264,7 +265,7 @@ describe('GET /documents: listing', () => {
           expect(types.some((type) => /Index/.test(type))).toBe(true);
           if (prefix !== '') {
             // A range in the index condition, not an ordered walk of the whole index with a filter.
-            const conditions = nodes.map((node) => String(node['Index Cond'] ?? ''));
+            const conditions = nodes.map((node) => node['Index Cond'] ?? '');
             expect(
               conditions.some((c) => /document_id >= \$1/.test(c) && /document_id < \$2/.test(c)),
             ).toBe(true);

@@ -77,10 +77,8 @@ export class DocumentsRepository {
    */
   async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
     const [text, values, name] = this.listStatement(prefix, limit, offset);
-    // A named statement is parsed once per connection, and its generic plan (an index range
-    // scan, since the bounds are parameters) spares PostgreSQL a planning pass per call.
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    return (await pool.query<DocumentSummaryRow>({ name, text, values })).rows;
+    // The generic plan of the named statement is an index range scan: the bounds are parameters.
+    return this.prepared<DocumentSummaryRow>(name, text, values);
   }
 
   /** The exact query and parameters {@link list} runs, for EXPLAIN in tests. */
@@ -132,7 +130,8 @@ export class DocumentsRepository {
   }
 
   async findAlive(documentId: string): Promise<DocumentRow | null> {
-    const rows: DocumentRow[] = await this.dataSource.query(
+    const rows = await this.prepared<DocumentRow>(
+      'kb_documents_find_alive',
       `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = $1 AND deleted_at IS NULL`,
       [documentId],
     );
@@ -142,7 +141,8 @@ export class DocumentsRepository {
   /** Alive documents among `ids`, in no particular order. */
   async findManyAlive(ids: readonly string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return [];
-    return this.dataSource.query(
+    return this.prepared<DocumentRow>(
+      'kb_documents_find_many_alive',
       `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
       [ids],
     );
@@ -335,6 +335,19 @@ export class DocumentsRepository {
       lagSeconds: Math.max(0, rows[0].lag ?? 0),
       errors: Number(rows[0].errors),
     };
+  }
+
+  /**
+   * Runs a hot read as a named prepared statement on the pool: parsed once per connection,
+   * and planned once (generic plan) instead of on every call.
+   */
+  private async prepared<T extends object>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<T[]> {
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    return (await pool.query<T>({ name, text, values })).rows;
   }
 
   /**
