@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
-import { cut, timestamp } from './document-fields';
+import { cut, pick, timestamp } from './document-fields';
+import { READ_ONLY } from './tool-annotations';
 
 export const BATCH_READ_MAX_IDS = 20;
 export const BATCH_READ_DEFAULT_CHARS = 4000;
@@ -59,12 +60,7 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { paths: 'document_ids' };
-  readonly annotations = {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = READ_ONLY;
 
   constructor(private readonly documents: DocumentsService) {
     super();
@@ -81,10 +77,7 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
       return {
         document_id: id,
         found: true,
-        title: document.title,
-        tags: document.tags,
-        revision: document.revision,
-        updated_at: document.updated_at,
+        ...pick(document, ['title', 'tags', 'revision', 'updated_at']),
         body: body.text,
         body_chars: document.body.length,
         truncated: body.truncated,

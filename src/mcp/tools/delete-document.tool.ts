@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
-import { documentIdArg, pathAliasArg, timestamp } from './document-fields';
+import { documentIdArgs, timestamp } from './document-fields';
+import { writes } from './tool-annotations';
 
-const input = z.strictObject({ document_id: documentIdArg, path: pathAliasArg });
+const input = z.strictObject(documentIdArgs);
 
 const output = z.object({
   document_id: z.string(),
@@ -24,12 +25,7 @@ export class DeleteDocumentTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
-  readonly annotations = {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = writes({ destructive: true, idempotent: true });
 
   constructor(private readonly documents: DocumentsService) {
     super();

@@ -13,6 +13,14 @@ export const pathAliasArg = z
   .optional()
   .describe('Another name for document_id; give one of them.');
 
+/** The arguments naming one document: `document_id` and its alias `path`. */
+export const documentIdArgs = { document_id: documentIdArg, path: pathAliasArg };
+
+export const bodyAliasArg = z
+  .string()
+  .optional()
+  .describe('Another name for content; give one of them.');
+
 export const expectedRevisionArg = z
   .number()
   .int()
@@ -36,12 +44,25 @@ export const vectorStatus = z
     'Semantic index state: pending right after a write (search catches up within seconds), ready once indexed, skipped for prefixes that are never indexed.',
   );
 
-export const documentSummary = z.object({
+/** A document's fields as results show them, one zod schema each, in this order. */
+export const documentFields = {
   document_id: z.string(),
-  parent_id: z.string().nullable().describe('The folder part of the id; null at the top level.'),
+  parent_id: z.string().nullable(),
   title: z.string(),
   tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
   revision: z.number().int(),
+  vector_status: vectorStatus,
+  created_at: timestamp,
+  updated_at: timestamp,
+};
+
+export const documentSummary = z.object({
+  document_id: documentFields.document_id,
+  parent_id: documentFields.parent_id.describe('The folder part of the id; null at the top level.'),
+  title: documentFields.title,
+  tags: documentFields.tags,
+  revision: documentFields.revision,
   updated_at: timestamp,
 });
 
@@ -56,6 +77,18 @@ export const writeResult = z.object({
 });
 
 export { timestamp };
+
+/** The fields of `source` named by `keys`, in the order of `keys`. */
+export function pick<T, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const key of keys) picked[key] = source[key];
+  return picked;
+}
+
+/** The field names of a zod object shape, in its order. */
+export function keysOf<S extends object>(shape: S): (keyof S & string)[] {
+  return Object.keys(shape) as (keyof S & string)[];
+}
 
 /** Cuts `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
 export function cut(text: string, max: number): { text: string; truncated: boolean } {

@@ -2,21 +2,24 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
-import { documentIdArg, pathAliasArg, timestamp } from './document-fields';
+import { documentFields, documentIdArgs, keysOf, pick } from './document-fields';
+import { READ_ONLY } from './tool-annotations';
 
-const input = z.strictObject({ document_id: documentIdArg, path: pathAliasArg });
+const input = z.strictObject(documentIdArgs);
 
+const { document_id, title, tags, metadata, updated_at } = documentFields;
+
+/** Every field is the document's own, in this order. */
 const output = z.object({
-  document_id: z.string(),
-  revision: z
-    .number()
-    .int()
-    .describe('Pass it as expected_revision to update_document or patch_document.'),
-  title: z.string(),
-  tags: z.array(z.string()),
-  metadata: z.record(z.string(), z.unknown()),
+  document_id,
+  revision: documentFields.revision.describe(
+    'Pass it as expected_revision to update_document or patch_document.',
+  ),
+  title,
+  tags,
+  metadata,
   content_hash: z.string().describe('SHA-256 of the body.'),
-  updated_at: timestamp,
+  updated_at,
   body: z.string().describe('The whole markdown body, never cut.'),
 });
 
@@ -32,12 +35,7 @@ export class GetDocumentForRewriteTool extends McpTool<typeof input, typeof outp
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
-  readonly annotations = {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = READ_ONLY;
 
   constructor(private readonly documents: DocumentsService) {
     super();
@@ -45,15 +43,6 @@ export class GetDocumentForRewriteTool extends McpTool<typeof input, typeof outp
 
   async run(args: z.output<typeof input>) {
     const document = await this.documents.get(args.document_id);
-    return {
-      document_id: document.document_id,
-      revision: document.revision,
-      title: document.title,
-      tags: document.tags,
-      metadata: document.metadata,
-      content_hash: document.content_hash,
-      updated_at: document.updated_at,
-      body: document.body,
-    };
+    return pick(document, keysOf(output.shape));
   }
 }

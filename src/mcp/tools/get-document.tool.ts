@@ -2,23 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
-import { cut, documentIdArg, pathAliasArg, timestamp, vectorStatus } from './document-fields';
+import { cut, documentFields, documentIdArgs, keysOf, pick } from './document-fields';
+import { READ_ONLY } from './tool-annotations';
 
 /** Longest body `get_document` returns, in characters; get_document_for_rewrite has no cut. */
 export const GET_DOCUMENT_MAX_CHARS = 20_000;
 
-const input = z.strictObject({ document_id: documentIdArg, path: pathAliasArg });
+const input = z.strictObject(documentIdArgs);
 
 const output = z.object({
-  document_id: z.string(),
-  parent_id: z.string().nullable(),
-  title: z.string(),
-  tags: z.array(z.string()),
-  metadata: z.record(z.string(), z.unknown()),
-  revision: z.number().int(),
-  vector_status: vectorStatus,
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...documentFields,
   body: z.string().describe(`The markdown text, cut after ${GET_DOCUMENT_MAX_CHARS} characters.`),
   body_chars: z.number().int().describe('Length of the whole body in characters.'),
   truncated: z.boolean().describe('The body was cut; get_document_for_rewrite returns all of it.'),
@@ -36,12 +29,7 @@ export class GetDocumentTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
-  readonly annotations = {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = READ_ONLY;
 
   constructor(private readonly documents: DocumentsService) {
     super();
@@ -51,15 +39,7 @@ export class GetDocumentTool extends McpTool<typeof input, typeof output> {
     const document = await this.documents.get(args.document_id);
     const body = cut(document.body, GET_DOCUMENT_MAX_CHARS);
     return {
-      document_id: document.document_id,
-      parent_id: document.parent_id,
-      title: document.title,
-      tags: document.tags,
-      metadata: document.metadata,
-      revision: document.revision,
-      vector_status: document.vector_status,
-      created_at: document.created_at,
-      updated_at: document.updated_at,
+      ...pick(document, keysOf(documentFields)),
       body: body.text,
       body_chars: document.body.length,
       truncated: body.truncated,

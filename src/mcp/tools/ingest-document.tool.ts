@@ -9,7 +9,8 @@ import { pageText } from '../ingest/page-text';
 import { SafeFetcher } from '../ingest/safe-fetch';
 import { UrlPolicy } from '../ingest/url-policy';
 import { McpTool, type ToolContext } from './tool';
-import { documentIdArg, tagsArg, timestamp, vectorStatus } from './document-fields';
+import { documentIdArg, pathAliasArg, tagsArg, timestamp, vectorStatus } from './document-fields';
+import { writes } from './tool-annotations';
 
 /** Largest page ingest_document downloads (after decompression). */
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
@@ -20,7 +21,7 @@ const input = z.strictObject({
   document_id: documentIdArg
     .optional()
     .describe('Where to store it; by default ingested/<host>/<path>.md derived from the URL.'),
-  path: z.string().optional().describe('Another name for document_id; give one of them.'),
+  path: pathAliasArg,
   title: z.string().optional().describe('Title; by default the page <title> or first heading.'),
   tags: tagsArg.optional(),
 });
@@ -55,12 +56,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
-  readonly annotations = {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: true,
-  };
+  readonly annotations = writes({ destructive: false, idempotent: true, openWorld: true });
   private readonly fetcher: SafeFetcher;
 
   constructor(

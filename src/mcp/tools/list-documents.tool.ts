@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
 import { McpTool } from './tool';
 import { documentSummary } from './document-fields';
+import { READ_ONLY } from './tool-annotations';
 
 const input = z.strictObject({
   prefix: z
@@ -53,12 +54,7 @@ export class ListDocumentsTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'prefix' };
-  readonly annotations = {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = READ_ONLY;
 
   constructor(private readonly documents: DocumentsService) {
     super();

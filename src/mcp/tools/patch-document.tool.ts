@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
-import { documentIdArg, expectedRevisionArg, pathAliasArg, writeResult } from './document-fields';
+import { documentIdArgs, expectedRevisionArg, writeResult } from './document-fields';
+import { writes } from './tool-annotations';
 
 const input = z.strictObject({
-  document_id: documentIdArg,
-  path: pathAliasArg,
+  ...documentIdArgs,
   old_str: z
     .string()
     .min(1)
@@ -37,12 +37,7 @@ export class PatchDocumentTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
-  readonly annotations = {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  };
+  readonly annotations = writes({ destructive: true, idempotent: false });
 
   constructor(private readonly documents: DocumentsService) {
     super();

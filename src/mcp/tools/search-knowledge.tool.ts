@@ -8,6 +8,7 @@ import {
 } from '../../vectors/search.service';
 import { McpTool } from './tool';
 import { tagsArg } from './document-fields';
+import { READ_ONLY } from './tool-annotations';
 
 const input = z.strictObject({
   query: z
@@ -56,12 +57,7 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'prefix' };
-  readonly annotations = {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = READ_ONLY;
 
   constructor(private readonly search: SearchService) {
     super();

@@ -3,19 +3,19 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
 import {
-  documentIdArg,
+  bodyAliasArg,
+  documentIdArgs,
   expectedRevisionArg,
   metadataArg,
-  pathAliasArg,
   tagsArg,
   writeResult,
 } from './document-fields';
+import { writes } from './tool-annotations';
 
 const input = z.strictObject({
-  document_id: documentIdArg,
-  path: pathAliasArg,
+  ...documentIdArgs,
   content: z.string().optional().describe('The new markdown body, replacing the old one whole.'),
-  body: z.string().optional().describe('Another name for content; give one of them.'),
+  body: bodyAliasArg,
   title: z.string().optional().describe('New title.'),
   tags: tagsArg.optional().describe('New tags, replacing the old ones.'),
   metadata: metadataArg.optional().describe('New metadata object, replacing the old one.'),
@@ -34,12 +34,7 @@ export class UpdateDocumentTool extends McpTool<typeof input, typeof writeResult
   readonly input = input;
   readonly output = writeResult;
   readonly aliases = { path: 'document_id', body: 'content' };
-  readonly annotations = {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  };
+  readonly annotations = writes({ destructive: true, idempotent: true });
 
   constructor(private readonly documents: DocumentsService) {
     super();

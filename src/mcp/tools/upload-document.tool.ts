@@ -3,19 +3,20 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
 import {
-  documentIdArg,
+  bodyAliasArg,
+  documentFields,
+  documentIdArgs,
+  keysOf,
   metadataArg,
-  pathAliasArg,
+  pick,
   tagsArg,
-  timestamp,
-  vectorStatus,
 } from './document-fields';
+import { writes } from './tool-annotations';
 
 const input = z.strictObject({
-  document_id: documentIdArg,
-  path: pathAliasArg,
+  ...documentIdArgs,
   content: z.string().describe('The markdown body (at most 1 MiB).'),
-  body: z.string().optional().describe('Another name for content; give one of them.'),
+  body: bodyAliasArg,
   title: z
     .string()
     .optional()
@@ -26,13 +27,18 @@ const input = z.strictObject({
   metadata: metadataArg.optional(),
 });
 
+const { document_id, title, vector_status, created_at, updated_at } = documentFields;
+
+/** Every field is the document's own, in this order. */
 const output = z.object({
-  document_id: z.string(),
-  revision: z.number().int().describe('1 for a new document; continues after a deleted one.'),
-  title: z.string(),
-  vector_status: vectorStatus,
-  created_at: timestamp,
-  updated_at: timestamp,
+  document_id,
+  revision: documentFields.revision.describe(
+    '1 for a new document; continues after a deleted one.',
+  ),
+  title,
+  vector_status,
+  created_at,
+  updated_at,
 });
 
 @Injectable()
@@ -47,12 +53,7 @@ export class UploadDocumentTool extends McpTool<typeof input, typeof output> {
   readonly input = input;
   readonly output = output;
   readonly aliases = { path: 'document_id', body: 'content' };
-  readonly annotations = {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  };
+  readonly annotations = writes({ destructive: false, idempotent: false });
 
   constructor(private readonly documents: DocumentsService) {
     super();
@@ -69,13 +70,6 @@ export class UploadDocumentTool extends McpTool<typeof input, typeof output> {
       },
       context.actor,
     );
-    return {
-      document_id: document.document_id,
-      revision: document.revision,
-      title: document.title,
-      vector_status: document.vector_status,
-      created_at: document.created_at,
-      updated_at: document.updated_at,
-    };
+    return pick(document, keysOf(output.shape));
   }
 }
