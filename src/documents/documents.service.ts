@@ -140,7 +140,7 @@ export class DocumentsService {
     }
     const rows = await this.repository.list(prefix, limit, offset);
     const truncated = rows.length > limit;
-    const items = rows.slice(0, limit).map(toSummary);
+    const items = rows.slice(0, limit).map(summaryFromRow);
     return {
       items,
       count: items.length,
@@ -156,14 +156,14 @@ export class DocumentsService {
     validateDocumentId(documentId);
     const row = await this.repository.findAlive(documentId);
     if (!row) throw notFound(documentId);
-    return toDocument(row);
+    return documentFromRow(row);
   }
 
   /** Alive documents among `ids`, keyed by id (absent and deleted ones are missing). */
   async getMany(ids: readonly string[]): Promise<Map<string, Document>> {
     ids.forEach((id, i) => validateDocumentId(id, `document_ids[${i}]`));
     const rows = await this.repository.findManyAlive([...new Set(ids)]);
-    return new Map(rows.map((row) => [row.document_id, toDocument(row)]));
+    return new Map(rows.map((row) => [row.document_id, documentFromRow(row)]));
   }
 
   async create(input: CreateDocumentInput, actor: string): Promise<Document> {
@@ -193,7 +193,7 @@ export class DocumentsService {
         },
       );
     }
-    return toDocument(row);
+    return documentFromRow(row);
   }
 
   async update(
@@ -255,7 +255,7 @@ export class DocumentsService {
       }
       const body = this.checkBody(current.body.split(input.old_str).join(input.new_str));
       if (body === current.body)
-        return { document: toDocument(current), changed: false, replacements: occurrences };
+        return { document: documentFromRow(current), changed: false, replacements: occurrences };
 
       const row = await this.repository.updateIfChanged(
         documentId,
@@ -263,7 +263,7 @@ export class DocumentsService {
         current.revision,
         actor,
       );
-      if (row) return { document: toDocument(row), changed: true, replacements: occurrences };
+      if (row) return { document: documentFromRow(row), changed: true, replacements: occurrences };
       if (expected !== undefined || attempt >= PATCH_ATTEMPTS) {
         const state = await this.repository.findState(documentId);
         if (!state || state.deleted) throw notFound(documentId);
@@ -282,7 +282,7 @@ export class DocumentsService {
     validateDocumentId(documentId);
     const expected = checkRevision(expectedRevision);
     const row = await this.repository.softDelete(documentId, expected, actor);
-    if (row) return toDocument(row);
+    if (row) return documentFromRow(row);
     const state = await this.repository.findState(documentId);
     if (!state || state.deleted) throw notFound(documentId);
     throw conflict(documentId, state.revision, expected!);
@@ -300,10 +300,10 @@ export class DocumentsService {
     validateDocumentId(documentId);
     if (revision === undefined) {
       const row = await this.repository.undelete(documentId, actor);
-      if (row) return { document: toDocument(row), changed: true };
+      if (row) return { document: documentFromRow(row), changed: true };
       const alive = await this.repository.findAlive(documentId);
       if (!alive) throw notFound(documentId);
-      return { document: toDocument(alive), changed: false };
+      return { document: documentFromRow(alive), changed: false };
     }
     if (!Number.isInteger(revision) || revision < 1 || revision > MAX_REVISION) {
       throw invalidArgument('revision', 'must be a positive integer');
@@ -321,7 +321,7 @@ export class DocumentsService {
         },
       );
     }
-    return { document: toDocument(restored.row), changed: restored.changed };
+    return { document: documentFromRow(restored.row), changed: restored.changed };
   }
 
   async history(
@@ -361,13 +361,13 @@ export class DocumentsService {
     actor: string,
   ): Promise<WriteResult> {
     const row = await this.repository.updateIfChanged(documentId, changes, expected, actor);
-    if (row) return { document: toDocument(row), changed: true };
+    if (row) return { document: documentFromRow(row), changed: true };
     // Nothing written: missing, a stale expectation, or nothing changed.
     const current = await this.repository.findAlive(documentId);
     if (!current) throw notFound(documentId);
     if (expected !== undefined && current.revision !== expected)
       throw conflict(documentId, current.revision, expected);
-    return { document: toDocument(current), changed: false };
+    return { document: documentFromRow(current), changed: false };
   }
 
   private checkBody(body: unknown): string {
@@ -617,7 +617,7 @@ function tooLarge(field: string, actual: number, limit: number, unit: string): D
   );
 }
 
-function toSummary(row: DocumentSummaryRow): DocumentSummary {
+function summaryFromRow(row: DocumentSummaryRow): DocumentSummary {
   return {
     document_id: row.document_id,
     parent_id: row.parent_id,
@@ -628,7 +628,7 @@ function toSummary(row: DocumentSummaryRow): DocumentSummary {
   };
 }
 
-function toDocument(row: DocumentRow): Document {
+function documentFromRow(row: DocumentRow): Document {
   return {
     document_id: row.document_id,
     parent_id: row.parent_id,
