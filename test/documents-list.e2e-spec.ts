@@ -1,6 +1,7 @@
 import type { Client } from 'pg';
 import request from 'supertest';
 import { DocumentsRepository } from '../src/documents/documents.repository';
+import { planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 
 /** Inserts alive documents straight into the table (ids may hold what the API refuses). */
@@ -19,17 +20,6 @@ function byteOrder(ids: string[]): string[] {
 async function listIds(t: TestApp, query: Record<string, string | number>): Promise<string[]> {
   const response = await request(t.baseUrl).get('/documents').query(query).expect(200);
   return response.body.items.map((item: { document_id: string }) => item.document_id);
-}
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
-function planNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
 }
 
 describe('GET /documents: listing', () => {

@@ -1,17 +1,8 @@
 import type { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function planNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}
 
 describe('metrics of the documents API', () => {
   let t: TestApp;

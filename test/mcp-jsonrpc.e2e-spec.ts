@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from './support/app';
+import { ALL_TOOLS } from './support/mcp-expected';
 import { post, rpc, sseEvents, toolJson } from './support/mcp-http';
 
 const init = (protocolVersion: string, id = 1) =>
@@ -66,18 +67,7 @@ describe('MCP JSON-RPC dispatch', () => {
   describe('tools/list', () => {
     it('describes every tool with title, input and output schemas and annotations', async () => {
       const { tools } = (await post(t.baseUrl, '/mcp', rpc('tools/list'))).body.result;
-      expect(tools.map((tool: { name: string }) => tool.name)).toEqual([
-        'search_knowledge',
-        'list_documents',
-        'get_document',
-        'get_document_for_rewrite',
-        'batch_read',
-        'upload_document',
-        'update_document',
-        'patch_document',
-        'delete_document',
-        'ingest_document',
-      ]);
+      expect(tools.map((tool: { name: string }) => tool.name)).toEqual(ALL_TOOLS);
       for (const tool of tools) {
         expect(tool.title).toEqual(expect.any(String));
         expect(tool.description.length).toBeGreaterThan(100);

@@ -3,20 +3,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, TestApp } from './support/app';
 import { MCP_ROUTES } from './support/mcp-http';
 import { page, PageServer, startPageServer } from './support/mcp-page-server';
+import { ALL_TOOLS } from './support/mcp-expected';
 import { connectSdkClient, resultJson, sentRequests } from './support/mcp-sdk';
-
-const ALL_TOOLS = [
-  'search_knowledge',
-  'list_documents',
-  'get_document',
-  'get_document_for_rewrite',
-  'batch_read',
-  'upload_document',
-  'update_document',
-  'patch_document',
-  'delete_document',
-  'ingest_document',
-];
 
 /** Valid arguments for every tool, against documents under `prefix`. */
 function callsFor(prefix: string, pageUrl: string): Record<string, Record<string, unknown>> {

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -8,40 +7,10 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../migrations';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { startTestApp } from './support/app';
-import { createTestDatabase, databaseUrl, TestDatabase } from './support/database';
+import { createTestDatabase, TestDatabase } from './support/database';
 
 const ROOT = join(__dirname, '..');
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => new migration().name);
-
-/** An empty database (not cloned from the migrated template). */
-async function createEmptyDatabase(): Promise<TestDatabase> {
-  const name = `empty_${randomBytes(6).toString('hex')}`;
-  const admin = async <T>(run: (client: Client) => Promise<T>): Promise<T> => {
-    const client = new Client({ connectionString: process.env.AGENT_DATA_TEST_SERVER_URL });
-    await client.connect();
-    try {
-      return await run(client);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
-  const clients: Client[] = [];
-  return {
-    url: databaseUrl(name),
-    name,
-    async client() {
-      const client = new Client({ connectionString: databaseUrl(name) });
-      await client.connect();
-      clients.push(client);
-      return client;
-    },
-    async drop() {
-      await Promise.all(clients.map((client) => client.end().catch(() => undefined)));
-      await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-    },
-  };
-}
 
 async function appliedMigrations(client: Client): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
@@ -57,7 +26,7 @@ async function tableExists(client: Client, table: string): Promise<boolean> {
 
 describe('migrations', () => {
   it('run at start-up on an empty database', async () => {
-    const db = await createEmptyDatabase();
+    const db = await createTestDatabase({ empty: true });
     const t = await startTestApp({ MIGRATIONS_RUN: 'true' }, db);
     try {
       const client = await db.client();
@@ -74,7 +43,7 @@ describe('migrations', () => {
   });
 
   it('all revert, leaving nothing behind, and apply again', async () => {
-    const db = await createEmptyDatabase();
+    const db = await createTestDatabase({ empty: true });
     const dataSource = new DataSource(dataSourceOptions(db.url, 1));
     await dataSource.initialize();
     try {
@@ -103,7 +72,7 @@ describe('migrations', () => {
   }, 30_000);
 
   it('run and revert through npm run migration:run / migration:revert', async () => {
-    const db = await createEmptyDatabase();
+    const db = await createTestDatabase({ empty: true });
     const npm = async (script: string) => {
       const child = spawn('npm', ['run', '--silent', script], {
         cwd: ROOT,

@@ -24,13 +24,17 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
-/** A fresh database cloned from the migrated template: one per test file, no shared state. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `test_${randomBytes(6).toString('hex')}`;
+/**
+ * A fresh database cloned from the migrated template: one per test file, no shared state.
+ * `{ empty: true }` gives a database with no schema at all (for migration tests).
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
+  const name = `${options.empty ? 'empty' : 'test'}_${randomBytes(6).toString('hex')}`;
+  const template = options.empty ? '' : ` TEMPLATE ${process.env.AGENT_DATA_TEST_TEMPLATE}`;
   const admin = new Client({ connectionString: serverUrl() });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${process.env.AGENT_DATA_TEST_TEMPLATE}`);
+    await admin.query(`CREATE DATABASE ${name}${template}`);
   } finally {
     await admin.end();
   }

@@ -1,0 +1,16 @@
+/**
+ * The ten tools in the order `tools/list` gives them on the full endpoints (SPEC §7),
+ * written out here rather than imported from src/ so that the tests state the contract.
+ */
+export const ALL_TOOLS = [
+  'search_knowledge',
+  'list_documents',
+  'get_document',
+  'get_document_for_rewrite',
+  'batch_read',
+  'upload_document',
+  'update_document',
+  'patch_document',
+  'delete_document',
+  'ingest_document',
+];
