@@ -2,6 +2,7 @@ import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
 import { VectorPendingIndex1763800000001 } from './1763800000001-vector-pending-index';
 import { VectorStore1763800030000 } from './1763800030000-vector-store';
 import { VectorSyncIndexes1763800030001 } from './1763800030001-vector-sync-indexes';
+import { FolderIndex1763800040000 } from './1763800040000-folder-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   VectorPendingIndex1763800000001,
   VectorStore1763800030000,
   VectorSyncIndexes1763800030001,
+  FolderIndex1763800040000,
 ];

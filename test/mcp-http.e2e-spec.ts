@@ -48,7 +48,7 @@ describe.each(MCP_ROUTES)('HTTP cases on $path', ({ path, profile, tools }) => {
       version: expect.any(String),
       profile,
       tool_count: tools,
-      protocol_versions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+      protocol_versions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
     });
     expect(response.body.tools).toHaveLength(tools);
   });

@@ -140,7 +140,7 @@ describe.each(MCP_ROUTES)('Accept negotiation on $path (U1–U21)', ({ path, too
         name: 'agent-data',
         version: expect.stringMatching(/^\d+\.\d+\.\d+/),
         tool_count: tools,
-        protocol_versions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+        protocol_versions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
       });
     },
   );

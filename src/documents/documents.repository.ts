@@ -29,6 +29,14 @@ export type DocumentSummaryRow = Pick<
   'document_id' | 'parent_id' | 'title' | 'tags' | 'revision' | 'updated_at'
 >;
 
+/** A row of a keyset page: what an MCP resource listing shows, with the body's size in bytes. */
+export type DocumentPageRow = Pick<
+  DocumentRow,
+  'document_id' | 'title' | 'revision' | 'updated_at'
+> & {
+  size: number;
+};
+
 export interface DocumentContent {
   body: string;
   title: string;
@@ -126,6 +134,119 @@ export class DocumentsRepository {
         LIMIT $4 OFFSET $5`,
       [prefix, upper, `${escapeLike(prefix)}%`, limit + 1, offset],
       'kb_documents_list_prefix',
+    ];
+  }
+
+  /**
+   * Up to `limit` alive documents with an id above `after` (from the start when `null`), in
+   * byte order: a keyset page, so a deep page costs what the first one does. Reads the index
+   * range and the rows returned, never the table.
+   */
+  async pageAfter(after: string | null, limit: number): Promise<DocumentPageRow[]> {
+    const [text, values, name] = this.pageStatement(after, limit);
+    return this.prepared<DocumentPageRow>(name, text, values);
+  }
+
+  /** The exact query and parameters {@link pageAfter} runs, for EXPLAIN in tests. */
+  pageQueryForExplain(after: string | null, limit: number): [string, unknown[]] {
+    const [text, values] = this.pageStatement(after, limit);
+    return [text, values];
+  }
+
+  private pageStatement(after: string | null, limit: number): [string, unknown[], string] {
+    // octet_length reads the stored length of a TOASTed body, not the body itself.
+    const columns = `document_id, title, revision, updated_at, octet_length(body) AS size`;
+    if (after === null) {
+      return [
+        `SELECT ${columns} FROM kb_documents
+          WHERE deleted_at IS NULL ORDER BY document_id LIMIT $1`,
+        [limit],
+        'kb_documents_page_first',
+      ];
+    }
+    return [
+      `SELECT ${columns} FROM kb_documents
+        WHERE deleted_at IS NULL AND document_id > $1 ORDER BY document_id LIMIT $2`,
+      [after, limit],
+      'kb_documents_page_after',
+    ];
+  }
+
+  /**
+   * Up to `limit` alive ids starting with `prefix`, in byte order: a range of the id index,
+   * reading no more entries than it returns.
+   */
+  async idsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    const [text, values, name] = this.idsStatement(prefix, limit);
+    const rows = await this.prepared<{ document_id: string }>(name, text, values);
+    return rows.map((row) => row.document_id);
+  }
+
+  idsQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
+    const [text, values] = this.idsStatement(prefix, limit);
+    return [text, values];
+  }
+
+  private idsStatement(prefix: string, limit: number): [string, unknown[], string] {
+    const upper = prefixUpperBound(prefix);
+    if (upper === null) {
+      return [
+        `SELECT document_id FROM kb_documents
+          WHERE deleted_at IS NULL AND document_id >= $1 ORDER BY document_id LIMIT $2`,
+        [prefix, limit],
+        'kb_documents_ids_from',
+      ];
+    }
+    return [
+      `SELECT document_id FROM kb_documents
+        WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
+        ORDER BY document_id LIMIT $3`,
+      [prefix, upper, limit],
+      'kb_documents_ids_range',
+    ];
+  }
+
+  /**
+   * Up to `limit` distinct folders that extend `prefix` by at most one segment, in byte
+   * order of `folder/`: for `prefix` "kb/re" and documents under kb/reports/2024/ and
+   * kb/research/, the folders "kb/reports" and "kb/research". A skip scan over the index of
+   * alive folders (`parent_id || '/'`): every key of a folder's subtree starts with
+   * `folder/`, so the next folder is the first key from `folder0` on ("0" follows "/").
+   * One index probe per folder returned, however many documents a folder holds.
+   */
+  async foldersWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    const [text, values, name] = this.foldersStatement(prefix, limit);
+    const rows = await this.prepared<{ folder: string }>(name, text, values);
+    return rows.map((row) => row.folder);
+  }
+
+  foldersQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
+    const [text, values] = this.foldersStatement(prefix, limit);
+    return [text, values];
+  }
+
+  private foldersStatement(prefix: string, limit: number): [string, unknown[], string] {
+    const upper = prefixUpperBound(prefix);
+    // The folder key k = parent_id || '/' cut after the first "/" that follows $1, "/" dropped.
+    // Keys start strictly above $1: the key equal to "docs/" is the folder docs itself, which
+    // does not extend the value "docs/".
+    const folderOf = `left(k, char_length($1::text) + strpos(substr(k, char_length($1::text) + 1), '/') - 1)`;
+    const below = upper === null ? '' : `AND parent_id || '/' < $2::text`;
+    const limitParam = upper === null ? '$2' : '$3';
+    const next = (from: string) =>
+      `(SELECT ${folderOf} FROM (SELECT parent_id || '/' AS k FROM kb_documents
+          WHERE deleted_at IS NULL AND parent_id || '/' ${from} ${below}
+          ORDER BY parent_id || '/' LIMIT 1) first)`;
+    return [
+      `WITH RECURSIVE walk(folder, n) AS (
+         SELECT ${next('> $1::text')}, 1
+         UNION ALL
+         SELECT ${next(`>= walk.folder || '0'`)}, walk.n + 1
+           FROM walk WHERE walk.folder IS NOT NULL AND walk.n < ${limitParam}::int
+       )
+       SELECT folder FROM walk WHERE folder IS NOT NULL`,
+      upper === null ? [prefix, limit] : [prefix, upper, limit],
+      upper === null ? 'kb_documents_folders_from' : 'kb_documents_folders_range',
     ];
   }
 

@@ -55,6 +55,26 @@ export interface ListResult {
   truncated: boolean;
 }
 
+/** A keyset page of documents, as MCP resource listings show them. */
+export interface DocumentPage {
+  items: Array<{
+    document_id: string;
+    title: string;
+    revision: number;
+    updated_at: string;
+    /** Body length in bytes (UTF-8). */
+    size: number;
+  }>;
+  /** More documents follow the last item. */
+  more: boolean;
+}
+
+/** Completion candidates for an argument, and whether more than these exist. */
+export interface Completions {
+  values: string[];
+  more: boolean;
+}
+
 export interface CreateDocumentInput {
   document_id: string;
   body: string;
@@ -150,6 +170,43 @@ export class DocumentsService {
       next_offset: truncated ? offset + items.length : null,
       truncated,
     };
+  }
+
+  /**
+   * Up to `limit` alive documents after the id `after` (from the start when absent), in byte
+   * order of id, and whether more follow: keyset pagination, for listings whose position is
+   * an opaque cursor rather than an offset.
+   */
+  async pageAfter(after: string | undefined, limit: number): Promise<DocumentPage> {
+    const rows = await this.repository.pageAfter(after ?? null, limit + 1);
+    return {
+      items: rows.slice(0, limit).map((row) => ({
+        document_id: row.document_id,
+        title: row.title,
+        revision: row.revision,
+        updated_at: row.updated_at.toISOString(),
+        size: row.size,
+      })),
+      more: rows.length > limit,
+    };
+  }
+
+  /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */
+  async completeIds(prefix: string, limit: number): Promise<Completions> {
+    const values = await this.repository.idsWithPrefix(validatePrefix(prefix, 'value'), limit + 1);
+    return { values: values.slice(0, limit), more: values.length > limit };
+  }
+
+  /**
+   * Folders (id prefixes, without their trailing "/") that extend `prefix` by at most one
+   * segment, at most `limit` (for completions): "kb/re" → "kb/reports", "kb/research".
+   */
+  async completeFolders(prefix: string, limit: number): Promise<Completions> {
+    const values = await this.repository.foldersWithPrefix(
+      validatePrefix(prefix, 'value'),
+      limit + 1,
+    );
+    return { values: values.slice(0, limit), more: values.length > limit };
   }
 
   async get(documentId: string): Promise<Document> {

@@ -22,7 +22,7 @@ import {
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
-import { parseBody } from './json-rpc-messages';
+import { parseBody } from '../transport/json-rpc-messages';
 import { type McpProfile, PROFILE_TOOLS } from './profiles';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
 

@@ -16,7 +16,7 @@ import { PreSerialized } from '../transport/framing';
 import { negotiateProtocolVersion } from '../transport/protocol-version';
 import { jsonRpcError, type JsonRpcErrorEnvelope } from '../transport/json-rpc-error';
 import type { McpContext } from './mcp-context';
-import type { IncomingMessage } from './json-rpc-messages';
+import type { IncomingMessage } from '../transport/json-rpc-messages';
 import { ProfileGuard } from './profile.guard';
 import { RpcError } from './rpc-error';
 import { instructionsFor, SERVER_NAME, SERVER_VERSION } from './server-info';

@@ -1,14 +1,18 @@
 import { SUPPORTED_PROTOCOL_VERSIONS as SDK_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { McpHttpException } from './json-rpc-error';
 import {
+  isModernVersion,
+  LEGACY_PROTOCOL_VERSIONS,
   negotiateProtocolVersion,
   requestProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
+  supportsResourceLinks,
 } from './protocol-version';
 
 describe('protocol versions', () => {
   it('supports exactly the SPEC list, newest first', () => {
     expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual([
+      '2026-07-28',
       '2025-11-25',
       '2025-06-18',
       '2025-03-26',
@@ -16,11 +20,31 @@ describe('protocol versions', () => {
     ]);
   });
 
-  it('differs from the SDK list only by versions the SPEC leaves out', () => {
-    expect(SDK_VERSIONS.filter((v) => !SUPPORTED_PROTOCOL_VERSIONS.includes(v))).toEqual([
+  it('takes the handshake revisions from the SDK, leaving out the 2024-10-07 draft', () => {
+    expect(SDK_VERSIONS.filter((v) => !LEGACY_PROTOCOL_VERSIONS.includes(v))).toEqual([
       '2024-10-07',
     ]);
-    expect(SUPPORTED_PROTOCOL_VERSIONS.every((v) => SDK_VERSIONS.includes(v))).toBe(true);
+    expect(LEGACY_PROTOCOL_VERSIONS.every((v) => SDK_VERSIONS.includes(v))).toBe(true);
+  });
+
+  it.each([
+    ['2026-07-28', true],
+    ['2027-01-01', true],
+    ['2025-11-25', false],
+    ['2024-10-07', false],
+    ['garbage', false],
+    ['v999.0.0', false],
+  ])('%p is of the stateless era: %p', (version, modern) => {
+    expect(isModernVersion(version)).toBe(modern);
+  });
+
+  it('offers resource links from 2025-06-18 on', () => {
+    expect(['2024-11-05', '2025-03-26'].map(supportsResourceLinks)).toEqual([false, false]);
+    expect(['2025-06-18', '2025-11-25', '2026-07-28'].map(supportsResourceLinks)).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('reads an absent header as 2025-03-26', () => {
@@ -51,10 +75,11 @@ describe('protocol versions', () => {
     },
   );
 
-  it('answers initialize with the client version when supported, else the newest', () => {
+  it('answers initialize with the client version when supported, else the newest handshake revision', () => {
     expect(negotiateProtocolVersion('2024-11-05')).toBe('2024-11-05');
     expect(negotiateProtocolVersion('2025-06-18')).toBe('2025-06-18');
     expect(negotiateProtocolVersion('2024-10-07')).toBe('2025-11-25');
     expect(negotiateProtocolVersion('2099-01-01')).toBe('2025-11-25');
+    expect(negotiateProtocolVersion('2026-07-28')).toBe('2025-11-25');
   });
 });

@@ -3,6 +3,9 @@ export interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  /** With EXPLAIN ANALYZE: rows the node produced per loop, and how many loops it ran. */
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 

@@ -68,6 +68,9 @@ function whyInvalid(value: unknown): string {
   if ('method' in value && typeof value.method !== 'string') return 'method must be a string';
   if ('id' in value && idOf(value) === null) return 'id must be a string or an integer';
   if ('params' in value && !isObject(value.params)) return 'params must be a JSON object';
+  if (isObject(value.params) && '_meta' in value.params && !isObject(value.params._meta)) {
+    return 'params._meta must be a JSON object';
+  }
   return 'not a valid JSON-RPC 2.0 request, notification or response (unknown member?)';
 }
 
