@@ -5,7 +5,16 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/results/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '**/node_modules/**',
+      'tools/mcp-check/results/**',
+      'coverage/**',
+      '.data/**',
+      'bench/results/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

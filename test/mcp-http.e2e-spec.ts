@@ -201,7 +201,7 @@ describe.each(MCP_ROUTES)('HTTP cases on $path', ({ path, profile, tools }) => {
   });
 
   it('an unknown method → 200, JSON-RPC -32601', async () => {
-    const response = await post(t.baseUrl, path, rpc('resources/list', {}, 4), {
+    const response = await post(t.baseUrl, path, rpc('sampling/createMessage', {}, 4), {
       Accept: 'application/json',
     });
     expect(response.status).toBe(200);

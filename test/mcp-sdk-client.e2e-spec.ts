@@ -4,36 +4,8 @@ import { startTestApp, TestApp } from './support/app';
 import { MCP_ROUTES } from './support/mcp-http';
 import { page, PageServer, startPageServer } from './support/mcp-page-server';
 import { ALL_TOOLS } from './support/mcp-expected';
+import { callsFor } from './support/mcp-calls';
 import { connectSdkClient, resultJson, sentRequests } from './support/mcp-sdk';
-
-/** Valid arguments for every tool, against documents under `prefix`. */
-function callsFor(prefix: string, pageUrl: string): Record<string, Record<string, unknown>> {
-  return {
-    search_knowledge: { query: 'release checklist', limit: 5, prefix: `${prefix}/` },
-    list_documents: { prefix: `${prefix}/`, limit: 10 },
-    get_document: { document_id: `${prefix}/seed.md` },
-    get_document_for_rewrite: { path: `${prefix}/seed.md` },
-    batch_read: { document_ids: [`${prefix}/seed.md`, `${prefix}/missing.md`], max_chars: 5 },
-    upload_document: {
-      document_id: `${prefix}/new.md`,
-      content: '# New\n\nWritten by the SDK client.',
-      tags: ['sdk'],
-    },
-    update_document: {
-      document_id: `${prefix}/new.md`,
-      content: '# New\n\nUpdated.',
-      expected_revision: 1,
-    },
-    patch_document: {
-      document_id: `${prefix}/new.md`,
-      old_str: 'Updated.',
-      new_str: 'Patched.',
-      expected_revision: 2,
-    },
-    delete_document: { document_id: `${prefix}/new.md` },
-    ingest_document: { url: `${pageUrl}/guide.html`, document_id: `${prefix}/ingested.md` },
-  };
-}
 
 describe('the official SDK client on every profile', () => {
   jest.setTimeout(30_000);

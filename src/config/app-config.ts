@@ -76,6 +76,8 @@ export class AppConfig {
   /** Retries of a failed embeddings request (429, 5xx, timeouts) by the openai client. */
   readonly openaiMaxRetries: number;
   readonly mcpPostSse: boolean;
+  /** `MCP_SSE_KEEPALIVE_MS`: a `: keepalive` comment this often on an SSE answer still being worked out. */
+  readonly mcpSseKeepAliveMs: number;
   /** `undefined` means loopback origins only. */
   readonly allowedOrigins: readonly string[] | undefined;
   readonly ingestAllowedHosts: readonly string[];
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 30_000, 100, 600_000),
     openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 3, 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
+    mcpSseKeepAliveMs: integer(read, 'MCP_SSE_KEEPALIVE_MS', 15_000, 10, 600_000),
     allowedOrigins:
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),
     ingestAllowedHosts: list(read('INGEST_ALLOWED_HOSTS') ?? '').map((h) => h.toLowerCase()),

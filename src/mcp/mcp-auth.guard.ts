@@ -15,7 +15,7 @@ export const GPT_ROUTE_PRINCIPAL: Principal = { name: 'gpt-route', profiles: new
 export function unknownPath(): McpHttpException {
   return new McpHttpException(
     404,
-    'Not Found: the MCP endpoints are /mcp, /mcp-readonly, /mcp-gpt and /mcp-gpt-full',
+    'Not Found: the MCP endpoints are /mcp, /readonly/mcp, /gpt/mcp and /gpt-full/mcp (also /mcp-readonly, /mcp-gpt and /mcp-gpt-full)',
   );
 }
 

@@ -11,18 +11,22 @@ import {
   McpFramingInterceptor,
   negotiatedFraming,
   notAcceptable,
+  replyChannel,
 } from '../transport/mcp-framing.interceptor';
 import type { McpReply } from '../transport/mcp-reply';
+import { batchRefusal, checkModernMessage, isModernRequest } from '../transport/modern-request';
 import { OriginGuard } from '../transport/origin.guard';
 import {
+  isModernVersion,
   LATEST_PROTOCOL_VERSION,
   requestProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../transport/protocol-version';
+import { classify, parseBody } from '../transport/json-rpc-messages';
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
+import { NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
-import { parseBody } from '../transport/json-rpc-messages';
 import { type McpProfile, PROFILE_TOOLS } from './profiles';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
 
@@ -57,7 +61,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All('mcp-readonly')
+  @All(['mcp-readonly', 'readonly/mcp'])
   @McpEndpoint('readonly')
   readonly(
     @Req() request: AuthenticatedRequest,
@@ -67,7 +71,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All('mcp-gpt')
+  @All(['mcp-gpt', 'gpt/mcp'])
   @McpEndpoint('gpt')
   gpt(
     @Req() request: AuthenticatedRequest,
@@ -77,7 +81,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All('mcp-gpt-full')
+  @All(['mcp-gpt-full', 'gpt-full/mcp'])
   @McpEndpoint('gpt-full')
   gptFull(
     @Req() request: AuthenticatedRequest,
@@ -109,7 +113,7 @@ export class McpController {
     throw unknownPath();
   }
 
-  @All('gpt-mcp/*rest')
+  @All(['gpt-mcp/*rest', 'readonly/*rest', 'gpt/*rest', 'gpt-full/*rest'])
   unknownGptPath(@Res() _response: unknown): never {
     throw unknownPath();
   }
@@ -120,11 +124,13 @@ export class McpController {
         return this.post(request, profile);
       case 'GET':
       case 'HEAD':
+        // The 2026 revision has no GET stream and no info document: 405 (SPEC §6a).
+        if (speaksModern(request)) throw methodNotAllowed(request.method, 'POST');
         return Promise.resolve(this.info(request, profile));
       case 'OPTIONS':
         return Promise.resolve(preflight());
       default:
-        throw methodNotAllowed(request.method, ALLOWED_METHODS);
+        throw methodNotAllowed(request.method, speaksModern(request) ? 'POST' : ALLOWED_METHODS);
     }
   }
 
@@ -132,6 +138,9 @@ export class McpController {
     const body = await readMcpBody(request, this.config.maxRequestBytes);
     if (!body.ok) {
       return rpc(400, jsonRpcError(null, ErrorCode.ParseError, `Parse error: ${body.problem}`));
+    }
+    if (isModernRequest(request.headers, body.value)) {
+      return this.postModern(request, profile, body.value);
     }
     const protocolVersion = requestProtocolVersion(request.headers);
     const parsed = parseBody(body.value);
@@ -145,12 +154,47 @@ export class McpController {
     }
     // Refuse before running anything whose answer could not be delivered.
     if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    const channel = replyChannel(request);
     const answers = await this.dispatcher.answerAll(parsed.messages, {
       profile,
       principal: request.principal ?? LOCAL_PRINCIPAL,
       protocolVersion,
+      era: 'legacy',
+      // A 2025 client that disconnects has not cancelled: its calls run to the end.
+      signal: NEVER_CANCELLED,
+      notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
     });
     return rpc(200, parsed.batch ? answers : answers[0]);
+  }
+
+  /**
+   * A POST of the 2026-07-28 era (SPEC §6a): one message, its envelope and mirrored headers
+   * checked (400, always as JSON, with the request's id), notifications accepted (202), a
+   * method this server does not have 404. Closing the response cancels the request.
+   */
+  private async postModern(
+    request: AuthenticatedRequest,
+    profile: McpProfile,
+    body: unknown,
+  ): Promise<McpReply> {
+    const checked = Array.isArray(body)
+      ? batchRefusal()
+      : checkModernMessage(request.headers, classify(body));
+    if (checked.kind === 'refused')
+      return { kind: 'json', status: checked.status, payload: checked.error };
+    if (checked.kind === 'notification') return { kind: 'accepted' };
+    if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    const channel = replyChannel(request);
+    const { status, answer } = await this.dispatcher.answerModern(checked.request, {
+      profile,
+      principal: request.principal ?? LOCAL_PRINCIPAL,
+      protocolVersion: checked.envelope.protocolVersion,
+      era: 'modern',
+      signal: channel?.signal ?? NEVER_CANCELLED,
+      notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
+    });
+    // An unknown method is answered before anything runs: as plain JSON with its 404.
+    return status === 404 ? { kind: 'json', status, payload: answer } : rpc(status, answer);
   }
 
   /** GET: what this endpoint is. A client asking only for an SSE stream gets 405. */
@@ -177,6 +221,12 @@ export class McpController {
       },
     };
   }
+}
+
+/** Whether a GET / DELETE names a stateless-era revision in its MCP-Protocol-Version header. */
+function speaksModern(request: AuthenticatedRequest): boolean {
+  const header = request.headers['mcp-protocol-version'];
+  return typeof header === 'string' && isModernVersion(header.trim());
 }
 
 function rpc(status: number, payload: unknown): McpReply {

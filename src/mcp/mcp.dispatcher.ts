@@ -1,11 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
   InitializeRequestSchema,
   JSONRPC_VERSION,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
   type InitializeResult,
   type JSONRPCRequest,
   type RequestId,
@@ -13,41 +19,118 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { PreSerialized } from '../transport/framing';
-import { negotiateProtocolVersion } from '../transport/protocol-version';
-import { jsonRpcError, type JsonRpcErrorEnvelope } from '../transport/json-rpc-error';
-import type { McpContext } from './mcp-context';
 import type { IncomingMessage } from '../transport/json-rpc-messages';
+import { jsonRpcError, type JsonRpcErrorEnvelope } from '../transport/json-rpc-error';
+import {
+  negotiateProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '../transport/protocol-version';
+import { ClientClosed } from '../transport/reply-channel';
+import { ArgumentCompleter } from './completion/argument-completer';
+import type { McpContext } from './mcp-context';
 import { ProfileGuard } from './profile.guard';
+import { PromptRegistry } from './prompts/prompt-registry';
+import { DocumentResources, ResourceNotFound } from './resources/document-resources';
 import { RpcError } from './rpc-error';
-import { instructionsFor, SERVER_NAME, SERVER_VERSION } from './server-info';
+import { CAPABILITIES, instructionsFor, SERVER_INFO } from './server-info';
 import { ToolCaller } from './tool-caller';
+import { decorate, MODERN_RESULT_HINTS } from './modern-results';
 
 /** A JSON-RPC answer; a result may be pre-serialised (see {@link PreSerialized}). */
 export type JsonRpcAnswer =
   | { jsonrpc: typeof JSONRPC_VERSION; id: RequestId; result: Result | PreSerialized }
   | JsonRpcErrorEnvelope;
 
+/** A 2026-era answer and its HTTP status (404 for a method this server does not have). */
+export interface ModernAnswer {
+  readonly status: 200 | 404;
+  readonly answer: JsonRpcAnswer;
+}
+
+type Handler = (
+  request: JSONRPCRequest,
+  context: McpContext,
+) => Promise<Result | PreSerialized> | Result | PreSerialized;
+
+/** The 2025-era code of "resource not found"; 2026-07-28 uses -32602 (its changelog). */
+const LEGACY_RESOURCE_NOT_FOUND = -32002;
+
 /**
- * JSON-RPC dispatch for one profile's endpoint: `initialize`, `ping`, `tools/list`,
- * `tools/call`. Stateless: every request carries what it needs (profile, key, protocol
- * version), so any replica can answer any request and nothing is kept per connection.
- * Error semantics follow the official SDK: -32601 unknown method, -32602 bad params or
- * unknown tool, -32603 server fault; tool failures are results, not errors.
+ * JSON-RPC dispatch for one profile's endpoint, in both eras (SPEC §6, §6a). Stateless:
+ * every request carries what it needs (profile, key, protocol version), so any replica can
+ * answer any request and nothing is kept per connection.
+ *
+ * The two eras share the methods of the knowledge base (tools, resources, prompts,
+ * completions). The 2025 era adds `initialize` and `ping`; the 2026 era adds
+ * `server/discover`, answers a method it does not have with HTTP 404, and decorates every
+ * result with `resultType`, the server's identity and, for listings and reads, caching
+ * hints. Error semantics follow the official SDK: -32601 unknown method, -32602 bad params
+ * or unknown tool, -32603 server fault; tool failures are results, not errors.
  */
 @Injectable()
 export class McpDispatcher {
   private readonly logger = new Logger('McpDispatcher');
   /** `initialize` results by profile and negotiated version: at most 4 × 4, built on first use. */
   private readonly initializeResults = new Map<string, PreSerialized>();
+  /** 2026 decorations of results that never change (per profile), built on first use. */
+  private readonly decorated = new WeakMap<PreSerialized, PreSerialized>();
+  private readonly shared: Readonly<Record<string, Handler>>;
+  private readonly legacy: Readonly<Record<string, Handler>>;
+  private readonly modern: Readonly<Record<string, Handler>>;
 
   constructor(
     private readonly profiles: ProfileGuard,
     private readonly tools: ToolCaller,
-  ) {}
+    private readonly resources: DocumentResources,
+    private readonly prompts: PromptRegistry,
+    private readonly completer: ArgumentCompleter,
+  ) {
+    this.shared = {
+      'tools/list': (request, context) => {
+        params(ListToolsRequestSchema, request);
+        return this.profiles.toolsListResult(context.profile);
+      },
+      'tools/call': (request, context) =>
+        this.tools.call(params(CallToolRequestSchema, request), context),
+      'resources/list': (request) =>
+        this.resources.list(params(ListResourcesRequestSchema, request).cursor),
+      'resources/read': (request) =>
+        this.resources.read(params(ReadResourceRequestSchema, request).uri),
+      'resources/templates/list': (request) => {
+        noCursor(params(ListResourceTemplatesRequestSchema, request).cursor);
+        return this.resources.templatesResult;
+      },
+      'prompts/list': (request) => {
+        noCursor(params(ListPromptsRequestSchema, request).cursor);
+        return this.prompts.listResult;
+      },
+      'prompts/get': (request, context) =>
+        this.prompts.get(params(GetPromptRequestSchema, request), context),
+      'completion/complete': (request) =>
+        this.completer.complete(params(CompleteRequestSchema, request)),
+    };
+    this.legacy = {
+      ...this.shared,
+      initialize: (request, context) =>
+        this.initialize(params(InitializeRequestSchema, request), context),
+      ping: (request) => {
+        params(PingRequestSchema, request);
+        return {};
+      },
+    };
+    this.modern = {
+      ...this.shared,
+      'server/discover': (_request, context) => ({
+        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities: CAPABILITIES,
+        instructions: instructionsFor(context.profile),
+      }),
+    };
+  }
 
   /**
-   * Answers the requests among `messages`, in order; notifications and client responses
-   * get no answer, an invalid message gets -32600.
+   * Answers the requests among `messages` (a 2025-era POST body), in order; notifications
+   * and client responses get no answer, an invalid message gets -32600.
    */
   async answerAll(
     messages: readonly IncomingMessage[],
@@ -64,40 +147,63 @@ export class McpDispatcher {
     return answers;
   }
 
+  /** One 2025-era request. */
   async answer(request: JSONRPCRequest, context: McpContext): Promise<JsonRpcAnswer> {
+    const handler = Object.hasOwn(this.legacy, request.method)
+      ? this.legacy[request.method]
+      : undefined;
+    if (handler === undefined) return methodNotFound(request);
+    return this.run(handler, request, context, (result) => result);
+  }
+
+  /** One 2026-era request (its envelope and headers already checked by the transport). */
+  async answerModern(request: JSONRPCRequest, context: McpContext): Promise<ModernAnswer> {
+    const handler = Object.hasOwn(this.modern, request.method)
+      ? this.modern[request.method]
+      : undefined;
+    if (handler === undefined) return { status: 404, answer: methodNotFound(request) };
+    const hints = Object.hasOwn(MODERN_RESULT_HINTS, request.method)
+      ? MODERN_RESULT_HINTS[request.method]
+      : undefined;
+    const answer = await this.run(handler, request, context, (result) => {
+      if (!(result instanceof PreSerialized) || hints?.cacheScope !== 'public') {
+        return decorate(result, hints);
+      }
+      let done = this.decorated.get(result);
+      if (done === undefined) {
+        done = decorate(result, hints) as PreSerialized;
+        this.decorated.set(result, done);
+      }
+      return done;
+    });
+    return { status: 200, answer };
+  }
+
+  private async run(
+    handler: Handler,
+    request: JSONRPCRequest,
+    context: McpContext,
+    finish: (result: Result | PreSerialized) => Result | PreSerialized,
+  ): Promise<JsonRpcAnswer> {
     try {
-      const result = await this.route(request, context);
-      return { jsonrpc: JSONRPC_VERSION, id: request.id, result };
+      const result = await handler(request, context);
+      return { jsonrpc: JSONRPC_VERSION, id: request.id, result: finish(result) };
     } catch (error) {
       if (error instanceof RpcError) {
         return jsonRpcError(request.id, error.code, error.detail, error.data);
+      }
+      if (error instanceof ResourceNotFound) {
+        const code = context.era === 'modern' ? ErrorCode.InvalidParams : LEGACY_RESOURCE_NOT_FOUND;
+        return jsonRpcError(request.id, code, 'Resource not found', { uri: error.uri });
+      }
+      if (context.signal.aborted && context.signal.reason instanceof ClientClosed) {
+        // Nobody is left to read an answer; the transport writes nothing more.
+        return jsonRpcError(request.id, ErrorCode.InternalError, 'Request cancelled');
       }
       this.logger.error(
         `${request.method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       return jsonRpcError(request.id, ErrorCode.InternalError, 'Internal error');
-    }
-  }
-
-  private async route(
-    request: JSONRPCRequest,
-    context: McpContext,
-  ): Promise<Result | PreSerialized> {
-    switch (request.method) {
-      case 'initialize':
-        return this.initialize(params(InitializeRequestSchema, request), context);
-      case 'ping':
-        params(PingRequestSchema, request);
-        return {};
-      case 'tools/list':
-        params(ListToolsRequestSchema, request);
-        return this.profiles.toolsListResult(context.profile);
-      case 'tools/call':
-        return this.tools.call(params(CallToolRequestSchema, request), context);
-      default:
-        throw new RpcError(ErrorCode.MethodNotFound, 'Method not found', {
-          method: request.method.slice(0, 100),
-        });
     }
   }
 
@@ -109,23 +215,31 @@ export class McpDispatcher {
     const key = `${context.profile} ${protocolVersion}`;
     let result = this.initializeResults.get(key);
     if (!result) {
-      result = PreSerialized.of(this.initializeResult(protocolVersion, context));
+      result = PreSerialized.of({
+        protocolVersion,
+        capabilities: CAPABILITIES,
+        serverInfo: SERVER_INFO,
+        instructions: instructionsFor(context.profile),
+      } satisfies InitializeResult);
       this.initializeResults.set(key, result);
     }
     return result;
   }
+}
 
-  private initializeResult(protocolVersion: string, context: McpContext): InitializeResult {
-    return {
-      protocolVersion,
-      capabilities: { tools: { listChanged: false } },
-      serverInfo: {
-        name: SERVER_NAME,
-        title: 'Agent Data knowledge base',
-        version: SERVER_VERSION,
-      },
-      instructions: instructionsFor(context.profile),
-    };
+function methodNotFound(request: JSONRPCRequest): JsonRpcErrorEnvelope {
+  return jsonRpcError(request.id, ErrorCode.MethodNotFound, 'Method not found', {
+    method: request.method.slice(0, 100),
+  });
+}
+
+/** Listings this server never pages: any cursor is one it did not issue. */
+function noCursor(cursor: string | undefined): void {
+  if (cursor !== undefined) {
+    throw new RpcError(
+      ErrorCode.InvalidParams,
+      'Invalid params: cursor is not one this server issued (this list has one page); list again without a cursor',
+    );
   }
 }
 

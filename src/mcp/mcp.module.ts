@@ -2,10 +2,16 @@ import { Module } from '@nestjs/common';
 import { DocumentsModule } from '../documents/documents.module';
 import { TransportModule } from '../transport/transport.module';
 import { VectorsModule } from '../vectors/vectors.module';
+import { ArgumentCompleter } from './completion/argument-completer';
 import { McpAuthGuard } from './mcp-auth.guard';
 import { McpController } from './mcp.controller';
 import { McpDispatcher } from './mcp.dispatcher';
 import { ProfileGuard } from './profile.guard';
+import { AnswerQuestionPrompt } from './prompts/answer-question.prompt';
+import { MCP_PROMPTS, PromptRegistry } from './prompts/prompt-registry';
+import { ReviewDocumentPrompt } from './prompts/review-document.prompt';
+import { SummarizeFolderPrompt } from './prompts/summarize-folder.prompt';
+import { DocumentResources } from './resources/document-resources';
 import { ToolCaller } from './tool-caller';
 import { ToolMetrics } from './tool.metrics';
 import { BatchReadTool } from './tools/batch-read.tool';
@@ -33,9 +39,12 @@ const TOOLS = [
   IngestDocumentTool,
 ];
 
+const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentPrompt];
+
 /**
- * MCP over Streamable HTTP (SPEC §5–§7): the endpoint controller, API-key and profile
- * guards, the JSON-RPC dispatcher and the ten tools, one class per file.
+ * MCP over Streamable HTTP (SPEC §5–§7), in the 2025 and 2026 eras: the endpoint
+ * controller, API-key and profile guards, the JSON-RPC dispatcher, the ten tools and the
+ * three prompts (one class per file), documents as resources, and completions.
  */
 @Module({
   imports: [DocumentsModule, VectorsModule, TransportModule],
@@ -44,6 +53,11 @@ const TOOLS = [
     ...TOOLS,
     { provide: MCP_TOOLS, useFactory: (...tools: unknown[]) => tools, inject: TOOLS },
     ToolRegistry,
+    ...PROMPTS,
+    { provide: MCP_PROMPTS, useFactory: (...prompts: unknown[]) => prompts, inject: PROMPTS },
+    PromptRegistry,
+    DocumentResources,
+    ArgumentCompleter,
     ProfileGuard,
     ToolCaller,
     ToolMetrics,

@@ -1,8 +1,10 @@
+import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type McpProfile, PROFILE_TOOLS } from './profiles';
 
 export const SERVER_NAME = 'agent-data';
+export const SERVER_TITLE = 'Agent Data knowledge base';
 
 /**
  * The version in the project's package.json, found by walking up from this file (it sits
@@ -25,6 +27,22 @@ function findVersion(from: string): string {
   }
 }
 
+/** `serverInfo` of `initialize`, and `io.modelcontextprotocol/serverInfo` of 2026 results. */
+export const SERVER_INFO = { name: SERVER_NAME, title: SERVER_TITLE, version: SERVER_VERSION };
+
+/**
+ * What every endpoint serves (SPEC §6b: resources, prompts and completions are read-only
+ * features, so every profile has them; the tools differ by profile, their presence does
+ * not). Nothing is pushed: no list ever changes while the server runs, and documents
+ * changing are seen by reading again, so neither `listChanged` nor `subscribe` is offered.
+ */
+export const CAPABILITIES = Object.freeze({
+  tools: { listChanged: false },
+  resources: { subscribe: false, listChanged: false },
+  prompts: { listChanged: false },
+  completions: {},
+}) satisfies ServerCapabilities;
+
 const WRITES =
   'Writes are committed to PostgreSQL before the tool answers, so get_document and list_documents see them at once; semantic search catches up within a few seconds.';
 
@@ -35,6 +53,7 @@ export function instructionsFor(profile: McpProfile): string {
   const lines = [
     'Agent Data is a knowledge base of markdown documents addressed by path-like ids such as knowledge/current-state/reports/phase-2.md (folders are id prefixes ending in "/").',
     'To find information: search_knowledge for a question in natural language (semantic search over the text), list_documents to browse a folder by prefix, then get_document to read one document or batch_read to read up to 20 at once.',
+    'Every document is also a resource, kb://<document_id> (markdown), and every folder kb://<folder>/ (an index); the prompts answer_question, summarize_folder and review_document start common tasks.',
   ];
   if (has('update_document') || has('patch_document')) {
     lines.push(

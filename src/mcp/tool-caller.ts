@@ -3,24 +3,30 @@ import {
   ErrorCode as RpcCode,
   type CallToolRequest,
   type CallToolResult,
+  type JSONRPCNotification,
+  type ProgressToken,
+  type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../common/domain-error';
 import { PreSerialized } from '../transport/framing';
+import { supportsResourceLinks } from '../transport/protocol-version';
 import type { McpContext } from './mcp-context';
 import { ProfileGuard } from './profile.guard';
 import { isToolName } from './profiles';
 import { RpcError } from './rpc-error';
-import type { McpTool } from './tools/tool';
+import type { McpTool, ProgressReporter } from './tools/tool';
 import { parseToolArguments } from './tools/tool-arguments';
 import { toolErrorHint } from './tools/tool-errors';
 import { ToolMetrics } from './tool.metrics';
 
 /**
  * Runs one `tools/call`: profile check, argument validation, the tool, then the result.
- * Success: `structuredContent` plus the same JSON as one text item. A `DomainError`:
+ * Success: `structuredContent` plus the same JSON as one text item, then `resource_link`
+ * items for the documents it names (from 2025-06-18 on). A `DomainError`:
  * `isError: true` with `{error: {code, message, hint, ...details}}` as text (no
  * `structuredContent`, which would have to match the output schema). Anything else is a
- * server fault: JSON-RPC -32603, details in the log only. Every call is logged and counted.
+ * server fault: JSON-RPC -32603, details in the log only. A call cancelled by the client
+ * is counted as `cancelled` and answers nothing anyone reads. Every call is logged and counted.
  */
 @Injectable()
 export class ToolCaller {
@@ -55,10 +61,19 @@ export class ToolCaller {
       const output = (await tool.run(input, {
         actor: context.principal.name,
         profile: context.profile,
+        signal: context.signal,
+        progress: progressReporter(params._meta?.progressToken, context.notify),
       })) as Record<string, unknown>;
       outcome = 'ok';
-      return success(output);
+      return success(
+        output,
+        supportsResourceLinks(context.protocolVersion) ? tool.links(output) : [],
+      );
     } catch (error) {
+      if (context.signal.aborted) {
+        outcome = 'cancelled';
+        throw error;
+      }
       if (error instanceof DomainError) {
         outcome = error.code.toLowerCase();
         const body = { error: { ...error.toJSON(), hint: toolErrorHint(error.code) } };
@@ -95,14 +110,43 @@ export class ToolCaller {
 }
 
 /**
- * `{content: [{type: "text", text: <json>}], structuredContent: <json>}`, serialising the
- * output once for both places instead of once per place plus once more for the envelope.
+ * `{content: [{type: "text", text: <json>}, ...links], structuredContent: <json>}`,
+ * serialising the output once for both places instead of once per place plus once more for
+ * the envelope.
  */
-function success(output: Record<string, unknown>): PreSerialized {
+function success(output: Record<string, unknown>, links: readonly ResourceLink[]): PreSerialized {
   const json = JSON.stringify(output);
+  const more = links.map((link) => `,${JSON.stringify(link)}`).join('');
   return new PreSerialized(
-    `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`,
+    `{"content":[{"type":"text","text":${JSON.stringify(json)}}${more}],"structuredContent":${json}}`,
   );
+}
+
+/**
+ * `notifications/progress` for the call's progress token, when the client gave one and the
+ * answer is a stream that can carry them. Reports that do not advance are dropped: the
+ * protocol requires progress to grow with every notification.
+ */
+function progressReporter(
+  token: ProgressToken | undefined,
+  notify: ((notification: JSONRPCNotification) => void) | undefined,
+): ProgressReporter | undefined {
+  if (token === undefined || notify === undefined) return undefined;
+  let last = -Infinity;
+  return (progress, total, message) => {
+    if (!(progress > last)) return;
+    last = progress;
+    notify({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: {
+        progressToken: token,
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message }),
+      },
+    });
+  };
 }
 
 function rawDocumentId(args: Record<string, unknown> | undefined): string | undefined {

@@ -12,7 +12,7 @@ import { ADMIN_API_OPERATIONS, OperationDoc } from './admin-api.operations';
 import { RESPONSE_SCHEMAS } from './openapi.schemas';
 
 /** The MCP routes speak JSON-RPC over Streamable HTTP; the README documents them, not OpenAPI. */
-const MCP_PATH = /^\/(gpt-)?mcp/;
+const MCP_PATH = /^\/((gpt-)?mcp|readonly\/|gpt\/|gpt-full\/)/;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
@@ -81,7 +81,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'Documents, semantic search and vector sync administration. Every route except ' +
         '`/health/*` and `/metrics` needs an API key with the `admin` profile, in `X-API-Key` ' +
         'or `Authorization: Bearer`. Errors are `{"error": {"code", "message", ...}}`. ' +
-        'Agents use the MCP endpoints (`/mcp`, `/mcp-readonly`, `/mcp-gpt`, `/mcp-gpt-full`) ' +
+        'Agents use the MCP endpoints (`/mcp`, `/readonly/mcp`, `/gpt/mcp`, `/gpt-full/mcp`) ' +
         'instead, described in the README.',
     )
     .setVersion(SERVER_VERSION)

@@ -7,16 +7,22 @@ import { negotiate, type Negotiated } from './accept-negotiation';
 import { frameJson, frameSse, type FramedResponse } from './framing';
 import { McpHttpException } from './json-rpc-error';
 import type { McpReply } from './mcp-reply';
+import { ReplyChannel } from './reply-channel';
 import { TransportMetrics } from './transport.metrics';
 
-const negotiated = new WeakMap<IncomingMessage, Negotiated>();
+const channels = new WeakMap<IncomingMessage, ReplyChannel>();
 
 /**
- * The framing negotiated for `request` by {@link McpFramingInterceptor}. The controller
- * reads it to refuse (406) before running anything whose answer could not be delivered.
+ * The reply channel {@link McpFramingInterceptor} opened for a POST: its negotiated framing
+ * (the controller refuses with 406 before running anything whose answer could not be
+ * delivered), notifications before the answer, and the client-gone signal.
  */
+export function replyChannel(request: IncomingMessage): ReplyChannel | undefined {
+  return channels.get(request);
+}
+
 export function negotiatedFraming(request: IncomingMessage): Negotiated {
-  return negotiated.get(request) ?? 'json';
+  return channels.get(request)?.framing ?? 'json';
 }
 
 export function notAcceptable(): McpHttpException {
@@ -27,10 +33,11 @@ export function notAcceptable(): McpHttpException {
 }
 
 /**
- * Negotiates the Accept header before the handler runs, then frames the handler's
- * {@link McpReply}: a JSON body or exactly one SSE event with the anti-buffering headers
- * (SPEC §6), 202 with an empty body for notifications. The handler takes `@Res()`, so
- * Nest leaves the writing to this interceptor.
+ * Negotiates the Accept header of a POST before the handler runs (opening its
+ * {@link ReplyChannel}), then frames the handler's {@link McpReply}: a JSON body or one SSE
+ * event with the anti-buffering headers (SPEC §6), 202 with an empty body for
+ * notifications. When the channel already streamed (progress, keep-alive), the answer is
+ * the stream's last event. The handler takes `@Res()`, so Nest leaves the writing here.
  */
 @Injectable()
 export class McpFramingInterceptor implements NestInterceptor {
@@ -44,11 +51,20 @@ export class McpFramingInterceptor implements NestInterceptor {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const framing = negotiate(request.headers.accept, { postSse: this.config.mcpPostSse });
-    negotiated.set(request, framing);
-    return next.handle().pipe(map((reply) => this.write(response, reply, framing)));
+    let channel: ReplyChannel | undefined;
+    if (request.method === 'POST') {
+      channel = new ReplyChannel(response, framing, this.config.mcpSseKeepAliveMs);
+      channels.set(request, channel);
+    }
+    return next.handle().pipe(map((reply) => this.write(response, reply, framing, channel)));
   }
 
-  private write(response: Response, reply: McpReply, framing: Negotiated): void {
+  private write(
+    response: Response,
+    reply: McpReply,
+    framing: Negotiated,
+    channel: ReplyChannel | undefined,
+  ): void {
     switch (reply.kind) {
       case 'rpc': {
         if (framing === 'not-acceptable') throw notAcceptable();
@@ -56,15 +72,17 @@ export class McpFramingInterceptor implements NestInterceptor {
           framing === 'sse'
             ? frameSse(reply.status, reply.payload)
             : frameJson(reply.status, reply.payload);
-        this.send(response, framed);
+        if (channel?.finish(framed.body) !== true) this.send(response, framed);
         this.metrics.answered(framing);
         return;
       }
       case 'json':
+        channel?.finish();
         this.send(response, frameJson(reply.status, reply.payload));
         this.metrics.answered('json');
         return;
       case 'accepted':
+        channel?.finish();
         response.writeHead(202).end();
         this.metrics.answered('empty');
         return;

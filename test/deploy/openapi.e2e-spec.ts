@@ -34,7 +34,7 @@ const SPEC_ROUTES = [
   'GET /metrics',
 ];
 
-const MCP = /^\/(gpt-)?mcp/;
+const MCP = /^\/((gpt-)?mcp|readonly\/|gpt\/|gpt-full\/)/;
 
 describe('OpenAPI document of the admin API (/docs-json)', () => {
   let t: TestApp;

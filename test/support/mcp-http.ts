@@ -15,6 +15,16 @@ export const MCP_ROUTES = [
   { path: '/mcp-gpt-full', profile: 'gpt-full', tools: 10 },
 ] as const;
 
+/** The routes MCP clients recognise by their `/mcp` ending, beside the first three (SPEC §6a). */
+export const MCP_ALIAS_ROUTES = [
+  { path: '/readonly/mcp', profile: 'readonly', tools: 5 },
+  { path: '/gpt/mcp', profile: 'gpt', tools: 8 },
+  { path: '/gpt-full/mcp', profile: 'gpt-full', tools: 10 },
+] as const;
+
+/** Every MCP route: the four profile routes and their aliases. */
+export const ALL_MCP_ROUTES = [...MCP_ROUTES, ...MCP_ALIAS_ROUTES];
+
 export interface RawResponse {
   status: number;
   headers: http.IncomingHttpHeaders;

@@ -54,11 +54,18 @@ export class SafeFetcher {
     private readonly resolve: Resolver = systemResolver,
   ) {}
 
-  async fetch(raw: string): Promise<FetchedPage> {
+  /**
+   * The page at `raw`, or a DomainError (FORBIDDEN_URL, UPSTREAM_ERROR, TOO_LARGE). When
+   * `cancel` aborts, the connection is dropped at once and its reason is thrown.
+   */
+  async fetch(raw: string, cancel?: AbortSignal): Promise<FetchedPage> {
+    cancel?.throwIfAborted();
     let url = this.policy.check(raw);
     const requested = url.toString();
     const controller = new AbortController();
     const deadline = setTimeout(() => controller.abort(), this.limits.timeoutMs);
+    const onCancel = () => controller.abort();
+    cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       for (let redirects = 0; ; redirects++) {
         const response = await this.get(url, controller.signal);
@@ -89,6 +96,7 @@ export class SafeFetcher {
         };
       }
     } catch (error) {
+      if (cancel?.aborted) throw cancel.reason;
       if (error instanceof DomainError) throw error;
       if (error instanceof RefusedAddress) throw forbidden(`refused: ${error.message}`);
       if (controller.signal.aborted) {
@@ -97,6 +105,7 @@ export class SafeFetcher {
       throw upstream(`fetching ${url.host} failed: ${(error as Error).message}`);
     } finally {
       clearTimeout(deadline);
+      cancel?.removeEventListener('abort', onCancel);
       controller.abort();
     }
   }

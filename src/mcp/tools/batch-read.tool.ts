@@ -1,13 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { DocumentsService } from '../../documents/documents.service';
-import { McpTool } from './tool';
+import { validateDocumentId } from '../../documents/document-id';
+import { DocumentsService, type Document } from '../../documents/documents.service';
+import { resourceLink } from '../resources/document-resources';
+import { McpTool, type ToolContext } from './tool';
 import { cut, pick, timestamp } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
 export const BATCH_READ_MAX_IDS = 20;
 export const BATCH_READ_DEFAULT_CHARS = 4000;
 export const BATCH_READ_MAX_CHARS = 100_000;
+/** Documents read per step when the caller follows progress. */
+const PROGRESS_STEP = 5;
 
 const input = z.strictObject({
   document_ids: z
@@ -66,10 +70,17 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
     super();
   }
 
-  async run(args: z.output<typeof input>) {
+  override links(result: z.output<typeof output>) {
+    return result.items.filter((item) => item.found).map((item) => resourceLink(item));
+  }
+
+  async run(args: z.output<typeof input>, context: ToolContext) {
     const ids = [...new Set(args.document_ids)];
     const max = args.max_chars ?? BATCH_READ_DEFAULT_CHARS;
-    const found = await this.documents.getMany(ids);
+    const found =
+      context.progress === undefined || ids.length <= PROGRESS_STEP
+        ? await this.documents.getMany(ids)
+        : await this.readInSteps(ids, context);
     const items = ids.map((id) => {
       const document = found.get(id);
       if (!document) return { document_id: id, found: false };
@@ -88,5 +99,24 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
 
   override documentIdOf(args: z.output<typeof input>): string | undefined {
     return args.document_ids.join(',').slice(0, 512);
+  }
+
+  /** Reads `ids` a few at a time, reporting after each step and stopping when cancelled. */
+  private async readInSteps(ids: string[], context: ToolContext): Promise<Map<string, Document>> {
+    // Every id is checked before anything is read, with its place in the request.
+    ids.forEach((id, i) => validateDocumentId(id, `document_ids[${i}]`));
+    const found = new Map<string, Document>();
+    context.progress?.(0, ids.length, `reading ${ids.length} documents`);
+    for (let start = 0; start < ids.length; start += PROGRESS_STEP) {
+      context.signal.throwIfAborted();
+      for (const [id, document] of await this.documents.getMany(
+        ids.slice(start, start + PROGRESS_STEP),
+      )) {
+        found.set(id, document);
+      }
+      const done = Math.min(start + PROGRESS_STEP, ids.length);
+      context.progress?.(done, ids.length, `read ${done} of ${ids.length} documents`);
+    }
+    return found;
   }
 }

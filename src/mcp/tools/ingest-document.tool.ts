@@ -77,9 +77,19 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
   }
 
   async run(args: z.output<typeof input>, context: ToolContext) {
-    const page = await this.fetcher.fetch(args.url);
+    const progress = context.progress ?? (() => undefined);
+    progress(0, 3, `fetching ${args.url.slice(0, 200)}`);
+    const page = await this.fetcher.fetch(args.url, context.signal);
+    progress(
+      1,
+      3,
+      `converting ${page.body.length} bytes of ${page.contentType.split(';')[0] || 'content'}`,
+    );
     const text = pageText(page);
     const documentId = args.document_id ?? documentIdForUrl(new URL(page.url));
+    progress(2, 3, `storing ${text.text.length} characters as ${documentId}`);
+    // Nothing is written for a caller who is gone; once stored, the answer is only lost.
+    context.signal.throwIfAborted();
     const title = clip(args.title ?? text.title, this.config.limits.maxTitleChars);
     const metadata = {
       source_url: page.url,
@@ -109,6 +119,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
         context.actor,
       ));
     }
+    progress(3, 3, `stored ${document.document_id} at revision ${document.revision}`);
     return {
       document_id: document.document_id,
       revision: document.revision,

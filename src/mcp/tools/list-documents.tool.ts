@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
+import { resourceLink } from '../resources/document-resources';
 import { McpTool } from './tool';
 import { documentSummary } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
@@ -58,6 +59,10 @@ export class ListDocumentsTool extends McpTool<typeof input, typeof output> {
 
   constructor(private readonly documents: DocumentsService) {
     super();
+  }
+
+  override links(result: z.output<typeof output>) {
+    return result.items.map((item) => resourceLink(item));
   }
 
   run(args: z.output<typeof input>) {

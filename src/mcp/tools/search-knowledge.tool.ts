@@ -6,6 +6,7 @@ import {
   SEARCH_MAX_QUERY_CHARS,
   SearchService,
 } from '../../vectors/search.service';
+import { resourceLink } from '../resources/document-resources';
 import { McpTool } from './tool';
 import { tagsArg } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
@@ -61,6 +62,10 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
 
   constructor(private readonly search: SearchService) {
     super();
+  }
+
+  override links(result: z.output<typeof output>) {
+    return result.results.map((hit) => resourceLink(hit));
   }
 
   async run(args: z.output<typeof input>) {

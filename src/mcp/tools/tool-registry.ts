@@ -3,6 +3,7 @@ import type { ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { PreSerialized } from '../../transport/framing';
 import { type McpProfile, PROFILE_TOOLS, TOOL_NAMES, type ToolName } from '../profiles';
+import { portableJsonSchema } from './portable-json-schema';
 import type { McpTool } from './tool';
 
 /** Injection token of the array of every tool instance (built in McpModule). */
@@ -67,12 +68,13 @@ function listing(tool: McpTool): Tool {
 }
 
 /**
- * JSON Schema (2020-12, MCP's default dialect) of a zod object. `$schema` is left out:
- * MCP assumes 2020-12 without it, and some clients reject the keyword.
+ * JSON Schema (2020-12, MCP's default dialect) of a zod object, in its portable spelling
+ * (see {@link portableJsonSchema}). `$schema` is left out: MCP assumes 2020-12 without it,
+ * and some clients reject the keyword.
  */
 function jsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'throw' });
-  return rest;
+  return portableJsonSchema(rest);
 }
 
 function checkAliases(tool: McpTool): void {

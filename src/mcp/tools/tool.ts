@@ -1,12 +1,22 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { McpProfile, ToolName } from '../profiles';
 
-/** Who is calling a tool, for the audit trail and the write's `app.actor`. */
+/**
+ * Reports how far a long call has got (`notifications/progress`): `progress` grows with
+ * every report, `total` when known, `message` for a person to read.
+ */
+export type ProgressReporter = (progress: number, total?: number, message?: string) => void;
+
+/** Who is calling a tool (for the audit trail and the write's `app.actor`), and the call's lifetime. */
 export interface ToolContext {
   /** The API key's name (`local` with auth off, `gpt-route` on the secret route); never the key. */
   readonly actor: string;
   readonly profile: McpProfile;
+  /** Aborts when the call is cancelled (the 2026 client closed its response stream). */
+  readonly signal: AbortSignal;
+  /** Present when the client asked for progress and the answer can carry it (SSE). */
+  readonly progress?: ProgressReporter;
 }
 
 /**
@@ -33,6 +43,14 @@ export abstract class McpTool<
   abstract readonly aliases: Readonly<Record<string, string>>;
 
   abstract run(input: z.output<I>, context: ToolContext): Promise<z.output<O>>;
+
+  /**
+   * `resource_link` items for the documents a result names, added after the JSON text item
+   * for clients of 2025-06-18 and later (structuredContent is unchanged).
+   */
+  links(_output: z.output<O>): ResourceLink[] {
+    return [];
+  }
 
   /** The document a call is about, for the tool-call log line. */
   documentIdOf(input: z.output<I>): string | undefined {

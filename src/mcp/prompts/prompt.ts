@@ -1,0 +1,46 @@
+import type { GetPromptResult, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { McpProfile } from '../profiles';
+
+/** Where `completion/complete` takes the values of an argument from. */
+export type ArgumentCompletion = 'document_id' | 'folder';
+
+/** One argument of a prompt: what `prompts/list` shows, and how it is completed. */
+export interface PromptArgumentSpec {
+  readonly name: string;
+  /** Written for the person filling it in. */
+  readonly description: string;
+  readonly required: boolean;
+  /** Ids or folders from the id index; absent for free text (no suggestions). */
+  readonly completion?: ArgumentCompletion;
+}
+
+/** What a prompt knows about the request that renders it. */
+export interface PromptContext {
+  readonly profile: McpProfile;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * One MCP prompt (SPEC §6b): a conversation starter a person picks (a slash command in
+ * most clients), rendered from its arguments into messages. Prompts read the knowledge
+ * base through services only; they never write. An argument the prompt cannot use is a
+ * `DomainError` INVALID_ARGUMENT naming it (the registry answers -32602).
+ */
+export abstract class McpPrompt {
+  abstract readonly name: string;
+  abstract readonly title: string;
+  /** What it does, for the person choosing among prompts. */
+  abstract readonly description: string;
+  abstract readonly arguments: readonly PromptArgumentSpec[];
+
+  /** The messages for `args` (every required argument present, no unknown one). */
+  abstract render(
+    args: Readonly<Record<string, string>>,
+    context: PromptContext,
+  ): Promise<Omit<GetPromptResult, 'messages'> & { messages: PromptMessage[] }>;
+}
+
+/** A user message holding one content item. */
+export function userMessage(content: PromptMessage['content']): PromptMessage {
+  return { role: 'user', content };
+}

@@ -1,0 +1,95 @@
+import type { ServerResponse } from 'node:http';
+import type { Negotiated } from './accept-negotiation';
+import { SSE_HEADERS, serialize } from './framing';
+
+/** Why a request's signal aborted: the client closed the connection before the answer. */
+export class ClientClosed extends Error {
+  constructor() {
+    super('the client closed the connection before the answer was complete');
+    this.name = 'ClientClosed';
+  }
+}
+
+/**
+ * The response side of one MCP POST while its answer is being worked out (SPEC §6c).
+ *
+ * When the answer is SSE-framed, notifications (progress) may go out before it, and an
+ * answer that takes longer than the keep-alive interval gets `: keepalive` comments so
+ * that proxies and clients do not drop a quiet connection. The stream opens (200 and the
+ * SSE headers) only when the first of these is written: an answer that needs neither is
+ * framed whole, exactly as before. JSON answers never stream.
+ *
+ * {@link signal} aborts, with {@link ClientClosed}, when the client closes the connection
+ * before the answer is complete (the 2026-07-28 revision's cancellation).
+ */
+export class ReplyChannel {
+  private opened = false;
+  private done = false;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private abort: AbortController | undefined;
+
+  constructor(
+    private readonly response: ServerResponse,
+    readonly framing: Negotiated,
+    private readonly keepAliveMs: number,
+  ) {
+    if (framing === 'sse') this.scheduleKeepAlive();
+  }
+
+  /** Whether notifications can reach the client before the answer: it is SSE-framed. */
+  get streams(): boolean {
+    return this.framing === 'sse';
+  }
+
+  /** Writes a JSON-RPC notification as an SSE event now; a no-op unless {@link streams}. */
+  notify(notification: unknown): void {
+    if (!this.streams || this.done || this.response.destroyed) return;
+    this.open();
+    this.response.write(`event: message\ndata: ${serialize(notification)}\n\n`);
+  }
+
+  /** Aborts when the client goes away before the answer is complete. */
+  get signal(): AbortSignal {
+    if (this.abort === undefined) {
+      const abort = new AbortController();
+      this.abort = abort;
+      if (this.response.destroyed || this.response.socket?.destroyed === true) {
+        abort.abort(new ClientClosed());
+      } else {
+        this.response.once('close', () => {
+          if (!this.done) abort.abort(new ClientClosed());
+        });
+      }
+    }
+    return this.abort.signal;
+  }
+
+  /**
+   * Ends the channel with the answer as one SSE event body (`event: message\n...`). Returns
+   * `false`, writing nothing, when the stream never opened: the caller frames the answer
+   * whole, with its own status and headers.
+   */
+  finish(sseEvent?: string): boolean {
+    this.done = true;
+    clearTimeout(this.keepAlive);
+    if (!this.opened) return false;
+    this.response.end(sseEvent);
+    return true;
+  }
+
+  private open(): void {
+    if (this.opened) return;
+    this.opened = true;
+    this.response.writeHead(200, SSE_HEADERS);
+  }
+
+  private scheduleKeepAlive(): void {
+    this.keepAlive = setTimeout(() => {
+      if (this.done || this.response.destroyed || this.response.writableEnded) return;
+      this.open();
+      this.response.write(': keepalive\n\n');
+      this.scheduleKeepAlive();
+    }, this.keepAliveMs);
+    this.keepAlive.unref();
+  }
+}
