@@ -64,7 +64,7 @@ export async function load({
   return { ...summarize(latencies), rps: round(latencies.length / seconds), errors, statuses };
 }
 
-/** p50/p95/p99/max (ms) of a list of latencies, nearest-rank. */
+/** p50/p95/p97.5/p99/max (ms) of a list of latencies, nearest-rank. */
 export function summarize(latencies) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (p) =>
@@ -75,6 +75,7 @@ export function summarize(latencies) {
     requests: sorted.length,
     p50: round(at(50)),
     p95: round(at(95)),
+    p975: round(at(97.5)),
     p99: round(at(99)),
     max: round(sorted[sorted.length - 1]),
   };

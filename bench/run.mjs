@@ -1,7 +1,8 @@
 // npm run bench: builds (npm script), starts a throwaway embedded PostgreSQL and the real
 // server on loopback, seeds BENCH_DOCS documents (default 30 000), waits for the vector
 // pipeline to catch up, then runs every scenario in bench/scenarios/ in file-name order.
-// Prints p50/p95/p99 and requests/s per scenario and writes them as JSON under bench/results/.
+// Prints p50/p95/p97.5/p99 and requests/s per scenario and writes them as JSON under
+// bench/results/.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,7 +74,7 @@ try {
     for (const row of rows) {
       results.push(row);
       log(
-        `${row.scenario}: p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, ${row.rps} req/s${row.errors ? `, ${row.errors} errors` : ''}`,
+        `${row.scenario}: p50 ${row.p50} ms, p95 ${row.p95} ms, p97.5 ${row.p975} ms, p99 ${row.p99} ms, ${row.rps} req/s${row.errors ? `, ${row.errors} errors` : ''}${row.compared ? `; ${row.compared}` : ''}`,
       );
     }
   }
@@ -165,7 +166,18 @@ async function waitFor(check, timeoutMs, what) {
 }
 
 function printTable(rows) {
-  const columns = ['scenario', 'p50', 'p95', 'p99', 'rps', 'requests', 'errors', 'target_p95_ms'];
+  const columns = [
+    'scenario',
+    'p50',
+    'p95',
+    'p975',
+    'p99',
+    'rps',
+    'requests',
+    'errors',
+    'target_p95_ms',
+    'compared',
+  ];
   const widths = columns.map((c) =>
     Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)),
   );

@@ -1,5 +1,8 @@
 // MCP over Streamable HTTP at concurrency 10 (issue 4 targets): initialize, tools/list,
-// list_documents over the seeded documents, get_document, batch_read of 3, and the writes.
+// list_documents over the seeded documents, get_document, batch_read of 3, and the writes;
+// then the 2026-07-28 era (issue 8): server/discover, tools/list, resources/list (first and
+// deep pages), resources/read and completion/complete, each compared by p97.5 with tools/list
+// or get_document of the same run (target: within 1.5×).
 // Each scenario first sends one request and checks its answer (no JSON-RPC error, no
 // isError), so a fast wrong answer is never reported as a latency.
 const CONCURRENCY = 10;
@@ -20,10 +23,12 @@ export default async function mcp({ baseUrl, headers, load, documentCount, query
   const tool = (name, args, id) => envelope('tools/call', { name, arguments: args }, id);
   const rows = [];
 
-  async function scenario(name, target, requests, body, extraHeaders = {}) {
+  // `extraHeaders`: fixed, or per request (2026 headers mirror the body).
+  async function scenario(name, target, requests, body, extraHeaders = {}, compareWith) {
+    const headersOf = (i) => (typeof extraHeaders === 'function' ? extraHeaders(i) : extraHeaders);
     const sample = await fetch(`${baseUrl}${ENDPOINT}`, {
       method: 'POST',
-      headers: { ...mcpHeaders, ...extraHeaders },
+      headers: { ...mcpHeaders, ...headersOf(-1) },
       body: JSON.stringify(body(-1)),
     });
     const text = await sample.text();
@@ -37,11 +42,17 @@ export default async function mcp({ baseUrl, headers, load, documentCount, query
       request: (i) => ({
         method: 'POST',
         path: ENDPOINT,
-        headers: { ...mcpHeaders, ...extraHeaders },
+        headers: { ...mcpHeaders, ...headersOf(i) },
         body: body(i),
       }),
     });
-    rows.push({ scenario: `mcp ${name}`, ...result, target_p95_ms: target });
+    const row = { scenario: `mcp ${name}`, ...result, target_p95_ms: target };
+    if (compareWith !== undefined) {
+      const base = rows.find((r) => r.scenario === `mcp ${compareWith}`);
+      const ratio = Math.round((result.p975 / base.p975) * 100) / 100;
+      row.compared = `p97.5 ${ratio}× ${compareWith} (target ≤ 1.5×)`;
+    }
+    rows.push(row);
   }
 
   await scenario('initialize', 3, 5000, (i) =>
@@ -102,6 +113,88 @@ export default async function mcp({ baseUrl, headers, load, documentCount, query
       { document_id: uploaded(i), old_str: 'A new document', new_str: 'A patched document' },
       i,
     ),
+  );
+
+  // The 2026-07-28 era: one request per POST, the envelope in _meta, mirrored headers.
+  const modern = (method, params, id) => ({
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const modernHeaders = (method, name) => ({
+    'MCP-Protocol-Version': '2026-07-28',
+    'Mcp-Method': method,
+    ...(name === undefined ? {} : { 'Mcp-Name': name }),
+  });
+  await scenario(
+    '2026 server/discover',
+    3,
+    5000,
+    (i) => modern('server/discover', {}, i),
+    modernHeaders('server/discover'),
+    'tools/list',
+  );
+  await scenario(
+    '2026 tools/list',
+    3,
+    5000,
+    (i) => modern('tools/list', {}, i),
+    modernHeaders('tools/list'),
+    'tools/list',
+  );
+  await scenario(
+    '2026 resources/list (first page)',
+    undefined,
+    3000,
+    (i) => modern('resources/list', {}, i),
+    modernHeaders('resources/list'),
+    'get_document',
+  );
+  // A deep page: the cursor after the id at the middle of the table.
+  const middle = Buffer.from(idOf(Math.floor(documentCount / 2)), 'utf8').toString('base64url');
+  await scenario(
+    '2026 resources/list (page at the middle)',
+    undefined,
+    3000,
+    (i) => modern('resources/list', { cursor: `k1.${middle}` }, i),
+    modernHeaders('resources/list'),
+    'get_document',
+  );
+  const uriOf = (i) => `kb://${idOf(pick(Math.abs(i)))}`;
+  await scenario(
+    '2026 resources/read',
+    10,
+    3000,
+    (i) => modern('resources/read', { uri: uriOf(i) }, i),
+    (i) => modernHeaders('resources/read', uriOf(i)),
+    'get_document',
+  );
+  await scenario(
+    '2026 completion/complete (document ids)',
+    10,
+    3000,
+    (i) =>
+      modern(
+        'completion/complete',
+        {
+          ref: { type: 'ref/resource', uri: 'kb://{+document_id}' },
+          argument: {
+            name: 'document_id',
+            value: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/doc-`,
+          },
+        },
+        i,
+      ),
+    modernHeaders('completion/complete'),
+    'get_document',
   );
 
   const [{ patched }] = await query(

@@ -30,10 +30,9 @@ export type DocumentSummaryRow = Pick<
 >;
 
 /** A row of a keyset page: what an MCP resource listing shows, with the body's size in bytes. */
-export type DocumentPageRow = Pick<
-  DocumentRow,
-  'document_id' | 'title' | 'revision' | 'updated_at'
-> & {
+export type DocumentPageRow = Pick<DocumentRow, 'document_id' | 'title' | 'revision'> & {
+  /** ISO 8601, UTC, milliseconds. */
+  updated_at: string;
   size: number;
 };
 
@@ -154,8 +153,12 @@ export class DocumentsRepository {
   }
 
   private pageStatement(after: string | null, limit: number): [string, unknown[], string] {
-    // octet_length reads the stored length of a TOASTed body, not the body itself.
-    const columns = `document_id, title, revision, updated_at, octet_length(body) AS size`;
+    // octet_length reads the stored length of a TOASTed body, not the body itself. The time
+    // comes as the ISO 8601 text the API shows (what Date#toISOString gives), not as a
+    // timestamp for the driver to parse into a Date and the service to format again.
+    const columns = `document_id, title, revision,
+      to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+      octet_length(body) AS size`;
     if (after === null) {
       return [
         `SELECT ${columns} FROM kb_documents

@@ -179,16 +179,7 @@ export class DocumentsService {
    */
   async pageAfter(after: string | undefined, limit: number): Promise<DocumentPage> {
     const rows = await this.repository.pageAfter(after ?? null, limit + 1);
-    return {
-      items: rows.slice(0, limit).map((row) => ({
-        document_id: row.document_id,
-        title: row.title,
-        revision: row.revision,
-        updated_at: row.updated_at.toISOString(),
-        size: row.size,
-      })),
-      more: rows.length > limit,
-    };
+    return { items: rows.slice(0, limit), more: rows.length > limit };
   }
 
   /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */

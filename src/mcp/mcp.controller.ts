@@ -4,7 +4,7 @@ import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
 import { AppConfig } from '../config/app-config';
 import { parseAccept } from '../transport/accept-negotiation';
-import { jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
+import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
 import { readMcpBody } from '../transport/mcp-body';
 import { McpExceptionFilter } from '../transport/mcp-exception.filter';
 import {
@@ -155,6 +155,7 @@ export class McpController {
     // Refuse before running anything whose answer could not be delivered.
     if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
     const channel = replyChannel(request);
+    channel?.start();
     const answers = await this.dispatcher.answerAll(parsed.messages, {
       profile,
       principal: request.principal ?? LOCAL_PRINCIPAL,
@@ -183,18 +184,30 @@ export class McpController {
     if (checked.kind === 'refused')
       return { kind: 'json', status: checked.status, payload: checked.error };
     if (checked.kind === 'notification') return { kind: 'accepted' };
-    if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    const id = checked.request.id;
+    if (negotiatedFraming(request) === 'not-acceptable') {
+      return {
+        kind: 'json',
+        status: 406,
+        payload: jsonRpcError(id, HTTP_REFUSAL, notAcceptable().message),
+      };
+    }
+    const missing = this.dispatcher.modernMethodNotFound(checked.request);
+    if (missing !== undefined) return { kind: 'json', status: 404, payload: missing };
     const channel = replyChannel(request);
-    const { status, answer } = await this.dispatcher.answerModern(checked.request, {
+    channel?.start();
+    const answer = await this.dispatcher.answerModern(checked.request, {
       profile,
       principal: request.principal ?? LOCAL_PRINCIPAL,
       protocolVersion: checked.envelope.protocolVersion,
       era: 'modern',
-      signal: channel?.signal ?? NEVER_CANCELLED,
+      // Made on first use: most answers never look at it.
+      get signal() {
+        return channel?.signal ?? NEVER_CANCELLED;
+      },
       notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
     });
-    // An unknown method is answered before anything runs: as plain JSON with its 404.
-    return status === 404 ? { kind: 'json', status, payload: answer } : rpc(status, answer);
+    return rpc(200, answer);
   }
 
   /** GET: what this endpoint is. A client asking only for an SSE stream gets 405. */
@@ -242,7 +255,7 @@ function preflight(): McpReply {
       Allow: `${ALLOWED_METHODS}, OPTIONS`,
       'Access-Control-Allow-Methods': `${ALLOWED_METHODS}, OPTIONS`,
       'Access-Control-Allow-Headers':
-        'Content-Type, Accept, Authorization, X-API-Key, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+        'Content-Type, Accept, Authorization, X-API-Key, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID',
       'Access-Control-Max-Age': '600',
     },
   };

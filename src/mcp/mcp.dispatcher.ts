@@ -41,12 +41,6 @@ export type JsonRpcAnswer =
   | { jsonrpc: typeof JSONRPC_VERSION; id: RequestId; result: Result | PreSerialized }
   | JsonRpcErrorEnvelope;
 
-/** A 2026-era answer and its HTTP status (404 for a method this server does not have). */
-export interface ModernAnswer {
-  readonly status: 200 | 404;
-  readonly answer: JsonRpcAnswer;
-}
-
 type Handler = (
   request: JSONRPCRequest,
   context: McpContext,
@@ -156,16 +150,27 @@ export class McpDispatcher {
     return this.run(handler, request, context, (result) => result);
   }
 
-  /** One 2026-era request (its envelope and headers already checked by the transport). */
-  async answerModern(request: JSONRPCRequest, context: McpContext): Promise<ModernAnswer> {
+  /**
+   * The 404 answer of a 2026-era request whose method this server does not have, or
+   * `undefined` when it has it: decided before any work starts.
+   */
+  modernMethodNotFound(request: JSONRPCRequest): JsonRpcErrorEnvelope | undefined {
+    return Object.hasOwn(this.modern, request.method) ? undefined : methodNotFound(request);
+  }
+
+  /**
+   * One 2026-era request: its envelope and headers checked by the transport, its method one
+   * that {@link modernMethodNotFound} accepted.
+   */
+  async answerModern(request: JSONRPCRequest, context: McpContext): Promise<JsonRpcAnswer> {
     const handler = Object.hasOwn(this.modern, request.method)
       ? this.modern[request.method]
       : undefined;
-    if (handler === undefined) return { status: 404, answer: methodNotFound(request) };
+    if (handler === undefined) return methodNotFound(request);
     const hints = Object.hasOwn(MODERN_RESULT_HINTS, request.method)
       ? MODERN_RESULT_HINTS[request.method]
       : undefined;
-    const answer = await this.run(handler, request, context, (result) => {
+    return this.run(handler, request, context, (result) => {
       if (!(result instanceof PreSerialized) || hints?.cacheScope !== 'public') {
         return decorate(result, hints);
       }
@@ -176,7 +181,6 @@ export class McpDispatcher {
       }
       return done;
     });
-    return { status: 200, answer };
   }
 
   private async run(

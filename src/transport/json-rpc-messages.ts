@@ -74,6 +74,7 @@ function whyInvalid(value: unknown): string {
   return 'not a valid JSON-RPC 2.0 request, notification or response (unknown member?)';
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -77,12 +77,17 @@ export class McpFramingInterceptor implements NestInterceptor {
         return;
       }
       case 'json':
-        channel?.finish();
+        // Refusals come before any work starts; should a stream be open all the same, the
+        // answer still reaches the client, as its last event.
+        if (channel?.finish(frameSse(reply.status, reply.payload).body) === true) {
+          this.metrics.answered('sse');
+          return;
+        }
         this.send(response, frameJson(reply.status, reply.payload));
         this.metrics.answered('json');
         return;
       case 'accepted':
-        channel?.finish();
+        if (channel?.finish() === true) return;
         response.writeHead(202).end();
         this.metrics.answered('empty');
         return;

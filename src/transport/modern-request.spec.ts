@@ -109,10 +109,11 @@ describe('2026-07-28 request checks', () => {
       envelope: {
         protocolVersion: V,
         clientCapabilities: {},
-        progressToken: 'p1',
         clientInfo: { name: 'c', version: '1' },
       },
     });
+    // Other _meta keys (the progress token) stay in the request for the method to read.
+    expect(result.kind === 'request' && result.request.params?._meta?.progressToken).toBe('p1');
   });
 
   it('serves a request without clientInfo (optional)', () => {
@@ -162,6 +163,30 @@ describe('2026-07-28 request checks', () => {
     );
     expect(error).toMatchObject({ id: 7, code: -32602 });
     expect(error.message).toMatch(message);
+  });
+
+  it('an unsupported version header → -32022 first, whatever the envelope holds', () => {
+    const error = refusal(
+      check(
+        headersFor('tools/list', { 'mcp-protocol-version': '2099-01-01' }),
+        request('tools/list', {}, NO_META),
+      ),
+    );
+    expect(error).toMatchObject({
+      id: 7,
+      code: UNSUPPORTED_PROTOCOL_VERSION,
+      data: { requested: '2099-01-01' },
+    });
+  });
+
+  it('a handshake-era header with a 2026 envelope → -32020 (they disagree)', () => {
+    const error = refusal(
+      check(
+        headersFor('tools/list', { 'mcp-protocol-version': '2025-11-25' }),
+        request('tools/list'),
+      ),
+    );
+    expect(error).toMatchObject({ id: 7, code: HEADER_MISMATCH });
   });
 
   it('a missing MCP-Protocol-Version header → -32020', () => {

@@ -9,20 +9,14 @@ import {
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/core/internal';
-import {
-  ErrorCode,
-  type JSONRPCRequest,
-  type ProgressToken,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
-import type { IncomingMessage } from './json-rpc-messages';
+import { isObject, type IncomingMessage } from './json-rpc-messages';
 import { jsonRpcError, type JsonRpcErrorEnvelope } from './json-rpc-error';
 import {
   isModernVersion,
   LEGACY_PROTOCOL_VERSIONS,
-  MODERN_PROTOCOL_VERSIONS,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol-version';
 
@@ -40,7 +34,6 @@ export interface ModernEnvelope {
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
   readonly clientInfo?: z.infer<typeof ImplementationSchema>;
-  readonly progressToken?: ProgressToken;
 }
 
 /** What a 2026-era POST body turned out to be, or why it is refused. */
@@ -83,12 +76,12 @@ export function isModernRequest(headers: IncomingHttpHeaders, body: unknown): bo
 }
 
 /**
- * Checks a 2026-era message against the revision's transport and envelope rules, in the
- * order its conformance suite and reference server use: the version header present, the
- * required `_meta` fields (-32602), header and `_meta` agreeing (-32020), the version
- * supported (-32022), then `Mcp-Method` and `Mcp-Name` against the body (-32020). Every
- * refusal is HTTP 400 and carries the request's id. Whether the method exists (404,
- * -32601) is the dispatcher's call.
+ * Checks a 2026-era message against the revision's transport and envelope rules: the
+ * version header present (-32020) and supported (-32022, listing the supported versions),
+ * the required `_meta` fields (-32602), header and `_meta` agreeing (-32020), then
+ * `Mcp-Method` and `Mcp-Name` against the body (-32020). Every refusal is HTTP 400 and
+ * carries the request's id. Whether the method exists (404, -32601) is the dispatcher's
+ * call.
  */
 export function checkModernMessage(
   headers: IncomingHttpHeaders,
@@ -139,6 +132,9 @@ function checkRequest(headers: IncomingHttpHeaders, request: JSONRPCRequest): Mo
       `Header mismatch: the MCP-Protocol-Version header is required${typeof claim === 'string' ? ` (the body's _meta names ${JSON.stringify(claim.slice(0, 64))})` : ''}`,
     );
   }
+  // A version this server does not speak is answered first, with the versions it does:
+  // the client's way forward (whatever else its request may hold for that version).
+  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(header)) return unsupported(id, header);
   const envelope = checkEnvelope(meta);
   if (typeof envelope === 'string') return refuse(id, ErrorCode.InvalidParams, envelope);
   if (envelope.protocolVersion !== header) {
@@ -146,17 +142,6 @@ function checkRequest(headers: IncomingHttpHeaders, request: JSONRPCRequest): Mo
       id,
       HEADER_MISMATCH,
       `Header mismatch: MCP-Protocol-Version header ${JSON.stringify(header.slice(0, 64))} does not match _meta["${PROTOCOL_VERSION_META_KEY}"] ${JSON.stringify(envelope.protocolVersion.slice(0, 64))}`,
-    );
-  }
-  if (!MODERN_PROTOCOL_VERSIONS.includes(envelope.protocolVersion)) {
-    return refuse(
-      id,
-      UNSUPPORTED_PROTOCOL_VERSION,
-      `Unsupported protocol version ${JSON.stringify(envelope.protocolVersion.slice(0, 64))} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-      {
-        supported: [...SUPPORTED_PROTOCOL_VERSIONS],
-        requested: envelope.protocolVersion.slice(0, 64),
-      },
     );
   }
   const mismatch =
@@ -200,14 +185,10 @@ function checkEnvelope(meta: Record<string, unknown> | undefined): ModernEnvelop
   ) {
     return `Invalid params: ${field(LOG_LEVEL_META_KEY)} must be one of ${LoggingLevelSchema.options.join(', ')}`;
   }
-  const progressToken = meta.progressToken;
   return {
     protocolVersion,
     clientCapabilities: parsedCapabilities.data,
     ...(clientInfo === undefined ? {} : { clientInfo }),
-    ...(typeof progressToken === 'string' || typeof progressToken === 'number'
-      ? { progressToken }
-      : {}),
   };
 }
 
@@ -307,6 +288,15 @@ function quote(text: string): string {
   return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
 }
 
+function unsupported(id: RequestId, version: string): ModernMessage {
+  return refuse(
+    id,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    `Unsupported protocol version ${JSON.stringify(version.slice(0, 64))} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: version.slice(0, 64) },
+  );
+}
+
 function refuse(
   id: RequestId | null,
   code: number,
@@ -314,8 +304,4 @@ function refuse(
   data?: unknown,
 ): ModernMessage {
   return { kind: 'refused', status: 400, error: jsonRpcError(id, code, message, data) };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

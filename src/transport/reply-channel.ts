@@ -13,37 +13,51 @@ export class ClientClosed extends Error {
 /**
  * The response side of one MCP POST while its answer is being worked out (SPEC §6c).
  *
- * When the answer is SSE-framed, notifications (progress) may go out before it, and an
- * answer that takes longer than the keep-alive interval gets `: keepalive` comments so
- * that proxies and clients do not drop a quiet connection. The stream opens (200 and the
- * SSE headers) only when the first of these is written: an answer that needs neither is
- * framed whole, exactly as before. JSON answers never stream.
+ * When the answer is SSE-framed, notifications (progress) may go out before it, and work
+ * that takes longer than the keep-alive interval gets `: keepalive` comments so that
+ * proxies and clients do not drop a quiet connection. Both start with {@link start}, when
+ * the request has been read and checked and its work begins: every refusal before that
+ * keeps its own status. The stream opens (200 and the SSE headers) only when the first of
+ * these is written: an answer that needs neither is framed whole, exactly as before. JSON
+ * answers never stream.
  *
  * {@link signal} aborts, with {@link ClientClosed}, when the client closes the connection
  * before the answer is complete (the 2026-07-28 revision's cancellation).
  */
 export class ReplyChannel {
-  private opened = false;
+  private isOpen = false;
   private done = false;
   private keepAlive: NodeJS.Timeout | undefined;
   private abort: AbortController | undefined;
+
+  private started = false;
 
   constructor(
     private readonly response: ServerResponse,
     readonly framing: Negotiated,
     private readonly keepAliveMs: number,
-  ) {
-    if (framing === 'sse') this.scheduleKeepAlive();
-  }
+  ) {}
 
   /** Whether notifications can reach the client before the answer: it is SSE-framed. */
   get streams(): boolean {
     return this.framing === 'sse';
   }
 
-  /** Writes a JSON-RPC notification as an SSE event now; a no-op unless {@link streams}. */
+  /** Whether the answer has begun as a stream (its status and headers are written). */
+  get opened(): boolean {
+    return this.isOpen;
+  }
+
+  /** The work begins: notifications may flow, and the keep-alive runs until {@link finish}. */
+  start(): void {
+    if (this.started || !this.streams) return;
+    this.started = true;
+    this.scheduleKeepAlive();
+  }
+
+  /** Writes a JSON-RPC notification as an SSE event now; a no-op unless started and SSE. */
   notify(notification: unknown): void {
-    if (!this.streams || this.done || this.response.destroyed) return;
+    if (!this.started || this.done || this.response.destroyed) return;
     this.open();
     this.response.write(`event: message\ndata: ${serialize(notification)}\n\n`);
   }
@@ -72,14 +86,14 @@ export class ReplyChannel {
   finish(sseEvent?: string): boolean {
     this.done = true;
     clearTimeout(this.keepAlive);
-    if (!this.opened) return false;
+    if (!this.isOpen) return false;
     this.response.end(sseEvent);
     return true;
   }
 
   private open(): void {
-    if (this.opened) return;
-    this.opened = true;
+    if (this.isOpen) return;
+    this.isOpen = true;
     this.response.writeHead(200, SSE_HEADERS);
   }
 

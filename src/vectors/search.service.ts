@@ -25,6 +25,8 @@ export interface SearchInput {
   prefix?: string;
   /** Only documents carrying every one of these tags. */
   tags?: string[];
+  /** Cancels the search (the embedder's request for the query is dropped). */
+  signal?: AbortSignal;
 }
 
 export interface SearchResult {
@@ -78,8 +80,9 @@ export class SearchService {
 
     await upstream('the vector store is not available', () => this.stores.ready());
     const [vector] = await upstream('the embedder failed', () =>
-      this.embedder.embed([parsed.query]),
+      this.embedder.embed([parsed.query], { signal: input.signal }),
     );
+    input.signal?.throwIfAborted();
 
     // Over-fetch a little: a hit may belong to a document deleted since it was indexed.
     let want = Math.min(limit * 2 + 5, 500);
@@ -116,6 +119,9 @@ async function upstream<T>(what: string, call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (error instanceof DomainError) throw error;
+    if ((error as Error).name === 'AbortError' || (error as Error).name === 'APIUserAbortError') {
+      throw error;
+    }
     throw new DomainError(ErrorCode.UPSTREAM_ERROR, `${what}: ${(error as Error).message}`);
   }
 }

@@ -89,6 +89,16 @@ export class FakeOpenAi {
     await new Promise<void>((resolve) => this.heldWaiters.push(resolve));
   }
 
+  /** Held requests whose client went away before their answer. */
+  abandoned = 0;
+  private abandonedWaiters: (() => void)[] = [];
+
+  /** Resolves once a held request's client has gone away (it cancelled the request). */
+  async waitForAbandoned(): Promise<void> {
+    if (this.abandoned > 0) return;
+    await new Promise<void>((resolve) => this.abandonedWaiters.push(resolve));
+  }
+
   /** All texts received in requests that were answered with vectors. */
   embeddedInputs(): string[] {
     return this.answered.flatMap((r) => r.input);
@@ -128,6 +138,12 @@ export class FakeOpenAi {
       );
     }
     if (this.hold?.(request)) {
+      res.once('close', () => {
+        if (!res.writableFinished) {
+          this.abandoned++;
+          this.abandonedWaiters.splice(0).forEach((wake) => wake());
+        }
+      });
       await new Promise<void>((resolve) => {
         this.held.push(resolve);
         this.heldWaiters.splice(0).forEach((wake) => wake());

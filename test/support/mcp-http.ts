@@ -96,11 +96,14 @@ function decode(headers: http.IncomingHttpHeaders, text: string): unknown {
   }
 }
 
-/** The events of an SSE body: `event` name and JSON `data` of each. */
+/**
+ * The events of an SSE body: `event` name and JSON `data` of each. Comment-only blocks
+ * (`: keepalive`) are not events.
+ */
 export function sseEvents(text: string): Array<{ event: string | undefined; data: unknown }> {
   return text
     .split('\n\n')
-    .filter((block) => block.trim() !== '')
+    .filter((block) => block.split('\n').some((line) => line !== '' && !line.startsWith(':')))
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((l) => l.startsWith('event: '))?.slice('event: '.length);

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { validateDocumentId } from '../../documents/document-id';
 import { SearchService } from '../../vectors/search.service';
-import { resourceLink } from '../resources/document-resources';
-import { McpPrompt, userMessage, type PromptContext } from './prompt';
+import { linkMessage, McpPrompt, userMessage, type PromptContext } from './prompt';
 
 /** Best search hits linked into the prompt, for the model to read first. */
 const CANDIDATES = 5;
@@ -49,7 +48,7 @@ export class AnswerQuestionPrompt extends McpPrompt {
       description: `Answer "${question.length > 80 ? `${question.slice(0, 80)}…` : question}" from the knowledge base`,
       messages: [
         userMessage({ type: 'text', text: instructions }),
-        ...hits.map((hit) => userMessage(resourceLink(hit, hit.snippet))),
+        ...hits.map((hit) => linkMessage(hit, hit.snippet, context)),
       ],
     };
   }
@@ -61,6 +60,7 @@ export class AnswerQuestionPrompt extends McpPrompt {
         query: question,
         limit: CANDIDATES,
         prefix: folder === undefined ? undefined : `${folder}/`,
+        signal: context.signal,
       });
       return results;
     } catch (error) {

@@ -1,5 +1,7 @@
 import type { GetPromptResult, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
+import { supportsResourceLinks } from '../../transport/protocol-version';
 import type { McpProfile } from '../profiles';
+import { resourceLink } from '../resources/document-resources';
 
 /** Where `completion/complete` takes the values of an argument from. */
 export type ArgumentCompletion = 'document_id' | 'folder';
@@ -17,6 +19,8 @@ export interface PromptArgumentSpec {
 /** What a prompt knows about the request that renders it. */
 export interface PromptContext {
   readonly profile: McpProfile;
+  /** The request's protocol version: what content types its messages may hold. */
+  readonly protocolVersion: string;
   readonly signal: AbortSignal;
 }
 
@@ -43,4 +47,19 @@ export abstract class McpPrompt {
 /** A user message holding one content item. */
 export function userMessage(content: PromptMessage['content']): PromptMessage {
   return { role: 'user', content };
+}
+
+/**
+ * A user message pointing at a document: a `resource_link` from 2025-06-18 on, a text line
+ * with the same link for clients of earlier revisions (which have no such content type).
+ */
+export function linkMessage(
+  document: { document_id: string; title?: string },
+  description: string | undefined,
+  context: PromptContext,
+): PromptMessage {
+  const link = resourceLink(document, description);
+  if (supportsResourceLinks(context.protocolVersion)) return userMessage(link);
+  const text = `Document ${document.document_id}${document.title ? ` (${document.title})` : ''}: ${link.uri}${description ? `\n${description}` : ''}`;
+  return userMessage({ type: 'text', text });
 }

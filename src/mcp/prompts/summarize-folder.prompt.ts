@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { invalidArgument } from '../../common/domain-error';
 import { validateDocumentId } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
-import { DocumentResources, MARKDOWN, resourceLink } from '../resources/document-resources';
+import { DocumentResources, MARKDOWN } from '../resources/document-resources';
 import { documentUri, folderUri } from '../resources/resource-uri';
-import { McpPrompt, userMessage, type PromptContext } from './prompt';
+import { linkMessage, McpPrompt, userMessage, type PromptContext } from './prompt';
 
 /** Documents embedded whole, and the characters they may add up to; the rest are linked. */
 const EMBEDDED_DOCUMENTS = 20;
@@ -77,7 +77,7 @@ export class SummarizeFolderPrompt extends McpPrompt {
                   text: document.body,
                 },
               })
-            : userMessage(resourceLink(item));
+            : linkMessage(item, undefined, context);
         }),
       ],
     };

@@ -19,8 +19,11 @@ import {
   parseResourceUri,
 } from './resource-uri';
 
-/** Resources per `resources/list` page. */
-export const RESOURCES_PAGE_SIZE = 100;
+/**
+ * Resources per `resources/list` page: as many as a list_documents page holds by default,
+ * so that a page costs what a listing does.
+ */
+export const RESOURCES_PAGE_SIZE = 50;
 /** Documents a folder resource lists; list_documents pages through the rest. */
 export const FOLDER_INDEX_LIMIT = LIST_MAX_LIMIT;
 export const MARKDOWN = 'text/markdown';
@@ -74,7 +77,7 @@ export class DocumentResources {
       mimeType: MARKDOWN,
       size: item.size,
       annotations: { lastModified: item.updated_at },
-      _meta: { revision: item.revision, updated_at: item.updated_at },
+      _meta: { revision: item.revision },
     }));
     const last = page.items.at(-1);
     return page.more && last !== undefined

@@ -20,8 +20,10 @@ export type ResourceTarget =
  * UTF-8, so that every id has exactly one URI and the URI is valid.
  */
 const KEPT = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
+const ALL_KEPT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
 
 function encode(path: string): string {
+  if (ALL_KEPT.test(path)) return path;
   let out = '';
   for (const char of path) {
     out += KEPT.test(char)

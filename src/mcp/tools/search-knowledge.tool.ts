@@ -7,7 +7,7 @@ import {
   SearchService,
 } from '../../vectors/search.service';
 import { resourceLink } from '../resources/document-resources';
-import { McpTool } from './tool';
+import { McpTool, type ToolContext } from './tool';
 import { tagsArg } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
@@ -68,12 +68,13 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
     return result.results.map((hit) => resourceLink(hit));
   }
 
-  async run(args: z.output<typeof input>) {
+  async run(args: z.output<typeof input>, context: ToolContext) {
     const { results } = await this.search.search({
       query: args.query,
       limit: args.limit ?? SEARCH_DEFAULT_LIMIT,
       prefix: args.prefix,
       tags: args.tags,
+      signal: context.signal,
     });
     return {
       results: results.map(({ document_id, title, score, snippet }) => ({
