@@ -1,4 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestApp, TestApp } from './support/app';
 import { CURL_EXAMPLES, type CurlExample } from './support/mcp-curl-examples';
 import { parseCurl } from './support/mcp-curl';
@@ -105,6 +107,13 @@ describe('the README curl examples', () => {
     CURL_EXAMPLES.map((example) => [example.title, example] as const),
   )('%s (the real curl)', async (_title, example) => {
     check(example, await runCurl(example, appFor(example).baseUrl));
+  });
+
+  it('the README shows every example, verbatim, with its title', () => {
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    for (const example of CURL_EXAMPLES) {
+      expect(readme).toContain(`# ${example.title}\n${example.command}\n`);
+    }
   });
 
   it('the keyed example is refused without its key', async () => {

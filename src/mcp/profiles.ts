@@ -38,14 +38,6 @@ export const PROFILE_TOOLS: Readonly<Record<McpProfile, readonly ToolName[]>> = 
   'gpt-full': TOOL_NAMES,
 };
 
-/** The route of each profile's endpoint. */
-export const PROFILE_ROUTES: Readonly<Record<McpProfile, string>> = {
-  internal: '/mcp',
-  readonly: '/mcp-readonly',
-  gpt: '/mcp-gpt',
-  'gpt-full': '/mcp-gpt-full',
-};
-
 export function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }

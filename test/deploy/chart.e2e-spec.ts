@@ -224,7 +224,16 @@ describe('Helm chart: rendered objects', () => {
       'nginx.ingress.kubernetes.io/proxy-read-timeout': '300',
     });
     const paths = ingress.spec.rules[0].http.paths.map((p: any) => p.path);
-    expect(paths).toEqual(expect.arrayContaining(['/mcp', '/mcp-readonly', '/documents']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/mcp',
+        '/readonly',
+        '/gpt',
+        '/gpt-full',
+        '/mcp-readonly',
+        '/documents',
+      ]),
+    );
     expect(paths.filter((p: string) => /^\/(metrics|health)/.test(p))).toEqual([]);
     expect(ingress.spec.tls).toEqual([
       { secretName: 'kb-example-com-tls', hosts: ['kb.example.com'] },

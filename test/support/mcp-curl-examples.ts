@@ -1,5 +1,6 @@
 /**
- * The curl examples proposed for the README's MCP section, verbatim. test/mcp-readme.e2e-spec.ts
+ * The curl examples of the README's MCP section, verbatim (a test checks that the README holds
+ * each one). test/mcp-readme.e2e-spec.ts
  * runs each one against a live server (with the real curl when installed, and always through
  * an equivalent Node request) and checks the answer the README describes.
  */
@@ -123,5 +124,57 @@ export const CURL_EXAMPLES: readonly CurlExample[] = [
       framing: 'json',
       body: { id: 7, result: { structuredContent: { count: 0 } } },
     },
+  },
+  {
+    title: 'What the server is and speaks',
+    command: `curl -s http://127.0.0.1:8080/mcp \\
+  -H 'Content-Type: application/json' \\
+  -H 'Accept: application/json, text/event-stream' \\
+  -H 'MCP-Protocol-Version: 2026-07-28' \\
+  -H 'Mcp-Method: server/discover' \\
+  -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'`,
+    expect: {
+      status: 200,
+      framing: 'json',
+      body: {
+        id: 1,
+        result: {
+          resultType: 'complete',
+          supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+          capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
+        },
+      },
+    },
+  },
+  {
+    title:
+      'Read a document as a resource (Mcp-Name mirrors the URI); a missing one is -32602 "Resource not found"',
+    command: `curl -s http://127.0.0.1:8080/readonly/mcp \\
+  -H 'Content-Type: application/json' \\
+  -H 'MCP-Protocol-Version: 2026-07-28' \\
+  -H 'Mcp-Method: resources/read' \\
+  -H 'Mcp-Name: kb://knowledge/hello.md' \\
+  -d '{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"kb://knowledge/hello.md","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'`,
+    expect: {
+      status: 200,
+      framing: 'json',
+      body: {
+        id: 2,
+        error: {
+          code: -32602,
+          message: 'Resource not found',
+          data: { uri: 'kb://knowledge/hello.md' },
+        },
+      },
+    },
+  },
+  {
+    title: 'Without the envelope: 400, -32602',
+    command: `curl -s -i http://127.0.0.1:8080/mcp \\
+  -H 'Content-Type: application/json' \\
+  -H 'MCP-Protocol-Version: 2026-07-28' \\
+  -H 'Mcp-Method: tools/list' \\
+  -d '{"jsonrpc":"2.0","id":3,"method":"tools/list"}'`,
+    expect: { status: 400, framing: 'json', body: { id: 3, error: { code: -32602 } } },
   },
 ];
