@@ -437,9 +437,9 @@ describe('documents as resources, completions and prompts (SPEC §6b)', () => {
   });
 
   describe('resource links in tool results', () => {
-    const listing = (protocolVersion: string | undefined) =>
+    const listing = (app: TestApp, protocolVersion: string | undefined) =>
       post(
-        t.baseUrl,
+        app.baseUrl,
         '/mcp',
         rpc('tools/call', { name: 'list_documents', arguments: { prefix: 'kb/guide/' } }),
         {
@@ -447,38 +447,76 @@ describe('documents as resources, completions and prompts (SPEC §6b)', () => {
           ...(protocolVersion ? { 'MCP-Protocol-Version': protocolVersion } : {}),
         },
       );
+    const links = [
+      {
+        type: 'resource_link',
+        uri: 'kb://kb/guide/setup.md',
+        name: 'kb/guide/setup.md',
+        title: 'Title of kb/guide/setup.md',
+        mimeType: 'text/markdown',
+      },
+      {
+        type: 'resource_link',
+        uri: 'kb://kb/guide/usage.md',
+        name: 'kb/guide/usage.md',
+        title: 'Title of kb/guide/usage.md',
+        mimeType: 'text/markdown',
+      },
+    ];
 
-    it.each([undefined, '2024-11-05', '2025-03-26'])(
-      'none for %p (resource_link is defined from 2025-06-18)',
+    it('2026 era: one per document, after the JSON; structuredContent unchanged', async () => {
+      const response = await modernPost(t.baseUrl, '/mcp', 'tools/call', {
+        name: 'list_documents',
+        arguments: { prefix: 'kb/guide/' },
+      });
+      expect(response.body.result.content.slice(1)).toEqual(links);
+      expect(toolJson(response.body)).toEqual(response.body.result.structuredContent);
+    });
+
+    it.each([undefined, '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'])(
+      '2025 era (%p): none by default (LangChain agents reject them)',
       async (version) => {
-        const { body } = await listing(version);
+        const { body } = await listing(t, version);
         expect(body.result.content).toHaveLength(1);
       },
     );
 
-    it.each(['2025-06-18', '2025-11-25'])(
-      'one per document for %p, after the JSON; structuredContent unchanged',
-      async (version) => {
-        const { body } = await listing(version);
-        expect(body.result.content.slice(1)).toEqual([
-          {
-            type: 'resource_link',
-            uri: 'kb://kb/guide/setup.md',
-            name: 'kb/guide/setup.md',
-            title: 'Title of kb/guide/setup.md',
-            mimeType: 'text/markdown',
-          },
-          {
-            type: 'resource_link',
-            uri: 'kb://kb/guide/usage.md',
-            name: 'kb/guide/usage.md',
-            title: 'Title of kb/guide/usage.md',
-            mimeType: 'text/markdown',
-          },
-        ]);
+    describe('with MCP_TOOL_RESOURCE_LINKS=always', () => {
+      let linked: TestApp;
+      beforeAll(async () => {
+        linked = await startTestApp({ MCP_TOOL_RESOURCE_LINKS: 'always' }, t.db);
+      });
+      afterAll(() => linked.close());
+
+      it.each([undefined, '2024-11-05', '2025-03-26'])(
+        'none for %p (resource_link is defined from 2025-06-18)',
+        async (version) => {
+          const { body } = await listing(linked, version);
+          expect(body.result.content).toHaveLength(1);
+        },
+      );
+
+      it.each(['2025-06-18', '2025-11-25'])('one per document for %p', async (version) => {
+        const { body } = await listing(linked, version);
+        expect(body.result.content.slice(1)).toEqual(links);
         expect(toolJson(body)).toEqual(body.result.structuredContent);
-      },
-    );
+      });
+    });
+
+    describe('with MCP_TOOL_RESOURCE_LINKS=never', () => {
+      it('none in the 2026 era either', async () => {
+        const plain = await startTestApp({ MCP_TOOL_RESOURCE_LINKS: 'never' }, t.db);
+        try {
+          const response = await modernPost(plain.baseUrl, '/mcp', 'tools/call', {
+            name: 'list_documents',
+            arguments: { prefix: 'kb/guide/' },
+          });
+          expect(response.body.result.content).toHaveLength(1);
+        } finally {
+          await plain.close();
+        }
+      });
+    });
 
     it('batch_read links the documents it found', async () => {
       const response = await modernPost(t.baseUrl, '/mcp', 'tools/call', {

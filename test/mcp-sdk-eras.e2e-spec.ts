@@ -101,22 +101,28 @@ describe('official SDK clients in both protocol eras, on every route', () => {
         }
       });
 
-      it('adds resource links to listings, after the JSON text item', async () => {
-        const result = await client.callTool({
-          name: 'list_documents',
-          arguments: { prefix: `${prefix}/seed` },
-        });
-        expect(result.content).toEqual([
-          { type: 'text', text: expect.any(String) },
-          {
+      it(
+        kind === 'v1'
+          ? 'gets listings as one JSON text item (no resource links in the 2025 era by default)'
+          : 'gets resource links in listings, after the JSON text item',
+        async () => {
+          const result = await client.callTool({
+            name: 'list_documents',
+            arguments: { prefix: `${prefix}/seed` },
+          });
+          const link = {
             type: 'resource_link',
             uri: `kb://${prefix}/seed.md`,
             name: `${prefix}/seed.md`,
             title: 'Seed',
             mimeType: 'text/markdown',
-          },
-        ]);
-      });
+          };
+          expect(result.content).toEqual([
+            { type: 'text', text: expect.any(String) },
+            ...(kind === 'v1' ? [] : [link]),
+          ]);
+        },
+      );
 
       it('lists, reads and completes resources', async () => {
         const uri = `kb://${prefix}/seed.md`;

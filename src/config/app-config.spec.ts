@@ -123,6 +123,8 @@ describe('loadConfig', () => {
     ['REINDEX_CRON', { REINDEX_CRON: 'every five minutes' }],
     ['VECTOR_SYNC_ENABLED', { VECTOR_SYNC_ENABLED: 'enabled' }],
     ['MCP_POST_SSE', { MCP_POST_SSE: '2' }],
+    ['MCP_SSE_KEEPALIVE_MS', { MCP_SSE_KEEPALIVE_MS: '5' }],
+    ['MCP_TOOL_RESOURCE_LINKS', { MCP_TOOL_RESOURCE_LINKS: 'sometimes' }],
     ['INGEST_ALLOW_HTTP', { INGEST_ALLOW_HTTP: 'sometimes' }],
     ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: 'localhost' }],
     ['INGEST_ALLOWED_PRIVATE_CIDRS', { INGEST_ALLOWED_PRIVATE_CIDRS: '10.0.0.0/33' }],

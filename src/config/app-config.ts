@@ -78,6 +78,12 @@ export class AppConfig {
   readonly mcpPostSse: boolean;
   /** `MCP_SSE_KEEPALIVE_MS`: a `: keepalive` comment this often on an SSE answer still being worked out. */
   readonly mcpSseKeepAliveMs: number;
+  /**
+   * `MCP_TOOL_RESOURCE_LINKS`: which requests get `resource_link` items in tool results:
+   * `modern` (2026-07-28 only), `always` (every revision that defines them, from
+   * 2025-06-18), `never`.
+   */
+  readonly mcpToolResourceLinks: 'modern' | 'always' | 'never';
   /** `undefined` means loopback origins only. */
   readonly allowedOrigins: readonly string[] | undefined;
   readonly ingestAllowedHosts: readonly string[];
@@ -209,6 +215,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 3, 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
     mcpSseKeepAliveMs: integer(read, 'MCP_SSE_KEEPALIVE_MS', 15_000, 10, 600_000),
+    mcpToolResourceLinks: oneOf(
+      read,
+      'MCP_TOOL_RESOURCE_LINKS',
+      ['modern', 'always', 'never'],
+      'modern',
+    ),
     allowedOrigins:
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),
     ingestAllowedHosts: list(read('INGEST_ALLOWED_HOSTS') ?? '').map((h) => h.toLowerCase()),

@@ -8,6 +8,7 @@ import {
   type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../common/domain-error';
+import { AppConfig } from '../config/app-config';
 import { PreSerialized } from '../transport/framing';
 import { supportsResourceLinks } from '../transport/protocol-version';
 import type { McpContext } from './mcp-context';
@@ -22,7 +23,7 @@ import { ToolMetrics } from './tool.metrics';
 /**
  * Runs one `tools/call`: profile check, argument validation, the tool, then the result.
  * Success: `structuredContent` plus the same JSON as one text item, then `resource_link`
- * items for the documents it names (from 2025-06-18 on). A `DomainError`:
+ * items for the documents it names (2026-07-28 by default; MCP_TOOL_RESOURCE_LINKS). A `DomainError`:
  * `isError: true` with `{error: {code, message, hint, ...details}}` as text (no
  * `structuredContent`, which would have to match the output schema). Anything else is a
  * server fault: JSON-RPC -32603, details in the log only. A call cancelled by the client
@@ -35,6 +36,7 @@ export class ToolCaller {
   constructor(
     private readonly guard: ProfileGuard,
     private readonly metrics: ToolMetrics,
+    private readonly config: AppConfig,
   ) {}
 
   async call(
@@ -65,10 +67,7 @@ export class ToolCaller {
         progress: progressReporter(params._meta?.progressToken, context.notify),
       })) as Record<string, unknown>;
       outcome = 'ok';
-      return success(
-        output,
-        supportsResourceLinks(context.protocolVersion) ? tool.links(output) : [],
-      );
+      return success(output, this.linksWanted(context) ? tool.links(output) : []);
     } catch (error) {
       if (context.signal.aborted) {
         outcome = 'cancelled';
@@ -87,6 +86,26 @@ export class ToolCaller {
       const ms = performance.now() - started;
       this.metrics.record(context.profile, tool.name, outcome, ms / 1000);
       this.log(context, tool.name, documentId, outcome, ms);
+    }
+  }
+
+  /**
+   * Whether this request's results get `resource_link` items. Off for 2025-era requests by
+   * default: LangChain's MCP adapter (1.1) turns them into file blocks that its OpenAI and
+   * Anthropic converters reject, which breaks every agent turn after a listing.
+   */
+  private linksWanted(context: McpContext): boolean {
+    switch (this.config.mcpToolResourceLinks) {
+      case 'always':
+        return supportsResourceLinks(context.protocolVersion);
+      case 'modern':
+        return context.era === 'modern';
+      case 'never':
+        return false;
+      default: {
+        const unknown: never = this.config.mcpToolResourceLinks;
+        throw new Error(`unknown MCP_TOOL_RESOURCE_LINKS ${String(unknown)}`);
+      }
     }
   }
 
