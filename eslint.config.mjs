@@ -50,4 +50,10 @@ export default tseslint.config(
     ],
     rules: { 'no-restricted-properties': 'off' },
   },
+  {
+    // CommonJS loaders (the worker-thread entry when running from TypeScript sources).
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

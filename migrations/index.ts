@@ -3,6 +3,7 @@ import { VectorPendingIndex1763800000001 } from './1763800000001-vector-pending-
 import { VectorStore1763800030000 } from './1763800030000-vector-store';
 import { VectorSyncIndexes1763800030001 } from './1763800030001-vector-sync-indexes';
 import { FolderIndex1763800040000 } from './1763800040000-folder-index';
+import { VectorLeaseToken1763800050000 } from './1763800050000-vector-lease-token';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   VectorStore1763800030000,
   VectorSyncIndexes1763800030001,
   FolderIndex1763800040000,
+  VectorLeaseToken1763800050000,
 ];

@@ -1,7 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Client } from 'pg';
 import request from 'supertest';
-import { CLAIM_VECTOR_WORK_SQL } from '../src/documents/documents.repository';
+import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/vector-queue.repository';
 import { LISTENER_APPLICATION_NAME } from '../src/vectors/vector-sync.listener';
 import { VectorRecoverySweep } from '../src/vectors/vector-recovery.sweep';
 import { aDocument } from './factories';
@@ -346,15 +346,15 @@ describe('recovery sweep', () => {
   });
   afterAll(() => t.close());
 
-  it('ends expired leases, gives due errors one more attempt, and re-queues ready documents that are behind', async () => {
+  it('ends expired leases, gives every error one more attempt, and re-queues ready documents that are behind', async () => {
     await sql.query(
       `INSERT INTO kb_documents (document_id, body, content_hash, vector_status, vector_revision,
                                 vector_attempts, vector_claimed_at, vector_lease_expires_at,
                                 vector_next_attempt_at, vector_error)
        VALUES ('s/expired.md', 'x', 'h', 'pending', NULL, 2, now() - interval '1 hour', now() - interval '1 minute', NULL, NULL),
               ('s/held.md',    'x', 'h', 'pending', NULL, 1, now(), now() + interval '1 hour', NULL, NULL),
-              ('s/error-due.md', 'x', 'h', 'error', NULL, 4, NULL, NULL, now() - interval '1 second', 'boom'),
-              ('s/error-later.md', 'x', 'h', 'error', NULL, 4, NULL, NULL, now() + interval '1 hour', 'boom'),
+              ('s/error-a.md', 'x', 'h', 'error', NULL, 4, NULL, NULL, NULL, 'boom'),
+              ('s/error-b.md', 'x', 'h', 'error', NULL, 6, NULL, NULL, NULL, 'boom'),
               ('s/behind.md',  'x', 'h', 'ready', 1, 0, NULL, NULL, NULL, NULL),
               ('s/current.md', 'x', 'h', 'ready', 1, 0, NULL, NULL, NULL, NULL)`,
     );
@@ -362,7 +362,7 @@ describe('recovery sweep', () => {
     await sql.query(`UPDATE kb_documents SET revision = 2 WHERE document_id = 's/behind.md'`);
 
     const counts = await t.app.get(VectorRecoverySweep).run();
-    expect(counts).toEqual({ expired: 1, errors: 1, behind: 1 });
+    expect(counts).toEqual({ expired: 1, errors: 2, behind: 1 });
 
     const rows = Object.fromEntries(
       (
@@ -384,8 +384,9 @@ describe('recovery sweep', () => {
     expect(rows).toEqual({
       's/expired.md': { status: 'pending', attempts: 2, claimed: false, leased: false },
       's/held.md': { status: 'pending', attempts: 1, claimed: true, leased: true },
-      's/error-due.md': { status: 'pending', attempts: 3, claimed: false, leased: false },
-      's/error-later.md': { status: 'error', attempts: 4, claimed: false, leased: false },
+      // One attempt left before `error` again (VECTOR_MAX_ATTEMPTS 4 in this app).
+      's/error-a.md': { status: 'pending', attempts: 3, claimed: false, leased: false },
+      's/error-b.md': { status: 'pending', attempts: 3, claimed: false, leased: false },
       's/behind.md': { status: 'pending', attempts: 0, claimed: false, leased: false },
       's/current.md': { status: 'ready', attempts: 0, claimed: false, leased: false },
     });

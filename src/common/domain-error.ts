@@ -10,6 +10,8 @@ export enum ErrorCode {
   FORBIDDEN_URL = 'FORBIDDEN_URL',
   UPSTREAM_ERROR = 'UPSTREAM_ERROR',
   NOT_IMPLEMENTED = 'NOT_IMPLEMENTED',
+  /** A dependency (PostgreSQL) is down for now: the same request should work later. */
+  UNAVAILABLE = 'UNAVAILABLE',
 }
 
 /**

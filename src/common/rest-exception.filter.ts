@@ -9,6 +9,7 @@ import {
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { DomainError, ErrorCode } from './domain-error';
+import { faultOf, logFault, RETRY_AFTER_SECONDS } from './fault';
 
 /** HTTP status of each domain code on the REST edge. Adding a code without a case fails to compile. */
 export function restStatus(code: ErrorCode, request?: Request): number {
@@ -35,6 +36,8 @@ export function restStatus(code: ErrorCode, request?: Request): number {
       return HttpStatus.BAD_GATEWAY;
     case ErrorCode.NOT_IMPLEMENTED:
       return HttpStatus.NOT_IMPLEMENTED;
+    case ErrorCode.UNAVAILABLE:
+      return HttpStatus.SERVICE_UNAVAILABLE;
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);
@@ -57,7 +60,8 @@ const HTTP_CODES: Record<number, string> = {
 
 /**
  * Every error on the REST edge becomes `{"error": {"code", "message", ...}}` with its
- * status. Unexpected errors are logged and answered with a 500 that reveals nothing.
+ * status. A database outage is 503 UNAVAILABLE with `Retry-After` (logged once per kind
+ * per interval). Unexpected errors are logged and answered with a 500 that reveals nothing.
  */
 @Catch()
 export class RestExceptionFilter implements ExceptionFilter {
@@ -71,7 +75,13 @@ export class RestExceptionFilter implements ExceptionFilter {
 
     let status: number;
     let error: Record<string, unknown>;
-    if (exception instanceof DomainError) {
+    const fault = faultOf(exception);
+    if (fault !== undefined) {
+      if (!(exception instanceof DomainError)) logFault(this.logger, 'REST', exception);
+      status = restStatus(fault.code, request);
+      error = fault.toJSON();
+      response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    } else if (exception instanceof DomainError) {
       status = restStatus(exception.code, request);
       error = exception.toJSON();
     } else if (exception instanceof HttpException) {

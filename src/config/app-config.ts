@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { validateCronExpression } from 'cron';
@@ -76,6 +77,8 @@ export class AppConfig {
   /** Retries of a failed embeddings request (429, 5xx, timeouts) by the openai client. */
   readonly openaiMaxRetries: number;
   readonly mcpPostSse: boolean;
+  /** `VECTOR_WORK_THREADS`: worker threads for chunking and local embedding. */
+  readonly vectorWorkThreads: number;
   /** `MCP_SSE_KEEPALIVE_MS`: a `: keepalive` comment this often on an SSE answer still being worked out. */
   readonly mcpSseKeepAliveMs: number;
   /**
@@ -208,12 +211,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 2, 1, 64),
     vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 6, 1, 100),
     vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 2000, 10, 3_600_000),
-    vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 300_000, 10_000, 3_600_000),
+    vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 15_000, 1000, 600_000),
     embeddingsBatchSize: integer(read, 'EMBEDDINGS_BATCH_SIZE', 128, 1, 2048),
     embeddingsMaxInputTokens: integer(read, 'EMBEDDINGS_MAX_INPUT_TOKENS', 8191, 64, 1_000_000),
     openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 30_000, 100, 600_000),
     openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 3, 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
+    vectorWorkThreads: integer(
+      read,
+      'VECTOR_WORK_THREADS',
+      Math.max(1, availableParallelism() - 1),
+      1,
+      64,
+    ),
     mcpSseKeepAliveMs: integer(read, 'MCP_SSE_KEEPALIVE_MS', 15_000, 10, 600_000),
     mcpToolResourceLinks: oneOf(
       read,

@@ -2,11 +2,10 @@ import { Module } from '@nestjs/common';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
-import { VectorLagMetrics } from './vector-lag.metrics';
 
 @Module({
   controllers: [DocumentsController],
-  providers: [DocumentsRepository, DocumentsService, VectorLagMetrics],
+  providers: [DocumentsRepository, DocumentsService],
   exports: [DocumentsService],
 })
 export class DocumentsModule {}

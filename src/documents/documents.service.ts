@@ -9,9 +9,7 @@ import {
   DocumentsRepository,
   DocumentSummaryRow,
   SnapshotRow,
-  VectorLease,
   VectorStatus,
-  VectorWorkRow,
 } from './documents.repository';
 
 export const LIST_DEFAULT_LIMIT = 50;
@@ -486,86 +484,6 @@ export class DocumentsService {
     return metadata as Record<string, unknown>;
   }
 
-  // -------------------------------------------------------------------------------------
-  // Vector sync bookkeeping, for the vectors module. The worker, the recovery sweep and the
-  // admin endpoints reach the documents table only through these methods.
-  // -------------------------------------------------------------------------------------
-
-  /** Claims pending documents for the sync worker (see DocumentsRepository.claimVectorWork). */
-  claimVectorWork(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
-    return this.repository.claimVectorWork(limit, leaseMs);
-  }
-
-  /** Current revisions of the documents still held under their lease (lost ones are absent). */
-  vectorLeaseRevisions(leases: readonly VectorLease[]): Promise<Map<string, number>> {
-    return this.repository.vectorLeaseRevisions(leases);
-  }
-
-  /** Ends leases with their final status, where the revision processed is still current. */
-  completeVectorWork(
-    items: readonly (VectorLease & {
-      revision: number;
-      status: 'ready' | 'skipped' | 'removed';
-    })[],
-  ): Promise<Map<string, 'done' | 'stale' | 'lost'>> {
-    return this.repository.completeVectorWork(items);
-  }
-
-  /** Records a failed attempt: retried later, or `error` after the last attempt. */
-  failVectorWork(
-    documentId: string,
-    revision: number,
-    lease: string,
-    message: string,
-    options: { maxAttempts: number; retryMs: number; errorRetryMs: number },
-  ): Promise<'retry' | 'error' | 'stale' | 'lost'> {
-    // Stored errors stay short and single-line for the status endpoint and logs.
-    const short = message.replace(/\s+/g, ' ').trim().slice(0, 1000);
-    return this.repository.failVectorWork(documentId, revision, lease, short, options);
-  }
-
-  /** When the next pending document becomes claimable (retry time or lease expiry), if any. */
-  nextVectorWorkAt(): Promise<Date | null> {
-    return this.repository.nextVectorWorkAt();
-  }
-
-  /** Gives leased documents back to the queue without counting the attempt. */
-  releaseVectorLeases(leases: readonly VectorLease[]): Promise<number> {
-    return this.repository.releaseVectorLeases(leases);
-  }
-
-  /** The recovery sweep: expired leases, errors due for a retry, ready documents behind. */
-  requeueVectorWork(
-    maxAttempts: number,
-  ): Promise<{ expired: number; errors: number; behind: number }> {
-    return this.repository.requeueVectorWork(maxAttempts);
-  }
-
-  /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
-  requeueVectors(prefix?: string): Promise<number> {
-    return this.repository.requeueVectors(validatePrefix(prefix));
-  }
-
-  /** Counts per vector status, leases held, lag, and the errors retried next. */
-  async vectorStatus(errorSamples = 10): Promise<VectorStatusReport> {
-    const [{ counts, leased }, pending, errors] = await Promise.all([
-      this.repository.vectorStatusCounts(),
-      this.repository.pendingVectorWork(),
-      this.repository.vectorErrors(errorSamples),
-    ]);
-    return {
-      counts,
-      leased,
-      lag_seconds: pending.lagSeconds,
-      errors: errors.map((row) => ({
-        document_id: row.document_id,
-        error: row.error,
-        attempts: row.attempts,
-        next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
-      })),
-    };
-  }
-
   /** Titles of the alive documents among `ids`; deleted and unknown ids are absent. */
   async aliveTitles(ids: readonly string[]): Promise<Map<string, string>> {
     const rows = await this.repository.aliveTitles([...new Set(ids)]);
@@ -576,19 +494,6 @@ export class DocumentsService {
   async exists(documentId: string): Promise<boolean> {
     return (await this.repository.findState(documentId)) !== null;
   }
-}
-
-/** What `GET /admin/vectors/status` reports from the documents table. */
-export interface VectorStatusReport {
-  counts: Record<VectorStatus, number>;
-  leased: number;
-  lag_seconds: number;
-  errors: {
-    document_id: string;
-    error: string | null;
-    attempts: number;
-    next_attempt_at: string | null;
-  }[];
 }
 
 function checkRevision(revision: unknown): number | undefined {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { safeMessage } from '../common/fault';
 
 export interface CheckResult {
   /** `false` makes /health/ready answer 503 when the check is required. */
@@ -16,23 +17,28 @@ export type ReadinessCheck = () => Promise<CheckResult> | CheckResult;
  */
 @Injectable()
 export class HealthService {
-  private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly checks = new Map<string, { check: ReadinessCheck; required: boolean }>();
 
   constructor(private readonly dataSource: DataSource) {
     this.register('postgres', () => this.postgres());
   }
 
-  register(name: string, check: ReadinessCheck): void {
-    this.checks.set(name, check);
+  /**
+   * Adds a check. `required` says whether a check that throws (or does not answer within
+   * 3 s) makes the service unready; a check that answers says so itself.
+   */
+  register(name: string, check: ReadinessCheck, options: { required?: boolean } = {}): void {
+    this.checks.set(name, { check, required: options.required ?? true });
   }
 
   async readiness(): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
     const entries = await Promise.all(
-      [...this.checks].map(async ([name, check]): Promise<[string, CheckResult]> => {
+      [...this.checks].map(async ([name, { check, required }]): Promise<[string, CheckResult]> => {
         try {
           return [name, await withTimeout(Promise.resolve(check()), 3000)];
         } catch (error) {
-          return [name, { ok: false, required: true, detail: (error as Error).message }];
+          // Unauthenticated endpoint: what failed, never an internal address or path.
+          return [name, { ok: false, required, detail: safeMessage((error as Error).message) }];
         }
       }),
     );

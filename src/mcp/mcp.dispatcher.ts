@@ -18,6 +18,7 @@ import {
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import { faultOf, logFault } from '../common/fault';
 import { PreSerialized } from '../transport/framing';
 import type { IncomingMessage } from '../transport/json-rpc-messages';
 import { jsonRpcError, type JsonRpcErrorEnvelope } from '../transport/json-rpc-error';
@@ -199,6 +200,16 @@ export class McpDispatcher {
       if (error instanceof ResourceNotFound) {
         const code = context.era === 'modern' ? ErrorCode.InvalidParams : LEGACY_RESOURCE_NOT_FOUND;
         return jsonRpcError(request.id, code, 'Resource not found', { uri: error.uri });
+      }
+      const fault = faultOf(error);
+      if (fault !== undefined) {
+        logFault(this.logger, request.method, error);
+        return jsonRpcError(
+          request.id,
+          ErrorCode.InternalError,
+          `Service unavailable: ${fault.message}`,
+          fault.toJSON(),
+        );
       }
       if (context.signal.aborted && context.signal.reason instanceof ClientClosed) {
         // Nobody is left to read an answer; the transport writes nothing more.

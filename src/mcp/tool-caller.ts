@@ -8,6 +8,7 @@ import {
   type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError } from '../common/domain-error';
+import { faultOf, logFault } from '../common/fault';
 import { AppConfig } from '../config/app-config';
 import { PreSerialized } from '../transport/framing';
 import { supportsResourceLinks } from '../transport/protocol-version';
@@ -73,9 +74,13 @@ export class ToolCaller {
         outcome = 'cancelled';
         throw error;
       }
-      if (error instanceof DomainError) {
-        outcome = error.code.toLowerCase();
-        const body = { error: { ...error.toJSON(), hint: toolErrorHint(error.code) } };
+      const fault = faultOf(error);
+      if (fault !== undefined && !(error instanceof DomainError))
+        logFault(this.logger, `tool ${tool.name}`, error);
+      const failure = fault ?? (error instanceof DomainError ? error : undefined);
+      if (failure !== undefined) {
+        outcome = failure.code.toLowerCase();
+        const body = { error: { ...failure.toJSON(), hint: toolErrorHint(failure.code) } };
         return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
       }
       this.logger.error(

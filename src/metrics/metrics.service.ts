@@ -1,10 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The service's Prometheus registry and the HTTP request histogram. */
+/**
+ * The service's Prometheus registry, the HTTP request histogram, and gauges computed at
+ * scrape time that never fail a scrape.
+ */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
+
+  /** Scrape-time collectors that failed (their gauges were left out of that scrape). */
+  readonly scrapeErrors = new Counter({
+    name: 'metrics_scrape_errors_total',
+    help: 'Scrapes in which a collector could not read its values (its gauges were left out)',
+    labelNames: ['collector'] as const,
+    registers: [this.registry],
+  });
 
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -16,5 +27,41 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Gauges whose values `read` computes at scrape time (one call serves them all). When
+   * `read` fails (the database is down), the gauges are emptied, so that the scrape answers
+   * without their stale values, and `metrics_scrape_errors_total{collector}` counts it.
+   */
+  scrapedGauges<K extends string, T>(
+    collector: string,
+    read: () => Promise<T>,
+    gauges: Record<K, { help: string; value: (values: T) => number }>,
+  ): void {
+    let inFlight: Promise<T | undefined> | undefined;
+    // One read per scrape, shared by the gauges, and one error counted per failed scrape.
+    const once = () =>
+      (inFlight ??= read()
+        .catch(() => {
+          this.scrapeErrors.inc({ collector });
+          return undefined;
+        })
+        .finally(() => setImmediate(() => (inFlight = undefined))));
+    for (const [name, { help, value }] of Object.entries(gauges) as [
+      K,
+      { help: string; value: (values: T) => number },
+    ][]) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const values = await once();
+          if (values === undefined) this.reset();
+          else this.set(value(values));
+        },
+      });
+    }
   }
 }

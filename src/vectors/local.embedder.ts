@@ -1,5 +1,6 @@
-import { Embedder, EmbedderHealth, normalise } from './embedder.interface';
-import { VectorsMetrics } from './vectors.metrics';
+import { EmbedOptions, Embedder, EmbedderHealth, normalise } from './embedder.interface';
+import type { VectorsMetrics } from './vectors.metrics';
+import type { VectorWorkPool } from './work/vector-work.pool';
 
 /** Default length of local vectors (EMBEDDINGS_DIMENSIONS overrides it). */
 export const LOCAL_DEFAULT_DIMENSIONS = 768;
@@ -29,7 +30,8 @@ const STOPWORDS = new Set(
  *
  * Deterministic (same text, same vector, on every machine) and fast (tens of thousands of
  * chunks per second on one core), but **lexical**: texts are close when they share words
- * or word parts, not when they mean the same thing in different words.
+ * or word parts, not when they mean the same thing in different words. With a pool, the
+ * hashing runs on its worker threads, off the request loop.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
@@ -40,17 +42,20 @@ export class LocalEmbedder implements Embedder {
     readonly dimensions: number = LOCAL_DEFAULT_DIMENSIONS,
     readonly maxInputTokens = 8191,
     private readonly metrics?: VectorsMetrics,
+    private readonly pool?: VectorWorkPool,
   ) {
     this.model = `feature-hashing-v1-${dimensions}`;
   }
 
-  embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     const stop = this.metrics?.embeddingDuration.startTimer({ provider: this.provider });
-    const vectors = texts.map((text) => this.embedOne(text));
+    const vectors = this.pool
+      ? await this.pool.embed(texts, this.dimensions, options.signal)
+      : texts.map((text) => this.embedOne(text));
     stop?.();
     this.metrics?.embeddingRequests.inc({ provider: this.provider, outcome: 'success' });
     this.lastSuccessAt = new Date().toISOString();
-    return Promise.resolve(vectors);
+    return vectors;
   }
 
   health(): EmbedderHealth {

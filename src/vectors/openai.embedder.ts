@@ -1,4 +1,5 @@
 import OpenAI, { APIError, APIUserAbortError } from 'openai';
+import { safeMessage } from '../common/fault';
 import {
   Embedder,
   EmbedderHealth,
@@ -186,14 +187,17 @@ export class OpenAiEmbedder implements Embedder {
     if (error instanceof APIError) {
       const status = error.status;
       return new EmbeddingError(
-        `embeddings request failed${status === undefined ? '' : ` (HTTP ${status})`}: ${error.message}`,
+        `embeddings request failed${status === undefined ? '' : ` (HTTP ${status})`}: ${safeMessage(error.message)}`,
         // No status: connection error or timeout.
         { cause: error, transient: status === undefined || status === 429 || status >= 500 },
       );
     }
-    return new EmbeddingError(`embeddings request failed: ${(error as Error)?.message ?? error}`, {
-      cause: error,
-      transient: true,
-    });
+    return new EmbeddingError(
+      `embeddings request failed: ${safeMessage(String((error as Error)?.message ?? error))}`,
+      {
+        cause: error,
+        transient: true,
+      },
+    );
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { faultOf, safeMessage } from '../common/fault';
 import { parseInput } from '../common/validation';
 import { validatePrefix } from '../documents/document-id';
 import { DocumentsService } from '../documents/documents.service';
@@ -114,6 +115,10 @@ export class SearchService {
   }
 }
 
+/**
+ * Runs a call to a dependency: a database outage becomes UNAVAILABLE, any other failure
+ * UPSTREAM_ERROR naming `what` failed, without the addresses or paths its message may hold.
+ */
 async function upstream<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -122,6 +127,11 @@ async function upstream<T>(what: string, call: () => Promise<T>): Promise<T> {
     if ((error as Error).name === 'AbortError' || (error as Error).name === 'APIUserAbortError') {
       throw error;
     }
-    throw new DomainError(ErrorCode.UPSTREAM_ERROR, `${what}: ${(error as Error).message}`);
+    const fault = faultOf(error);
+    if (fault !== undefined) throw fault;
+    throw new DomainError(
+      ErrorCode.UPSTREAM_ERROR,
+      `${what}: ${safeMessage((error as Error).message)}`,
+    );
   }
 }

@@ -1,33 +1,44 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { logFault } from '../common/fault';
 import { AppConfig } from '../config/app-config';
-import { VectorLease, VectorWorkRow } from '../documents/documents.repository';
-import { DocumentsService } from '../documents/documents.service';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import { EMBEDDER, Embedder, EmbeddingError } from './embedder.interface';
-import { chunkMarkdown, ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from './markdown-chunker';
+import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from './markdown-chunker';
+import { VectorLease, VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
 import { DocumentPoints, VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
 import { SyncResult, VectorsMetrics } from './vectors.metrics';
+import { VectorWorkPool } from './work/vector-work.pool';
 
 /** Longest wait between two retries of a failed document. */
-const MAX_RETRY_MS = 5 * 60 * 1000;
-/** When a document in `error` gets one more attempt (from the recovery sweep). */
-const ERROR_RETRY_MS = 15 * 60 * 1000;
+const MAX_RETRY_MS = 2 * 60 * 1000;
+/** First and longest wait between attempts to give leases back while PostgreSQL is down. */
+const RELEASE_RETRY_BASE_MS = 250;
+const RELEASE_RETRY_MAX_MS = 2000;
 
-/** The reason a batch is aborted when its lease would run out before it is done. */
-export class LeaseDeadline extends Error {}
+/** The reason a batch is aborted when it runs far longer than any batch should. */
+export class BatchDeadline extends Error {}
+
+/**
+ * How a batch ended, for the worker's pacing: `done` (every document completed, failed or
+ * redone), `database-down` and `embedder-down` (given back to the queue without counting
+ * an attempt: the documents are not at fault), `stopped` (aborted by a stopping worker).
+ */
+export type BatchOutcome = 'done' | 'database-down' | 'embedder-down' | 'stopped';
 
 /**
  * Takes one claimed batch of documents to the end: every document is completed, failed or
  * given back. Deleted documents lose their points (`removed`); skipped prefixes and empty
- * bodies get `skipped`; the others are chunked, embedded together (the embedder splits the
- * inputs into requests within the provider's limits), written to the store in one call,
- * and marked `ready` only where the revision embedded is still current (the others stay
- * pending and are redone). Three statements for the whole batch, whatever its size.
+ * bodies get `skipped`; the others are chunked (and, with the local embedder, embedded) on
+ * the worker threads of {@link VectorWorkPool}, embedded together otherwise, written to the
+ * store in one call, and marked `ready` only where the revision embedded is still current.
  *
- * When a batch fails for a reason that may belong to one document (a 4xx from the
- * embedder, a write refused), its documents are redone one by one, so one bad document
- * does not hold back the others. A provider-wide failure (rate limit, 5xx, timeout) fails
- * them all at once instead of sending one request per document to a server in trouble.
+ * Failures are told apart by who is at fault. PostgreSQL unreachable, or the embedder
+ * failing as a whole (rate limit, 5xx, network, timeout): the batch is given back to the
+ * queue at once, without counting an attempt, and the worker waits for the dependency to
+ * return. Anything that may belong to one document (a 4xx from the embedder, a write
+ * refused): the batch is redone one document at a time, and a failing document is retried
+ * with a capped backoff, then marked `error`.
  */
 @Injectable()
 export class VectorBatchProcessor {
@@ -36,7 +47,8 @@ export class VectorBatchProcessor {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly documents: DocumentsService,
+    private readonly queue: VectorQueueRepository,
+    private readonly pool: VectorWorkPool,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
@@ -45,18 +57,20 @@ export class VectorBatchProcessor {
     this.chunker = { ...DEFAULT_CHUNKER_OPTIONS, maxTokens: embedder.maxInputTokens };
   }
 
-  /** Never rejects: a failure of the bookkeeping itself leaves leases to expire (the sweep). */
-  async process(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<void> {
+  /** Never rejects. */
+  async process(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<BatchOutcome> {
     try {
-      await this.run(items, signal);
+      return await this.run(items, signal);
     } catch (error) {
-      this.logger.error(
-        `batch of ${items.length} left to its leases (they expire and the sweep re-queues it): ${String(error)}`,
-      );
+      // The bookkeeping itself failed (recording a failure while PostgreSQL went away).
+      if (isDatabaseUnavailable(error)) logFault(this.logger, 'vector sync', error);
+      else this.logger.error(`batch of ${items.length} failed to be recorded: ${String(error)}`);
+      await this.giveBack(items, signal);
+      return isDatabaseUnavailable(error) ? 'database-down' : 'done';
     }
   }
 
-  private async run(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<void> {
+  private async run(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<BatchOutcome> {
     try {
       await this.stores.ready();
       const removed = items.filter((i) => i.deleted);
@@ -64,35 +78,49 @@ export class VectorBatchProcessor {
       const embeddable = items.filter((i) => !i.deleted && !this.isSkipped(i));
       await this.store.deleteDocuments([...removed, ...skipped].map((i) => i.document_id));
 
-      const prepared = embeddable.map((item) => ({
-        item,
-        chunks: chunkMarkdown(item.body, item.title, this.chunker),
-      }));
-      const texts = prepared.flatMap((p) => p.chunks.map((c) => c.text));
-      const vectors = texts.length > 0 ? await this.embedder.embed(texts, { signal }) : [];
+      const local = this.embedder.provider === 'local' ? this.embedder.dimensions : undefined;
+      const stop = local && this.metrics.embeddingDuration.startTimer({ provider: 'local' });
+      const prepared = await this.pool.prepare(
+        embeddable.map((i) => ({ id: i.document_id, title: i.title, body: i.body })),
+        this.chunker,
+        local,
+        signal,
+      );
+      if (stop) {
+        // Chunked and embedded in one pass on the worker threads: one local embedding request.
+        stop();
+        this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
+      }
+      const vectors =
+        prepared.vectors ??
+        (await this.embed(
+          prepared.chunks.flat().map((chunk) => chunk.text),
+          signal,
+        ));
       signal.throwIfAborted();
 
       // Documents changed (or lost) while they were embedded are not written: their next
       // revision is on its way and would only replace these vectors again.
-      const current = await this.documents.vectorLeaseRevisions(embeddable.map(leaseOf));
+      const current = await this.queue.leaseRevisions(embeddable.map(leaseOf));
       const points: DocumentPoints[] = [];
       let at = 0;
-      for (const { item, chunks } of prepared) {
+      embeddable.forEach((item, i) => {
+        const chunks = prepared.chunks[i];
         const own = vectors.slice(at, (at += chunks.length));
-        if (current.get(item.document_id) !== item.revision) continue;
+        if (current.get(item.document_id) !== item.revision) return;
         points.push({
           documentId: item.document_id,
           revision: item.revision,
           title: item.title,
           tags: item.tags,
-          chunks: chunks.map((chunk, i) => ({
+          chunks: chunks.map((chunk, k) => ({
             chunkIndex: chunk.index,
-            vector: own[i],
+            vector: own[k],
             heading: chunk.headings.join(' › '),
             content: chunk.content,
           })),
         });
-      }
+      });
       await this.store.replaceDocuments(points);
 
       const statuses = new Map<string, 'ready' | 'skipped' | 'removed'>([
@@ -100,7 +128,7 @@ export class VectorBatchProcessor {
         ...skipped.map((i) => [i.document_id, 'skipped'] as const),
         ...embeddable.map((i) => [i.document_id, 'ready'] as const),
       ]);
-      const outcomes = await this.documents.completeVectorWork(
+      const outcomes = await this.queue.complete(
         items.map((item) => ({
           ...leaseOf(item),
           revision: item.revision,
@@ -112,36 +140,63 @@ export class VectorBatchProcessor {
         if (outcome === 'lost') this.lost(item);
         this.count(outcome === 'done' ? statuses.get(item.document_id)! : 'stale');
       }
+      return 'done';
     } catch (error) {
-      if (signal.aborted && !(signal.reason instanceof LeaseDeadline)) {
+      if (signal.aborted && !(signal.reason instanceof BatchDeadline)) {
         // Stopping: the documents go back to the queue for another worker.
-        await this.documents.releaseVectorLeases(items.map(leaseOf));
-        return;
+        await this.giveBack(items, signal);
+        return 'stopped';
       }
-      if (items.length > 1 && !(error instanceof EmbeddingError && error.transient)) {
+      if (isDatabaseUnavailable(error)) {
+        logFault(this.logger, 'vector sync', error);
+        await this.giveBack(items, signal);
+        return 'database-down';
+      }
+      if (error instanceof EmbeddingError && error.transient) {
+        this.logger.warn(
+          `the embedder is failing (${error.message}): ${items.length} documents back to the queue until it answers again`,
+        );
+        await this.giveBack(items, signal);
+        return 'embedder-down';
+      }
+      if (items.length > 1) {
         this.logger.warn(
           `batch of ${items.length} failed (${String(error)}): redoing its documents one by one`,
         );
-        for (const item of items) await this.run([item], signal);
-        return;
+        let outcome: BatchOutcome = 'done';
+        for (const [i, item] of items.entries()) {
+          outcome = await this.run([item], signal);
+          if (outcome !== 'done') {
+            // The rest waits, untouched by this attempt, for the dependency to return.
+            await this.giveBack(items.slice(i + 1), signal);
+            break;
+          }
+        }
+        return outcome;
       }
       for (const item of items) await this.fail(item, error);
+      return 'done';
     }
   }
 
+  private async embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
+    return texts.length > 0 ? this.embedder.embed(texts, { signal }) : [];
+  }
+
   private async fail(item: VectorWorkRow, error: unknown): Promise<void> {
-    const message = error instanceof Error ? error.message : String(error);
+    // Stored errors stay short and single-line for the status endpoint and logs.
+    const message = (error instanceof Error ? error.message : String(error))
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 1000);
     const retryMs = Math.round(
       Math.min(MAX_RETRY_MS, this.config.vectorRetryBaseMs * 2 ** (item.attempts - 1)) *
         (0.8 + Math.random() * 0.4),
     );
-    const outcome = await this.documents.failVectorWork(
-      item.document_id,
-      item.revision,
-      item.lease,
-      message,
-      { maxAttempts: this.config.vectorMaxAttempts, retryMs, errorRetryMs: ERROR_RETRY_MS },
-    );
+    const outcome = await this.queue.fail({ ...leaseOf(item), revision: item.revision }, message, {
+      maxAttempts: this.config.vectorMaxAttempts,
+      retryMs,
+    });
     if (outcome === 'retry') {
       this.logger.warn(
         `${item.document_id}: attempt ${item.attempts} failed, retrying in ${retryMs} ms: ${message}`,
@@ -154,6 +209,34 @@ export class VectorBatchProcessor {
       this.lost(item);
     }
     this.count(outcome === 'lost' ? 'stale' : outcome);
+  }
+
+  /**
+   * Gives the documents back to the queue without counting the attempt. While PostgreSQL
+   * is unreachable it keeps trying (capped backoff) for as long as the leases last: once
+   * they have expired, any worker may claim the documents anyway. A stopping worker tries
+   * once.
+   */
+  private async giveBack(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<void> {
+    if (items.length === 0) return;
+    const leases: VectorLease[] = items.map(leaseOf);
+    const until = Date.now() + this.config.vectorLeaseMs;
+    for (let wait = RELEASE_RETRY_BASE_MS; ; wait = Math.min(RELEASE_RETRY_MAX_MS, wait * 2)) {
+      try {
+        await this.queue.release(leases);
+        for (let i = 0; i < items.length; i++) this.count('released');
+        return;
+      } catch (error) {
+        const stopping = signal.aborted && !(signal.reason instanceof BatchDeadline);
+        if (!isDatabaseUnavailable(error) || stopping || Date.now() + wait > until) {
+          this.logger.warn(
+            `${items.length} documents not given back (${String(error)}): their leases expire in at most ${this.config.vectorLeaseMs} ms`,
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   private lost(item: VectorWorkRow): void {

@@ -2,15 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { AppConfig } from '../config/app-config';
-import { DocumentsService } from '../documents/documents.service';
+import { VectorQueueRepository } from './vector-queue.repository';
 import { VectorSyncWorker } from './vector-sync.worker';
 
 const JOB_NAME = 'vector-recovery-sweep';
 
 /**
  * The scheduled recovery sweep (REINDEX_CRON, every 5 minutes by default): ends leases of
- * workers that died, gives documents in `error` one more attempt once their retry time has
- * come, and re-queues `ready` documents whose embedded revision is behind. The job is
+ * workers that died, gives every document in `error` one more attempt, and re-queues
+ * `ready` documents whose embedded revision is behind. The job is
  * registered at run time, so the schedule comes from configuration.
  */
 @Injectable()
@@ -20,7 +20,7 @@ export class VectorRecoverySweep {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly documents: DocumentsService,
+    private readonly queue: VectorQueueRepository,
     private readonly worker: VectorSyncWorker,
     private readonly scheduler: SchedulerRegistry,
   ) {}
@@ -52,7 +52,7 @@ export class VectorRecoverySweep {
 
   /** One sweep; returns what it re-queued. */
   async run(): Promise<{ expired: number; errors: number; behind: number }> {
-    const counts = await this.documents.requeueVectorWork(this.config.vectorMaxAttempts);
+    const counts = await this.queue.requeue(this.config.vectorMaxAttempts);
     if (counts.expired + counts.errors + counts.behind > 0) {
       this.logger.log(
         `re-queued ${counts.expired} expired leases, ${counts.errors} errors, ${counts.behind} documents behind`,

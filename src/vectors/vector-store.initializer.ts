@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DocumentsService } from '../documents/documents.service';
+import { VectorQueueRepository } from './vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedder.interface';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 
@@ -22,7 +22,7 @@ export class VectorStoreInitializer {
   constructor(
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
-    private readonly documents: DocumentsService,
+    private readonly queue: VectorQueueRepository,
   ) {}
 
   /** Resolves once the store is ready; rejects with the reason it is not. */
@@ -52,7 +52,7 @@ export class VectorStoreInitializer {
         dimensions: this.embedder.dimensions,
       });
       if (reset) {
-        const queued = await this.documents.requeueVectors('');
+        const queued = await this.queue.requeueAll('');
         this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
       }
       this.done = true;

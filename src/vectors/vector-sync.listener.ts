@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Client, Notification } from 'pg';
+import { safeMessage } from '../common/fault';
 import { DATABASE_URL } from '../database/database.module';
 import { VectorSyncWorker } from './vector-sync.worker';
 import { VectorsMetrics } from './vectors.metrics';
@@ -9,7 +10,8 @@ export const VECTOR_SYNC_CHANNEL = 'kb_vector_sync';
 export const LISTENER_APPLICATION_NAME = 'agent-data-vector-listener';
 
 const RECONNECT_BASE_MS = 100;
-const RECONNECT_MAX_MS = 30_000;
+/** Low: readiness waits on this connection, and PostgreSQL restarts take seconds. */
+const RECONNECT_MAX_MS = 1000;
 /** A LISTEN connection only receives; a periodic query notices one that died silently. */
 const HEARTBEAT_MS = 30_000;
 
@@ -23,9 +25,11 @@ export interface ListenerState {
 /**
  * Holds its own PostgreSQL connection (not one of the pool's) running
  * `LISTEN kb_vector_sync`, and wakes the worker on every notification. When the
- * connection is lost it reconnects with capped exponential backoff and jitter, and after
- * every (re)connect has the worker sweep all pending work, since notifications sent while
- * nobody listened are gone. `vector_sync_listener_up` shows whether it is connected.
+ * connection is lost it reconnects with exponential backoff and jitter capped at one
+ * second (and at once when {@link reconnectNow} is called, e.g. by a readiness probe that
+ * found PostgreSQL answering), and after every (re)connect has the worker sweep all
+ * pending work, since notifications sent while nobody listened are gone.
+ * `vector_sync_listener_up` shows whether it is connected.
  */
 @Injectable()
 export class VectorSyncListener {
@@ -35,6 +39,7 @@ export class VectorSyncListener {
   private failures = 0;
   private everConnected = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private connecting = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private connectedSince: Date | null = null;
   private reconnects = 0;
@@ -64,6 +69,14 @@ export class VectorSyncListener {
     await this.connect();
   }
 
+  /** Down and waiting for the next attempt: try now instead. */
+  reconnectNow(): void {
+    if (this.stopped || this.client !== undefined || this.connecting) return;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    void this.connect();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
@@ -76,6 +89,15 @@ export class VectorSyncListener {
   }
 
   private async connect(): Promise<void> {
+    this.connecting = true;
+    try {
+      await this.attempt();
+    } finally {
+      this.connecting = false;
+    }
+  }
+
+  private async attempt(): Promise<void> {
     const client = new Client({
       connectionString: this.databaseUrl,
       application_name: LISTENER_APPLICATION_NAME,
@@ -91,7 +113,7 @@ export class VectorSyncListener {
     } catch (error) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
-      this.lastError = (error as Error).message;
+      this.lastError = safeMessage((error as Error).message);
       this.scheduleReconnect();
       return;
     }
@@ -138,7 +160,7 @@ export class VectorSyncListener {
     this.connectedSince = null;
     clearInterval(this.heartbeat);
     this.metrics.listenerUp.set(0);
-    this.lastError = error.message;
+    this.lastError = safeMessage(error.message);
     client.end().catch(() => undefined);
     if (this.stopped) return;
     this.logger.warn(`LISTEN connection lost: ${error.message}`);

@@ -1,8 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { logFault } from '../common/fault';
 import { AppConfig } from '../config/app-config';
-import { VectorWorkRow } from '../documents/documents.repository';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import { DocumentsService } from '../documents/documents.service';
-import { LeaseDeadline, leaseOf, VectorBatchProcessor } from './vector-batch.processor';
+import { EMBEDDER, Embedder } from './embedder.interface';
+import {
+  BatchDeadline,
+  BatchOutcome,
+  leaseOf,
+  VectorBatchProcessor,
+} from './vector-batch.processor';
+import { VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
 
@@ -11,10 +19,15 @@ export const BATCH_DOCUMENTS = 16;
 /** How long a stopping worker lets batches in progress finish before aborting them. */
 const STOP_GRACE_MS = 5000;
 /** Waits after the queue itself (PostgreSQL) failed, doubling up to the cap. */
-const QUEUE_ERROR_BASE_MS = 500;
-const QUEUE_ERROR_MAX_MS = 30_000;
+const QUEUE_ERROR_BASE_MS = 100;
+const QUEUE_ERROR_MAX_MS = 1000;
 /** Longest sleep before looking at a due retry again (clocks of servers may differ a little). */
 const MAX_IDLE_MS = 60_000;
+/** A batch running this long is stuck (a hung request): it is aborted, counted as an attempt. */
+const BATCH_DEADLINE_MS = 10 * 60 * 1000;
+/** How often a failing embedder is asked whether it answers again. */
+const EMBEDDER_PROBE_MS = 2000;
+const PROBE_TEXT = 'agent-data embedder probe';
 
 interface Batch {
   readonly items: readonly VectorWorkRow[];
@@ -29,11 +42,14 @@ interface Batch {
  * batch to {@link VectorBatchProcessor}. At most `VECTOR_WORKER_CONCURRENCY` batches are in
  * progress at once.
  *
- * It sleeps when the queue is empty and wakes on {@link wake} (a notification, a sweep), when
- * a batch finishes, or when the next retry or lease expiry recorded in the table is due.
- * A batch still running when its lease is about to expire is aborted and counted as a
- * failed attempt. {@link stop} lets batches finish for a moment, then aborts them and gives
- * their leases back, so nothing is left claimed.
+ * Leases are short (`VECTOR_LEASE_MS`, 15 s) and renewed every third of that while a batch
+ * runs, so the documents of a worker that died are taken over within one lease. It sleeps
+ * when the queue is empty and wakes on {@link wake} (a notification, a sweep, the listener
+ * reconnecting), when a batch finishes, or when the next retry or lease expiry recorded in
+ * the table is due. When PostgreSQL fails it retries within a second; when the embedder
+ * fails as a whole it stops claiming and asks the embedder every 2 s, then gives every
+ * waiting document its next attempt at once. {@link stop} lets batches finish for a
+ * moment, then aborts them and gives their leases back, so nothing is left claimed.
  */
 @Injectable()
 export class VectorSyncWorker {
@@ -46,21 +62,31 @@ export class VectorSyncWorker {
   private purges: Promise<void> = Promise.resolve();
   private stopping: Promise<void> = new Promise(() => undefined);
   private signalStop: () => void = () => undefined;
+  private embedderDown: Promise<void> | undefined;
 
   constructor(
     private readonly config: AppConfig,
     private readonly documents: DocumentsService,
+    private readonly queue: VectorQueueRepository,
     private readonly processor: VectorBatchProcessor,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
   ) {}
 
-  get state(): { running: boolean; in_progress: number; batches: number; concurrency: number } {
+  get state(): {
+    running: boolean;
+    in_progress: number;
+    batches: number;
+    concurrency: number;
+    waiting_for_embedder: boolean;
+  } {
     return {
       running: this.running,
       in_progress: [...this.batches].reduce((n, b) => n + b.items.length, 0),
       batches: this.batches.size,
       concurrency: this.config.vectorWorkerConcurrency,
+      waiting_for_embedder: this.embedderDown !== undefined,
     };
   }
 
@@ -108,7 +134,7 @@ export class VectorSyncWorker {
     // Batches that did not wind down in time: their leases are given back here (a lease
     // already ended does not match and is left alone).
     const left = [...this.batches].flatMap((b) => b.items.map(leaseOf));
-    if (left.length > 0) await this.documents.releaseVectorLeases(left).catch(() => 0);
+    if (left.length > 0) await this.queue.release(left).catch(() => 0);
     await this.purges;
   }
 
@@ -120,20 +146,26 @@ export class VectorSyncWorker {
         await Promise.race([...[...this.batches].map((b) => b.done), this.stopping]);
         continue;
       }
+      if (this.embedderDown) {
+        // Claiming now would only fail documents that are not at fault.
+        await Promise.race([this.embedderDown, this.stopping]);
+        continue;
+      }
       this.wakeRequested = false;
       let claimed: VectorWorkRow[];
       try {
-        claimed = await this.documents.claimVectorWork(BATCH_DOCUMENTS, this.config.vectorLeaseMs);
+        claimed = await this.queue.claim(BATCH_DOCUMENTS, this.config.vectorLeaseMs);
         failures = 0;
       } catch (error) {
         failures++;
         const wait = Math.min(QUEUE_ERROR_MAX_MS, QUEUE_ERROR_BASE_MS * 2 ** (failures - 1));
-        this.logger.warn(`claiming work failed (retry in ${wait} ms): ${String(error)}`);
+        if (isDatabaseUnavailable(error)) logFault(this.logger, 'vector sync claim', error);
+        else this.logger.warn(`claiming work failed (retry in ${wait} ms): ${String(error)}`);
         await this.sleep(wait);
         continue;
       }
       if (!this.running) {
-        await this.documents.releaseVectorLeases(claimed.map(leaseOf)).catch(() => 0);
+        await this.queue.release(claimed.map(leaseOf)).catch(() => 0);
         break;
       }
       if (claimed.length > 0) this.begin(claimed);
@@ -148,32 +180,74 @@ export class VectorSyncWorker {
   private begin(items: VectorWorkRow[]): void {
     const abort = new AbortController();
     const deadline = setTimeout(
-      () => abort.abort(new LeaseDeadline('the lease ran out before the batch was done')),
-      // Stop early enough to record the failure before another worker may take them.
-      Math.max(1000, this.config.vectorLeaseMs - 5000),
+      () => abort.abort(new BatchDeadline('the batch ran for 10 minutes')),
+      BATCH_DEADLINE_MS,
+    );
+    // Renewed while it runs: a live worker keeps its documents, a dead one's expire soon.
+    const heartbeat = setInterval(
+      () =>
+        void this.queue.renew(items.map(leaseOf), this.config.vectorLeaseMs).catch(() => undefined),
+      Math.max(250, Math.floor(this.config.vectorLeaseMs / 3)),
     );
     const batch: Batch = {
       items,
       abort,
-      done: this.processor.process(items, abort.signal).finally(() => {
-        clearTimeout(deadline);
-        this.batches.delete(batch);
-        this.wake();
-      }),
+      done: this.processor
+        .process(items, abort.signal)
+        .then((outcome) => this.after(outcome))
+        .finally(() => {
+          clearTimeout(deadline);
+          clearInterval(heartbeat);
+          this.batches.delete(batch);
+          this.wake();
+        }),
     };
     this.batches.add(batch);
+  }
+
+  private after(outcome: BatchOutcome): void {
+    if (outcome === 'embedder-down' && this.embedderDown === undefined && this.running) {
+      this.embedderDown = this.waitForEmbedder().finally(() => (this.embedderDown = undefined));
+    }
+  }
+
+  /**
+   * Asks the embedder every few seconds until it answers; then every document waiting out a
+   * backoff gets its next attempt at once, and the loop claims again.
+   */
+  private async waitForEmbedder(): Promise<void> {
+    for (;;) {
+      const stopped = await Promise.race([
+        new Promise<false>((resolve) =>
+          setTimeout(() => resolve(false), EMBEDDER_PROBE_MS).unref(),
+        ),
+        this.stopping.then(() => true),
+      ]);
+      if (stopped || !this.running) return;
+      try {
+        await this.embedder.embed([PROBE_TEXT]);
+        break;
+      } catch {
+        // still down: ask again
+      }
+    }
+    this.logger.log('the embedder answers again: resuming');
+    await this.queue.retryNow().catch(() => 0);
+    this.wake();
   }
 
   /** Milliseconds until the next retry or lease expiry (capped), `undefined` when none. */
   private async nextDue(): Promise<number | undefined> {
     try {
-      const at = await this.documents.nextVectorWorkAt();
+      const at = await this.queue.nextWorkAt();
       return at === null
         ? undefined
         : Math.min(MAX_IDLE_MS, Math.max(10, at.getTime() - Date.now() + 20));
     } catch (error) {
-      this.logger.warn(`reading the next retry time failed: ${String(error)}`);
-      return QUEUE_ERROR_BASE_MS;
+      if (!isDatabaseUnavailable(error)) {
+        this.logger.warn(`reading the next retry time failed: ${String(error)}`);
+      }
+      return QUEUE_ERROR_MAX_MS;
     }
   }
 

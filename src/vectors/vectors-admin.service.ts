@@ -1,11 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { DocumentsService, VectorStatusReport } from '../documents/documents.service';
+import type { VectorStatus } from '../documents/documents.repository';
+import { validatePrefix } from '../documents/document-id';
+import { VectorQueueRepository } from './vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedder.interface';
 import { ListenerState, VectorSyncListener } from './vector-sync.listener';
 import { VectorSyncWorker } from './vector-sync.worker';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
+
+/** What `GET /admin/vectors/status` reports from the documents table. */
+export interface VectorStatusReport {
+  counts: Record<VectorStatus, number>;
+  leased: number;
+  lag_seconds: number;
+  errors: {
+    document_id: string;
+    error: string | null;
+    attempts: number;
+    next_attempt_at: string | null;
+  }[];
+}
 
 export interface VectorsStatus extends VectorStatusReport {
   sync_enabled: boolean;
@@ -27,7 +42,7 @@ export interface VectorsStatus extends VectorStatusReport {
 export class VectorsAdminService {
   constructor(
     private readonly config: AppConfig,
-    private readonly documents: DocumentsService,
+    private readonly queue: VectorQueueRepository,
     private readonly listener: VectorSyncListener,
     private readonly worker: VectorSyncWorker,
     private readonly stores: VectorStoreInitializer,
@@ -37,7 +52,22 @@ export class VectorsAdminService {
 
   /** Counts per status, lag, listener, worker, embedder and store, and the next errors. */
   async status(): Promise<VectorsStatus> {
-    const report = await this.documents.vectorStatus();
+    const [{ counts, leased }, pending, errors] = await Promise.all([
+      this.queue.statusCounts(),
+      this.queue.pending(),
+      this.queue.errors(10),
+    ]);
+    const report: VectorStatusReport = {
+      counts,
+      leased,
+      lag_seconds: pending.lagSeconds,
+      errors: errors.map((row) => ({
+        document_id: row.document_id,
+        error: row.error,
+        attempts: row.attempts,
+        next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
+      })),
+    };
     const health = this.embedder.health();
     return {
       sync_enabled: this.config.vectorSyncEnabled,
@@ -58,7 +88,7 @@ export class VectorsAdminService {
 
   /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
   async reindex(prefix: string | undefined): Promise<{ queued: number; prefix: string | null }> {
-    const queued = await this.documents.requeueVectors(prefix);
+    const queued = await this.queue.requeueAll(validatePrefix(prefix));
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorSyncEnabled) this.worker.wake();
     return { queued, prefix: prefix ?? null };

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { safeMessage } from '../common/fault';
 import { HealthService } from '../health/health.service';
 import { EMBEDDER, Embedder } from './embedder.interface';
 import { VectorSyncListener } from './vector-sync.listener';
@@ -22,22 +23,33 @@ export class VectorsHealth {
     @Inject(VECTOR_STORE) store: VectorStore,
     @Inject(EMBEDDER) embedder: Embedder,
   ) {
-    health.register('vector_listener', () =>
-      config.vectorSyncEnabled
+    health.register('vector_listener', () => {
+      // Asked while down: PostgreSQL may be back already; do not wait for the backoff.
+      if (config.vectorSyncEnabled && !listener.state.up) listener.reconnectNow();
+      return config.vectorSyncEnabled
         ? { ok: listener.state.up, required: true, detail: { ...listener.state } }
         : {
             ok: true,
             required: false,
             detail: 'vector sync is disabled (VECTOR_SYNC_ENABLED=false)',
-          },
-    );
-    health.register('vector_store', async () => {
-      if (!stores.isReady) {
-        return { ok: false, required: false, detail: stores.error ?? 'not initialised yet' };
-      }
-      const check = await store.check();
-      return { ok: check.ok, required: false, detail: check.detail };
+          };
     });
+    health.register(
+      'vector_store',
+      async () => {
+        if (!stores.isReady) {
+          return {
+            ok: false,
+            required: false,
+            detail: stores.error === null ? 'not initialised yet' : safeMessage(stores.error),
+          };
+        }
+        const check = await store.check();
+        return { ok: check.ok, required: false, detail: check.detail };
+      },
+      // A store that cannot even be asked is reported, not required.
+      { required: false },
+    );
     health.register('embedder', () => {
       const state = embedder.health();
       return {

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { MetricsService } from '../metrics/metrics.service';
 
 /** Outcome of one document taken by the sync worker. */
-export type SyncResult = 'ready' | 'skipped' | 'removed' | 'retry' | 'error' | 'stale';
+export type SyncResult = 'ready' | 'skipped' | 'removed' | 'retry' | 'error' | 'stale' | 'released';
 
 /**
  * The vector pipeline's metrics, beside the foundation's `vector_sync_lag_seconds` and
@@ -22,7 +22,7 @@ export class VectorsMetrics {
     const registers = [metrics.registry];
     this.documents = new Counter({
       name: 'vector_sync_documents_total',
-      help: 'Documents processed by the vector sync worker, by result (ready, skipped, removed, retry, error, stale)',
+      help: 'Documents processed by the vector sync worker, by result (ready, skipped, removed, retry, error, stale, released: given back during an outage)',
       labelNames: ['result'] as const,
       registers,
     });

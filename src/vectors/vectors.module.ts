@@ -5,6 +5,8 @@ import { DocumentsModule } from '../documents/documents.module';
 import { SearchService } from './search.service';
 import { warmTokenizer } from './tokenizer';
 import { VectorBatchProcessor } from './vector-batch.processor';
+import { VectorQueueMetrics } from './vector-queue.metrics';
+import { VectorQueueRepository } from './vector-queue.repository';
 import { VectorRecoverySweep } from './vector-recovery.sweep';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
@@ -15,10 +17,13 @@ import { SearchController, VectorsAdminController } from './vectors.controller';
 import { VectorsHealth } from './vectors.health';
 import { VectorsMetrics } from './vectors.metrics';
 import { embedderProvider, vectorStoreProvider } from './vectors.providers';
+import { VectorWorkPool } from './work/vector-work.pool';
 
 /**
- * The vector pipeline (SPEC §8): LISTEN/NOTIFY listener, sync worker, chunker, embedders
- * (`EMBEDDER`), stores (`VECTOR_STORE`), search, recovery sweep and admin endpoints.
+ * The vector pipeline (SPEC §8): the queue over the `vector_*` columns (its repository and
+ * gauges), LISTEN/NOTIFY listener, sync worker, the worker threads that chunk and embed
+ * locally, embedders (`EMBEDDER`), stores (`VECTOR_STORE`), search, recovery sweep and
+ * admin endpoints.
  * With VECTOR_SYNC_ENABLED=false the listener, worker and sweep do not run; search still
  * answers from what is indexed.
  */
@@ -27,6 +32,9 @@ import { embedderProvider, vectorStoreProvider } from './vectors.providers';
   controllers: [SearchController, VectorsAdminController],
   providers: [
     VectorsMetrics,
+    VectorQueueRepository,
+    VectorQueueMetrics,
+    VectorWorkPool,
     embedderProvider,
     vectorStoreProvider,
     VectorStoreInitializer,

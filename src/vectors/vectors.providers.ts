@@ -8,9 +8,14 @@ import { PostgresVectorStore } from './postgres.vector-store';
 import { QdrantVectorStore } from './qdrant.vector-store';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorsMetrics } from './vectors.metrics';
+import { VectorWorkPool } from './work/vector-work.pool';
 
 /** The embedder named by EMBEDDINGS_PROVIDER. Throws on a name it does not know. */
-export function createEmbedder(config: AppConfig, metrics: VectorsMetrics): Embedder {
+export function createEmbedder(
+  config: AppConfig,
+  metrics: VectorsMetrics,
+  pool?: VectorWorkPool,
+): Embedder {
   const provider: string = config.embeddingsProvider;
   switch (provider) {
     case 'local':
@@ -18,6 +23,7 @@ export function createEmbedder(config: AppConfig, metrics: VectorsMetrics): Embe
         config.embeddingsDimensions ?? LOCAL_DEFAULT_DIMENSIONS,
         config.embeddingsMaxInputTokens,
         metrics,
+        pool,
       );
     case 'openai':
       return new OpenAiEmbedder(
@@ -65,7 +71,7 @@ export function createVectorStore(
 
 export const embedderProvider: FactoryProvider<Embedder> = {
   provide: EMBEDDER,
-  inject: [AppConfig, VectorsMetrics],
+  inject: [AppConfig, VectorsMetrics, VectorWorkPool],
   useFactory: createEmbedder,
 };
 

@@ -27,6 +27,8 @@ export function toolErrorHint(code: ErrorCode): string {
       return 'The remote server failed, was too slow or sent unusable content: try again later or use another URL.';
     case ErrorCode.NOT_IMPLEMENTED:
       return 'This operation is not available on this server.';
+    case ErrorCode.UNAVAILABLE:
+      return 'The knowledge base is briefly unavailable (its database is not reachable): retry in a few seconds. If this was a write, read the document first: a write cut off at the moment of failure may already be applied.';
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);

@@ -1,0 +1,370 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { escapeLike } from '../documents/document-id';
+import type { VectorStatus } from '../documents/documents.repository';
+
+/** A document held by the sync worker, and the token of its lease. */
+export interface VectorLease {
+  documentId: string;
+  /** The lease token (a uuid); pass it back unchanged. */
+  lease: string;
+}
+
+/** A document claimed by the sync worker. */
+export interface VectorWorkRow {
+  document_id: string;
+  revision: number;
+  title: string;
+  tags: string[];
+  body: string;
+  deleted: boolean;
+  /** Attempts so far, this one included. */
+  attempts: number;
+  /** The lease token; pass it back unchanged. */
+  lease: string;
+}
+
+export interface VectorErrorRow {
+  document_id: string;
+  error: string | null;
+  attempts: number;
+  next_attempt_at: Date | null;
+}
+
+/** Pending work at a glance: what the lag gauges and the status endpoint show. */
+export interface PendingVectorWork {
+  pending: number;
+  /** Age of the oldest pending document, in seconds (0 when none). */
+  lagSeconds: number;
+  errors: number;
+}
+
+/**
+ * The vector sync queue: every statement over the `vector_*` columns of `kb_documents`
+ * (claims, leases and their renewal, completion, failures, release, the recovery sweep,
+ * reindexing, status). These statements write only `vector_*` columns, so none of the
+ * content triggers (touch, audit, snapshot, NOTIFY) fire; where other workers should wake
+ * up, the statement sends its own notification.
+ *
+ * A lease is a token (`vector_lease_id`) and an expiry (`vector_lease_expires_at`): the
+ * holder renews the expiry while it works, and every later statement of the holder matches
+ * the token, so a document taken over after an expiry is never written by the old holder.
+ */
+@Injectable()
+export class VectorQueueRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Claims up to `limit` pending documents, oldest first, for one worker: documents not
+   * held under another worker's unexpired lease and past their retry time (a content change
+   * resets `vector_attempts` to 0, which cancels any backoff). `FOR UPDATE SKIP LOCKED` lets
+   * several workers claim at once without waiting on, or taking, each other's rows; the
+   * lease then keeps the document theirs until they finish, even across content changes.
+   * Each claim counts one attempt.
+   */
+  async claim(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
+    return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
+  }
+
+  /**
+   * Moves the expiry of leases still held to `leaseMs` from now. Returns the documents whose
+   * lease was renewed; the others were taken over (or ended) meanwhile.
+   */
+  async renew(leases: readonly VectorLease[], leaseMs: number): Promise<Set<string>> {
+    if (leases.length === 0) return new Set();
+    const rows: { document_id: string }[] = await this.dataSource.query(
+      `UPDATE kb_documents d
+          SET vector_lease_expires_at = clock_timestamp() + make_interval(secs => $3::float8 / 1000)
+         FROM unnest($1::text[], $2::uuid[]) AS l(document_id, lease)
+        WHERE d.document_id = l.document_id AND d.vector_lease_id = l.lease
+       RETURNING d.document_id`,
+      [leases.map((l) => l.documentId), leases.map((l) => l.lease), leaseMs],
+    );
+    return new Set(rows.map((row) => row.document_id));
+  }
+
+  /** Current revisions of the documents among `leases` still held; lost ones are absent. */
+  async leaseRevisions(leases: readonly VectorLease[]): Promise<Map<string, number>> {
+    if (leases.length === 0) return new Map();
+    const rows: { document_id: string; revision: number }[] = await this.dataSource.query(
+      `SELECT d.document_id, d.revision
+         FROM kb_documents d
+         JOIN unnest($1::text[], $2::uuid[]) AS l(document_id, lease)
+           ON d.document_id = l.document_id AND d.vector_lease_id = l.lease`,
+      [leases.map((l) => l.documentId), leases.map((l) => l.lease)],
+    );
+    return new Map(rows.map((r) => [r.document_id, r.revision]));
+  }
+
+  /**
+   * Ends leases, each with its final status, in one statement: a document whose revision is
+   * still the one processed gets the status; one whose content changed meanwhile stays
+   * `pending` (to be redone) and only its lease ends. Per document: `done`, `stale`, or
+   * `lost` when its lease was no longer held (nothing written).
+   */
+  async complete(
+    items: readonly (VectorLease & {
+      revision: number;
+      status: 'ready' | 'skipped' | 'removed';
+    })[],
+  ): Promise<Map<string, 'done' | 'stale' | 'lost'>> {
+    const outcomes = new Map(items.map((i) => [i.documentId, 'lost' as 'done' | 'stale' | 'lost']));
+    if (items.length === 0) return outcomes;
+    const rows = await this.returning<{ document_id: string; current: boolean }>(
+      `UPDATE kb_documents d
+          SET vector_status = CASE WHEN d.revision = w.revision THEN w.status ELSE d.vector_status END,
+              vector_revision = CASE WHEN d.revision = w.revision THEN w.revision ELSE d.vector_revision END,
+              vector_error = CASE WHEN d.revision = w.revision THEN NULL ELSE d.vector_error END,
+              vector_attempts = CASE WHEN d.revision = w.revision THEN 0 ELSE d.vector_attempts END,
+              vector_claimed_at = NULL, vector_lease_id = NULL, vector_lease_expires_at = NULL,
+              vector_next_attempt_at = NULL
+         FROM unnest($1::text[], $2::integer[], $3::uuid[], $4::text[])
+              AS w(document_id, revision, lease, status)
+        WHERE d.document_id = w.document_id AND d.vector_lease_id = w.lease
+       RETURNING d.document_id, d.revision = w.revision AS current`,
+      [
+        items.map((i) => i.documentId),
+        items.map((i) => i.revision),
+        items.map((i) => i.lease),
+        items.map((i) => i.status),
+      ],
+    );
+    for (const row of rows) outcomes.set(row.document_id, row.current ? 'done' : 'stale');
+    return outcomes;
+  }
+
+  /**
+   * Records a failed attempt and ends the lease: the document is retried after `retryMs`, or
+   * becomes `error` once it has had `maxAttempts` attempts (the recovery sweep gives it one
+   * more attempt on its next run). A document whose content changed meanwhile is simply
+   * released: its new revision starts afresh.
+   */
+  async fail(
+    lease: VectorLease & { revision: number },
+    message: string,
+    options: { maxAttempts: number; retryMs: number },
+  ): Promise<'retry' | 'error' | 'stale' | 'lost'> {
+    const rows = await this.returning<{ vector_status: VectorStatus; current: boolean }>(
+      `UPDATE kb_documents
+          SET vector_status = CASE WHEN revision = $2 AND vector_attempts >= $5
+                                   THEN 'error' ELSE vector_status END,
+              vector_error = CASE WHEN revision = $2 THEN $4 ELSE vector_error END,
+              vector_next_attempt_at = CASE
+                WHEN revision <> $2 OR vector_attempts >= $5 THEN NULL
+                ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
+              vector_claimed_at = NULL, vector_lease_id = NULL, vector_lease_expires_at = NULL
+        WHERE document_id = $1 AND vector_lease_id = $3::uuid
+       RETURNING vector_status, revision = $2 AS current`,
+      [
+        lease.documentId,
+        lease.revision,
+        lease.lease,
+        message,
+        options.maxAttempts,
+        options.retryMs,
+      ],
+    );
+    if (rows.length === 0) return 'lost';
+    if (!rows[0].current) return 'stale';
+    return rows[0].vector_status === 'error' ? 'error' : 'retry';
+  }
+
+  /**
+   * Gives leased documents back to the queue without counting the attempt (a worker
+   * stopping, a database or embedder outage), and wakes the other workers. Returns how many
+   * were released.
+   */
+  async release(leases: readonly VectorLease[]): Promise<number> {
+    if (leases.length === 0) return 0;
+    const rows: { released: number }[] = await this.dataSource.query(
+      `WITH released AS (
+         UPDATE kb_documents d
+            SET vector_claimed_at = NULL, vector_lease_id = NULL, vector_lease_expires_at = NULL,
+                vector_attempts = GREATEST(d.vector_attempts - 1, 0)
+           FROM unnest($1::text[], $2::uuid[]) AS l(document_id, lease)
+          WHERE d.document_id = l.document_id AND d.vector_lease_id = l.lease
+         RETURNING 1)
+       SELECT count(*)::int AS released,
+              CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"release"}') END
+         FROM released`,
+      [leases.map((l) => l.documentId), leases.map((l) => l.lease)],
+    );
+    return rows[0].released;
+  }
+
+  /**
+   * The recovery sweep, in one statement: ends expired leases (their holder died), gives
+   * every document in `error` one more attempt, and re-queues `ready` documents whose
+   * embedded revision is behind. Each part reads a small partial index.
+   */
+  async requeue(maxAttempts: number): Promise<{ expired: number; errors: number; behind: number }> {
+    const rows: { expired: number; errors: number; behind: number }[] = await this.dataSource.query(
+      `WITH expired AS (
+         UPDATE kb_documents
+            SET vector_claimed_at = NULL, vector_lease_id = NULL, vector_lease_expires_at = NULL
+          WHERE vector_lease_expires_at < clock_timestamp()
+         RETURNING 1),
+       errors AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(),
+                vector_attempts = GREATEST($1::integer - 1, 0), vector_next_attempt_at = NULL
+          WHERE vector_status = 'error'
+         RETURNING 1),
+       behind AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+          WHERE vector_status = 'ready' AND vector_revision IS DISTINCT FROM revision
+         RETURNING 1),
+       counts AS (
+         SELECT (SELECT count(*) FROM expired)::int AS expired,
+                (SELECT count(*) FROM errors)::int AS errors,
+                (SELECT count(*) FROM behind)::int AS behind)
+       SELECT expired, errors, behind,
+              CASE WHEN expired + errors + behind > 0
+                   THEN pg_notify('kb_vector_sync', '{"op":"sweep"}') END
+         FROM counts`,
+      [maxAttempts],
+    );
+    const { expired, errors, behind } = rows[0];
+    return { expired, errors, behind };
+  }
+
+  /**
+   * Gives documents waiting out a backoff their next attempt now (the embedder or the
+   * database came back: what failed may well work), and wakes the workers.
+   */
+  async retryNow(): Promise<number> {
+    const rows: { queued: number }[] = await this.dataSource.query(
+      `WITH queued AS (
+         UPDATE kb_documents SET vector_next_attempt_at = NULL
+          WHERE vector_status = 'pending' AND vector_next_attempt_at > clock_timestamp()
+         RETURNING 1)
+       SELECT count(*)::int AS queued,
+              CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"retry"}') END
+         FROM queued`,
+    );
+    return rows[0].queued;
+  }
+
+  /**
+   * Queues every document, or those whose id starts with `prefix`, for embedding again
+   * (deleted ones too: their vectors are removed again) and wakes the workers.
+   */
+  async requeueAll(prefix: string): Promise<number> {
+    const rows: { queued: number }[] = await this.dataSource.query(
+      `WITH queued AS (
+         UPDATE kb_documents
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+          WHERE $1 = '' OR document_id LIKE $2 ESCAPE '\\'
+         RETURNING 1)
+       SELECT count(*)::int AS queued,
+              CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"reindex"}') END
+         FROM queued`,
+      [prefix, `${escapeLike(prefix)}%`],
+    );
+    return rows[0].queued;
+  }
+
+  /** Pending documents, the age of the oldest, and documents in `error`. */
+  async pending(): Promise<PendingVectorWork> {
+    const rows: { pending: string; lag: number | null; errors: string }[] =
+      await this.dataSource.query(
+        `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(vector_queued_at))::float8 AS lag,
+                (SELECT count(*) FROM kb_documents WHERE vector_status = 'error') AS errors
+           FROM kb_documents WHERE vector_status = 'pending'`,
+      );
+    return {
+      pending: Number(rows[0].pending),
+      lagSeconds: Math.max(0, rows[0].lag ?? 0),
+      errors: Number(rows[0].errors),
+    };
+  }
+
+  /** Documents per vector status (every status present, 0 when none) and leases held. */
+  async statusCounts(): Promise<{ counts: Record<VectorStatus, number>; leased: number }> {
+    const rows: { vector_status: VectorStatus; count: number; leased: number }[] =
+      await this.dataSource.query(
+        `SELECT vector_status, count(*)::int AS count,
+                count(*) FILTER (WHERE vector_lease_id IS NOT NULL)::int AS leased
+           FROM kb_documents GROUP BY vector_status`,
+      );
+    const counts: Record<VectorStatus, number> = {
+      pending: 0,
+      ready: 0,
+      error: 0,
+      skipped: 0,
+      removed: 0,
+    };
+    let leased = 0;
+    for (const row of rows) {
+      counts[row.vector_status] = row.count;
+      leased += row.leased;
+    }
+    return { counts, leased };
+  }
+
+  /**
+   * When the next pending document becomes claimable: its retry time, or the expiry of a
+   * lease another worker holds. `null` when nothing pending is waiting on either. Reads the
+   * partial index of pending documents.
+   */
+  async nextWorkAt(): Promise<Date | null> {
+    const rows: { at: Date | null }[] = await this.dataSource.query(
+      `SELECT min(GREATEST(
+                CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
+                vector_lease_expires_at)) AS at
+         FROM kb_documents
+        WHERE vector_status = 'pending'
+          AND (vector_lease_expires_at > clock_timestamp()
+               OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp()))`,
+    );
+    return rows[0]?.at ?? null;
+  }
+
+  /** Up to `limit` documents in `error`, the first to be retried first. */
+  async errors(limit: number): Promise<VectorErrorRow[]> {
+    return this.dataSource.query(
+      `SELECT document_id, vector_error AS error, vector_attempts AS attempts,
+              vector_next_attempt_at AS next_attempt_at
+         FROM kb_documents WHERE vector_status = 'error'
+        ORDER BY vector_next_attempt_at NULLS FIRST LIMIT $1`,
+      [limit],
+    );
+  }
+
+  /** Runs one writing statement outside any transaction of ours and returns its RETURNING rows. */
+  private async returning<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const runner = this.dataSource.createQueryRunner('master');
+    await runner.connect();
+    try {
+      const result = await runner.query(sql, params, true);
+      return result.records as T[];
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+/** The sync worker's claim (parameters: limit, lease in ms); exported for EXPLAIN in tests. */
+export const CLAIM_VECTOR_WORK_SQL = `
+  WITH next AS (
+    SELECT document_id FROM kb_documents
+     WHERE vector_status = 'pending'
+       AND (vector_lease_expires_at IS NULL OR vector_lease_expires_at < clock_timestamp())
+       AND (vector_attempts = 0 OR vector_next_attempt_at IS NULL
+            OR vector_next_attempt_at <= clock_timestamp())
+     ORDER BY vector_queued_at
+     LIMIT $1
+     FOR UPDATE SKIP LOCKED)
+  UPDATE kb_documents d
+     SET vector_claimed_at = clock_timestamp(),
+         vector_lease_id = gen_random_uuid(),
+         vector_lease_expires_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000),
+         vector_attempts = d.vector_attempts + 1
+    FROM next
+   WHERE d.document_id = next.document_id
+  RETURNING d.document_id, d.revision, d.title, d.tags, d.body,
+            d.deleted_at IS NOT NULL AS deleted, d.vector_attempts AS attempts,
+            d.vector_lease_id::text AS lease`;

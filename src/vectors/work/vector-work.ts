@@ -1,0 +1,89 @@
+import { LocalEmbedder } from '../local.embedder';
+import { chunkMarkdown, type ChunkerOptions } from '../markdown-chunker';
+
+/** A document to chunk (and, with the local embedder, to embed) off the request loop. */
+export interface WorkDocument {
+  readonly id: string;
+  readonly title: string;
+  readonly body: string;
+}
+
+/** One chunk as the vector store keeps it, and the text that is embedded for it. */
+export interface PreparedChunk {
+  readonly index: number;
+  readonly headings: readonly string[];
+  readonly content: string;
+  readonly text: string;
+}
+
+export interface PrepareTask {
+  readonly kind: 'prepare';
+  readonly documents: readonly WorkDocument[];
+  readonly chunker: ChunkerOptions;
+  /** Embed the chunks with the local embedder at this length; absent: chunk only. */
+  readonly localDimensions?: number;
+}
+
+export interface EmbedTask {
+  readonly kind: 'embed';
+  readonly texts: readonly string[];
+  readonly dimensions: number;
+}
+
+export type WorkTask = PrepareTask | EmbedTask;
+
+export interface PrepareResult {
+  /** The chunks of each document, in the order given. */
+  readonly chunks: PreparedChunk[][];
+  /** With `localDimensions`: every chunk's vector, in order, back to back. */
+  readonly vectors?: Float32Array;
+}
+
+/** Vectors back to back: `texts.length × dimensions` floats. */
+export type EmbedResult = Float32Array;
+
+/**
+ * The CPU-heavy part of vector sync: markdown chunking (cl100k token counts) and local
+ * embedding (feature hashing). Pure and synchronous; it runs in a worker thread (see
+ * vector-work.thread.ts), never on the event loop that serves requests.
+ */
+export function runWork(task: PrepareTask): PrepareResult;
+export function runWork(task: EmbedTask): EmbedResult;
+export function runWork(task: WorkTask): PrepareResult | EmbedResult;
+export function runWork(task: WorkTask): PrepareResult | EmbedResult {
+  if (task.kind === 'embed') return embedFlat(task.texts, task.dimensions);
+  const chunks = task.documents.map((document) =>
+    chunkMarkdown(document.body, document.title, task.chunker).map(
+      ({ index, headings, content, text }) => ({ index, headings, content, text }),
+    ),
+  );
+  if (task.localDimensions === undefined) return { chunks };
+  return {
+    chunks,
+    vectors: embedFlat(
+      chunks.flat().map((c) => c.text),
+      task.localDimensions,
+    ),
+  };
+}
+
+const embedders = new Map<number, LocalEmbedder>();
+
+function embedFlat(texts: readonly string[], dimensions: number): Float32Array {
+  let embedder = embedders.get(dimensions);
+  if (embedder === undefined) {
+    embedder = new LocalEmbedder(dimensions);
+    embedders.set(dimensions, embedder);
+  }
+  const flat = new Float32Array(texts.length * dimensions);
+  texts.forEach((text, i) => flat.set(embedder.embedOne(text), i * dimensions));
+  return flat;
+}
+
+/** Splits vectors laid back to back into one view per vector (no copy). */
+export function splitVectors(flat: Float32Array, dimensions: number): Float32Array[] {
+  const vectors: Float32Array[] = [];
+  for (let at = 0; at < flat.length; at += dimensions)
+    vectors.push(flat.subarray(at, at + dimensions));
+  return vectors;
+}
