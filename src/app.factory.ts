@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { createRootLogger, PinoNestLogger, requestLogging } from './common/logging';
+import { TunedExpressAdapter } from './common/http-server';
 import { AppConfig } from './config/app-config';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
@@ -9,16 +10,21 @@ import { setupOpenApi } from './openapi/openapi.setup';
 
 /**
  * Builds the application for `config` with everything main.ts and the integration tests
- * share: JSON logs, our own body parsing (limits and errors per route family), HTTP metrics,
- * the OpenAPI document of the admin API (`/docs`, `/docs-json`).
+ * share: an HTTP server with explicit client timeouts and JSON answers to what its parser
+ * refuses, JSON logs, our own body parsing (limits and errors per route family), HTTP
+ * metrics, the OpenAPI document of the admin API (`/docs`, `/docs-json`).
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   const root = createRootLogger(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
-    bodyParser: false,
-    bufferLogs: true,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.register(config),
+    new TunedExpressAdapter(config),
+    {
+      bodyParser: false,
+      bufferLogs: true,
+      abortOnError: false,
+    },
+  );
   app.useLogger(new PinoNestLogger(root));
   app.disable('x-powered-by');
   app.set('etag', false);

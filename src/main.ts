@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const app = await createApp(config);
-  installGracefulShutdown(app, config.shutdownTimeoutMs);
+  installGracefulShutdown(app, config.shutdownTimeoutMs, config.shutdownDrainMs);
   await app.listen(config.port, config.host);
   new Logger('Main').log(
     `listening on http://${config.host}:${config.port} (auth ${config.authEnabled ? 'on' : 'off'})`,

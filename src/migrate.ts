@@ -7,66 +7,21 @@
  * the server's (DATABASE_URL; unset ⇒ the embedded PostgreSQL under DATA_DIR).
  */
 import 'reflect-metadata';
-import { DataSource, QueryRunner } from 'typeorm';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { dataSourceOptions } from './database/data-source-options';
-import { EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
-
-/**
- * Any constant works as long as every migration runner uses the same one: two runners
- * (an overlapping upgrade, a server started with MIGRATIONS_RUN=true) then take turns
- * instead of racing on the same DDL.
- */
-const MIGRATION_LOCK_KEY = 'agent-data:migrations';
-
-const LOCK_POLL_MS = 250;
+import { openDatabase } from './database/database-opener';
 
 const log = (message: string) => process.stdout.write(`agent-data migrate: ${message}\n`);
 
 /** Applies every pending migration on the database `config` names; resolves with their names. */
-async function runMigrations(config: AppConfig): Promise<string[]> {
-  let embedded: EmbeddedPostgresHandle | undefined;
-  const url =
-    config.databaseUrl ??
-    (embedded = await startEmbeddedPostgres(config.dataDir, {
-      info: log,
-      warn: log,
-      debug: () => undefined,
-    })).url;
-  // Two connections: the session holding the advisory lock, and one for the migrations.
-  const dataSource = new DataSource(dataSourceOptions(url, 2));
-  try {
-    await dataSource.initialize();
-    const lock = dataSource.createQueryRunner();
-    try {
-      await acquireLock(lock);
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [MIGRATION_LOCK_KEY]);
-      return applied.map((migration) => migration.name);
-    } finally {
-      await lock.release();
-    }
-  } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await embedded?.stop();
-  }
-}
-
-/**
- * Takes the session-level lock by polling `pg_try_advisory_lock`. A blocking
- * `pg_advisory_lock` would sit in a statement holding a snapshot, and the lock holder's
- * CREATE INDEX CONCURRENTLY waits for every such snapshot in the database: a deadlock no
- * detector sees. If the run fails, the lock goes with the session when the pool closes.
- */
-async function acquireLock(runner: QueryRunner): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const [row] = (await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
-      MIGRATION_LOCK_KEY,
-    ])) as { locked: boolean }[];
-    if (row.locked) return;
-    if (attempt === 0) log('another migration run holds the lock: waiting for it');
-    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-  }
+async function runMigrations(config: AppConfig): Promise<readonly string[]> {
+  const opened = await openDatabase({
+    target: config,
+    poolSize: 2,
+    migrate: true,
+    log: { info: log, warn: log, debug: () => undefined },
+  });
+  await opened.close();
+  return opened.applied;
 }
 
 async function main(): Promise<void> {

@@ -1,39 +1,48 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { HealthService } from './health/health.service';
 
 /**
- * SIGTERM / SIGINT: stop accepting connections, let in-flight requests finish (at most
- * `timeoutMs`, then remaining connections are cut), then close the application: module
- * hooks stop background work, the pool closes, the embedded PostgreSQL stops. Exit 0.
+ * SIGTERM / SIGINT, in three steps:
+ *
+ * 1. Drain (`SHUTDOWN_DRAIN_MS`, 1 s): readiness answers 503 (load balancers stop sending),
+ *    and every request still arriving, on a new or a kept-alive connection, is answered
+ *    with `Connection: close`. Keep-alive clients learn from their next answer that the
+ *    connection ends, instead of having it reset under a request already on the wire.
+ * 2. Close: stop listening, close the connections left idle, let requests in flight finish
+ *    (at most `timeoutMs`, then their connections are cut).
+ * 3. Stop the application: module hooks stop background work, the pool closes, the
+ *    embedded PostgreSQL stops. Exit 0.
  */
-export function installGracefulShutdown(app: INestApplication, timeoutMs: number): void {
+export function installGracefulShutdown(
+  app: INestApplication,
+  timeoutMs: number,
+  drainMs: number,
+): void {
   const logger = new Logger('Shutdown');
   const server = app.getHttpServer() as Server;
   let closing = false;
-  // server.close() leaves keep-alive connections open: they would go on serving new requests
-  // and hold the close until the timeout cuts them, mid-request. So once closing, every answer
-  // says `Connection: close`, and a connection is ended as soon as its last answer is out.
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     if (closing) response.setHeader('Connection', 'close');
     inFlight.add(response);
-    response.once('close', () => {
-      inFlight.delete(response);
-      if (closing) setImmediate(() => server.closeIdleConnections());
-    });
+    response.once('close', () => inFlight.delete(response));
   });
   const shutdown = async (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     logger.log(`${signal} received: draining requests`);
+    app.get(HealthService).shuttingDown();
     for (const response of inFlight) {
       if (!response.headersSent) response.setHeader('Connection', 'close');
     }
+    await new Promise((resolve) => setTimeout(resolve, drainMs));
     const force = setTimeout(() => {
       logger.warn(`requests still running after ${timeoutMs} ms: closing their connections`);
       server.closeAllConnections();
     }, timeoutMs);
     try {
+      // Also closes the idle keep-alive connections (Node 19+); busy ones end with their answer.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       clearTimeout(force);
       await app.close();

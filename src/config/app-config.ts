@@ -101,6 +101,14 @@ export class AppConfig {
   readonly ingestTimeoutMs: number;
   readonly gptRouteToken: string | undefined;
   readonly shutdownTimeoutMs: number;
+  /** `SHUTDOWN_DRAIN_MS`: after SIGTERM, keep answering (with `Connection: close`) this long. */
+  readonly shutdownDrainMs: number;
+  /** `HTTP_HEADERS_TIMEOUT_MS`: a client's whole request head must arrive within this. */
+  readonly httpHeadersTimeoutMs: number;
+  /** `HTTP_REQUEST_TIMEOUT_MS`: a client's whole request (head and body) must arrive within this. */
+  readonly httpRequestTimeoutMs: number;
+  /** `HTTP_KEEPALIVE_TIMEOUT_MS`: an idle keep-alive connection is closed after this. */
+  readonly httpKeepAliveTimeoutMs: number;
 
   constructor(values: Omit<AppConfig, 'authEnabled'>) {
     Object.assign(this, values);
@@ -138,6 +146,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError(
       'HOST',
       `binding to non-loopback address "${host}" requires API_KEYS (or API_KEYS_FILE); authentication is off without them`,
+    );
+  }
+
+  const httpHeadersTimeoutMs = integer(read, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000);
+  const httpRequestTimeoutMs = integer(read, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
+  if (httpRequestTimeoutMs <= httpHeadersTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_REQUEST_TIMEOUT_MS',
+      `must be longer than HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}), got ${httpRequestTimeoutMs}`,
     );
   }
 
@@ -239,6 +256,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ingestTimeoutMs: integer(read, 'INGEST_TIMEOUT_MS', 15_000, 100, 120_000),
     gptRouteToken: secretToken(read, 'GPT_ROUTE_TOKEN'),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 1000, 0, 60_000),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: integer(read, 'HTTP_KEEPALIVE_TIMEOUT_MS', 5000, 100, 600_000),
   });
 }
 

@@ -1,23 +1,18 @@
 /**
- * Data source for the TypeORM CLI (`npm run migration:run|revert|generate`).
- * With DATABASE_URL unset it starts the embedded PostgreSQL under DATA_DIR, like the server;
- * the cluster stops when the CLI exits.
+ * Data source for the TypeORM CLI (`npm run migration:run|revert|generate`), found by the
+ * same opener as the server: with DATABASE_URL unset it starts the embedded PostgreSQL
+ * under DATA_DIR; the cluster stops when the CLI exits.
  */
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
+import { resolveDatabase } from './database-opener';
 import { dataSourceOptions } from './data-source-options';
-import { startEmbeddedPostgres } from './embedded-postgres';
 
 async function create(): Promise<DataSource> {
-  const url =
-    process.env.DATABASE_URL ??
-    (
-      await startEmbeddedPostgres(resolve(process.env.DATA_DIR ?? './.data'), {
-        info: (m) => console.error(m),
-        warn: (m) => console.error(m),
-        debug: () => undefined,
-      })
-    ).url;
+  const { url } = await resolveDatabase(
+    { databaseUrl: process.env.DATABASE_URL, dataDir: resolve(process.env.DATA_DIR ?? './.data') },
+    { info: (m) => console.error(m), warn: (m) => console.error(m), debug: () => undefined },
+  );
   return new DataSource(dataSourceOptions(url, 2));
 }
 

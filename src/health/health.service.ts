@@ -18,6 +18,7 @@ export type ReadinessCheck = () => Promise<CheckResult> | CheckResult;
 @Injectable()
 export class HealthService {
   private readonly checks = new Map<string, { check: ReadinessCheck; required: boolean }>();
+  private stopping = false;
 
   constructor(private readonly dataSource: DataSource) {
     this.register('postgres', () => this.postgres());
@@ -31,6 +32,11 @@ export class HealthService {
     this.checks.set(name, { check, required: options.required ?? true });
   }
 
+  /** The process is shutting down: readiness answers 503 from now on. */
+  shuttingDown(): void {
+    this.stopping = true;
+  }
+
   async readiness(): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
     const entries = await Promise.all(
       [...this.checks].map(async ([name, { check, required }]): Promise<[string, CheckResult]> => {
@@ -42,6 +48,9 @@ export class HealthService {
         }
       }),
     );
+    if (this.stopping) {
+      entries.push(['shutdown', { ok: false, required: true, detail: 'shutting down' }]);
+    }
     const checks = Object.fromEntries(entries);
     return { ready: entries.every(([, result]) => result.ok || !result.required), checks };
   }

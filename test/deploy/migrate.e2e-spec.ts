@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
 import { databaseUrl } from '../support/database';
-import { NodeProcess, runEntryPoint } from './node-process';
+import { freePort } from '../server-process-helpers';
+import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
 
 /**
  * The migration Job's command (`node dist/src/migrate.js`, here from source): on an empty
@@ -10,6 +11,61 @@ import { NodeProcess, runEntryPoint } from './node-process';
  * at once take turns; a bad configuration exits 1 with one line naming the variable.
  */
 jest.setTimeout(60_000);
+
+describe('three servers starting at once on a fresh database (MIGRATIONS_RUN=true)', () => {
+  const name = `deploy_replicas_${randomBytes(4).toString('hex')}`;
+  const url = databaseUrl(name);
+  let admin: Client;
+
+  beforeAll(async () => {
+    admin = new Client({ connectionString: process.env.AGENT_DATA_TEST_SERVER_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+  });
+
+  afterAll(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('take turns on the migration lock: every migration is applied once and all three serve', async () => {
+    const ports = await Promise.all([freePort(), freePort(), freePort()]);
+    const servers = ports.map((port) =>
+      runEntryPoint('main.ts', {
+        DATABASE_URL: url,
+        MIGRATIONS_RUN: 'true',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        VECTOR_SYNC_ENABLED: 'false',
+      }),
+    );
+    try {
+      await Promise.all(
+        servers.map((server, i) =>
+          waitUntilServing(`http://127.0.0.1:${ports[i]}/health/ready`, server, 1200),
+        ),
+      );
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        const rows = (
+          await client.query<{ name: string }>('SELECT name FROM typeorm_migrations ORDER BY id')
+        ).rows;
+        expect(rows.map((row) => row.name)).toEqual(MIGRATIONS.map((m) => m.name));
+      } finally {
+        await client.end();
+      }
+      // None of them ran into DDL another one was running.
+      expect(servers.map((server) => server.output()).join('\n')).not.toMatch(
+        /already exists|failed to start/,
+      );
+    } finally {
+      for (const server of servers) server.child.kill('SIGTERM');
+      await Promise.all(servers.map((server) => server.exited));
+    }
+  }, 120_000);
+});
 
 describe('migration entry point (src/migrate.ts)', () => {
   const name = `deploy_migrate_${randomBytes(4).toString('hex')}`;

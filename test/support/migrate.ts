@@ -1,13 +1,12 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options';
+import { openDatabase } from '../../src/database/database-opener';
 
-/** Applies every migration to the database at `url` (the template of a test run). */
+/** Applies every migration to the database at `url` (the template of a test run), as the server would. */
 export async function migrateDatabase(url: string): Promise<void> {
-  const dataSource = new DataSource(dataSourceOptions(url, 1));
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await dataSource.destroy();
-  }
+  const opened = await openDatabase({
+    target: { databaseUrl: url, dataDir: '' },
+    poolSize: 2,
+    migrate: true,
+    log: { info: () => undefined, warn: () => undefined, debug: () => undefined },
+  });
+  await opened.close();
 }
