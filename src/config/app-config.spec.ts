@@ -82,6 +82,34 @@ describe('loadConfig', () => {
     });
   });
 
+  it('has fault-handling defaults sized for a shared machine, and reads them', () => {
+    expect(loadConfig({})).toMatchObject({
+      vectorLeaseMs: 15_000,
+      shutdownDrainMs: 1000,
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 60_000,
+      httpKeepAliveTimeoutMs: 5000,
+    });
+    expect(loadConfig({}).vectorWorkThreads).toBeGreaterThanOrEqual(1);
+    expect(
+      loadConfig({
+        VECTOR_LEASE_MS: '2000',
+        VECTOR_WORK_THREADS: '3',
+        SHUTDOWN_DRAIN_MS: '0',
+        HTTP_HEADERS_TIMEOUT_MS: '2000',
+        HTTP_REQUEST_TIMEOUT_MS: '3000',
+        HTTP_KEEPALIVE_TIMEOUT_MS: '65000',
+      }),
+    ).toMatchObject({
+      vectorLeaseMs: 2000,
+      vectorWorkThreads: 3,
+      shutdownDrainMs: 0,
+      httpHeadersTimeoutMs: 2000,
+      httpRequestTimeoutMs: 3000,
+      httpKeepAliveTimeoutMs: 65_000,
+    });
+  });
+
   it('reads the ingest escape hatch as normalised CIDRs, closed by default', () => {
     expect(loadConfig({})).toMatchObject({
       ingestAllowedPrivateCidrs: [],
@@ -133,6 +161,17 @@ describe('loadConfig', () => {
     ['INGEST_TIMEOUT_MS', { INGEST_TIMEOUT_MS: '15s' }],
     ['GPT_ROUTE_TOKEN', { GPT_ROUTE_TOKEN: 'short' }],
     ['SHUTDOWN_TIMEOUT_MS', { SHUTDOWN_TIMEOUT_MS: '1e4' }],
+    ['SHUTDOWN_DRAIN_MS', { SHUTDOWN_DRAIN_MS: '90000' }],
+    ['VECTOR_LEASE_MS', { VECTOR_LEASE_MS: '500' }],
+    ['VECTOR_WORK_THREADS', { VECTOR_WORK_THREADS: '0' }],
+    ['HTTP_HEADERS_TIMEOUT_MS', { HTTP_HEADERS_TIMEOUT_MS: '10s' }],
+    ['HTTP_KEEPALIVE_TIMEOUT_MS', { HTTP_KEEPALIVE_TIMEOUT_MS: '0' }],
+    // A whole request cannot have less time than its head.
+    ['HTTP_REQUEST_TIMEOUT_MS', { HTTP_REQUEST_TIMEOUT_MS: '5000' }],
+    [
+      'HTTP_REQUEST_TIMEOUT_MS',
+      { HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '20000' },
+    ],
     ['HOST', { HOST: '0.0.0.0' }],
     ['API_KEYS', { API_KEYS: 'nocolons' }],
   ])('stops on a bad %s with an error naming it', (variable, env) => {

@@ -31,8 +31,9 @@ export class MetricsService {
 
   /**
    * Gauges whose values `read` computes at scrape time (one call serves them all). When
-   * `read` fails (the database is down), the gauges are emptied, so that the scrape answers
-   * without their stale values, and `metrics_scrape_errors_total{collector}` counts it.
+   * `read` fails (the database is down), the gauges are left out of that scrape (no sample
+   * rather than a stale or made-up one) and `metrics_scrape_errors_total{collector}`
+   * counts it.
    */
   scrapedGauges<K extends string, T>(
     collector: string,
@@ -52,16 +53,27 @@ export class MetricsService {
       K,
       { help: string; value: (values: T) => number },
     ][]) {
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        async collect() {
-          const values = await once();
-          if (values === undefined) this.reset();
-          else this.set(value(values));
-        },
-      });
+      new ScrapedGauge(name, help, this.registry, once, value);
     }
+  }
+}
+
+/** A gauge set at scrape time, with no sample at all in a scrape whose read failed. */
+class ScrapedGauge<T> extends Gauge {
+  constructor(
+    name: string,
+    help: string,
+    registry: Registry,
+    private readonly read: () => Promise<T | undefined>,
+    private readonly value: (values: T) => number,
+  ) {
+    super({ name, help, registers: [registry] });
+  }
+
+  override async get(): ReturnType<Gauge['get']> {
+    const values = await this.read();
+    if (values !== undefined) this.set(this.value(values));
+    const metric = await super.get();
+    return values === undefined ? { ...metric, values: [] } : metric;
   }
 }

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { FakeOpenAi } from '../support/fake-openai';
 import { freePort } from '../server-process-helpers';
@@ -133,6 +133,107 @@ describe('graceful shutdown of the server process', () => {
         [acknowledged],
       );
       expect(statuses.rows).toEqual([{ vector_status: 'pending' }]);
+    } finally {
+      await embeddings.close();
+    }
+  });
+
+  it('keeps kept-alive clients answered through the drain: Connection: close, never a reset', async () => {
+    const { server, port } = await startServer({ SHUTDOWN_DRAIN_MS: '3000' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const get = (path: string) =>
+      new Promise<{ status: number; connection?: string; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path, agent }, (response) => {
+          response.resume();
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode!,
+              connection: response.headers.connection,
+              reused: req.reusedSocket,
+            }),
+          );
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      // Four connections open and idle in the agent's pool.
+      const warm = await Promise.all([1, 2, 3, 4].map(() => get('/health/live')));
+      expect(warm.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+
+      server.child.kill('SIGTERM');
+      await draining(server);
+      const during = await Promise.all([1, 2, 3, 4].map(() => get('/documents?limit=1')));
+      const ready = await get('/health/ready');
+
+      // Each kept-alive connection serves one more answer, which tells the client it ends.
+      expect(during).toEqual(
+        [1, 2, 3, 4].map(() => ({ status: 200, connection: 'close', reused: true })),
+      );
+      expect(ready).toMatchObject({ status: 503, connection: 'close' });
+      expect(await server.exited).toBe(0);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('a process killed mid-batch: another one takes its documents over once their leases expire', async () => {
+    const embeddings = await new FakeOpenAi(64).start();
+    embeddings.holdWhen(() => true);
+    const env = {
+      EMBEDDINGS_PROVIDER: 'openai',
+      OPENAI_BASE_URL: embeddings.url,
+      OPENAI_API_KEY: 'sk-test-kill',
+      EMBEDDINGS_DIMENSIONS: '64',
+      VECTOR_LEASE_MS: '2000',
+    };
+    const client = await db.client();
+    try {
+      const first = await startServer(env);
+      const ids = Array.from({ length: 12 }, (_, i) => `killed/doc-${i}.md`);
+      for (const id of ids) {
+        const response = await fetch(`${first.baseUrl}/documents`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ document_id: id, body: `# ${id}\n\nEmbedded by someone.` }),
+        });
+        expect(response.status).toBe(201);
+      }
+      await embeddings.waitForHeld();
+      const leased = async () =>
+        (
+          await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM kb_documents
+              WHERE document_id = ANY($1) AND vector_lease_id IS NOT NULL`,
+            [ids],
+          )
+        ).rows[0].n;
+      expect(await leased()).toBeGreaterThan(0);
+
+      first.server.child.kill('SIGKILL');
+      expect(await first.server.exited).toBe('SIGKILL');
+      // Its leases outlive it, by at most VECTOR_LEASE_MS.
+      expect(await leased()).toBeGreaterThan(0);
+
+      embeddings.release();
+      const second = await startServer(env);
+      const statuses = async () =>
+        (
+          await client.query<{ vector_status: string; vector_attempts: number; n: number }>(
+            `SELECT vector_status, vector_attempts, count(*)::int AS n FROM kb_documents
+              WHERE document_id = ANY($1) GROUP BY 1, 2`,
+            [ids],
+          )
+        ).rows;
+      for (let i = 0; i < 300; i++) {
+        const rows = await statuses();
+        if (rows.length === 1 && rows[0].vector_status === 'ready') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // All embedded by the second process, none charged an attempt for the death of the first.
+      expect(await statuses()).toEqual([{ vector_status: 'ready', vector_attempts: 0, n: 12 }]);
+      second.server.child.kill('SIGTERM');
+      expect(await second.server.exited).toBe(0);
     } finally {
       await embeddings.close();
     }
