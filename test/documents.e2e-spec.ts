@@ -334,6 +334,65 @@ describe('documents REST API: create, read, update, patch', () => {
     });
   });
 
+  describe('Prefer: return=minimal (RFC 7240)', () => {
+    const big = `# Big\n\n${'word '.repeat(200_000)}`; // 1 MB, not echoed back
+
+    it('answers writes without the body and metadata, with Preference-Applied', async () => {
+      const created = await request(t.baseUrl)
+        .post('/documents')
+        .set('Prefer', 'return=minimal')
+        .send({ document_id: 'prefer/big.md', body: big, metadata: { a: 1 } })
+        .expect(201);
+      expect(created.headers['preference-applied']).toBe('return=minimal');
+      expect(created.headers.etag).toBe('"1"');
+      expect(created.headers.location).toBe('/documents/prefer/big.md');
+      expect(created.body).toMatchObject({ document_id: 'prefer/big.md', revision: 1 });
+      expect(created.body).not.toHaveProperty('body');
+      expect(created.body).not.toHaveProperty('metadata');
+      expect(Number(created.headers['content-length'])).toBeLessThan(1000);
+
+      const updated = await request(t.baseUrl)
+        .put('/documents/prefer/big.md')
+        .set('Prefer', 'handling=lenient, return=minimal')
+        .send({ body: `${big}!` })
+        .expect(200);
+      expect(updated.headers['preference-applied']).toBe('return=minimal');
+      expect(updated.body).toMatchObject({ revision: 2, changed: true });
+      expect(updated.body).not.toHaveProperty('body');
+
+      const patched = await request(t.baseUrl)
+        .patch('/documents/prefer/big.md')
+        .set('Prefer', 'return=minimal')
+        .send({ old_str: '# Big', new_str: '# Bigger' })
+        .expect(200);
+      expect(patched.body).toMatchObject({ revision: 3, changed: true, replacements: 1 });
+      expect(patched.body).not.toHaveProperty('body');
+
+      const restored = await request(t.baseUrl)
+        .post('/documents/prefer/big.md/restore')
+        .set('Prefer', 'return=minimal')
+        .send({ revision: 1 })
+        .expect(200);
+      expect(restored.body).toMatchObject({ revision: 4, changed: true });
+      expect(restored.body).not.toHaveProperty('body');
+
+      // The write happened in full.
+      const read = await request(t.baseUrl).get('/documents/prefer/big.md').expect(200);
+      expect(read.body).toMatchObject({ body: big, metadata: { a: 1 }, revision: 4 });
+    });
+
+    it('echoes the document otherwise', async () => {
+      for (const prefer of [undefined, 'return=representation', 'return=nothing']) {
+        const call = request(t.baseUrl)
+          .post('/documents')
+          .send({ document_id: `prefer/echo-${prefer ?? 'none'}.md`, body: 'echo' });
+        const response = await (prefer ? call.set('Prefer', prefer) : call).expect(201);
+        expect(response.headers['preference-applied']).toBeUndefined();
+        expect(response.body).toMatchObject({ body: 'echo', metadata: {} });
+      }
+    });
+  });
+
   describe('routes', () => {
     it('answers unknown routes and methods with 404 JSON', async () => {
       for (const [method, path] of [

@@ -18,6 +18,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { AdminGuard, AuthenticatedRequest } from '../auth/admin.guard';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
 import { Document, DocumentsService } from './documents.service';
 
@@ -95,6 +96,7 @@ export class DocumentsController {
   @HttpCode(201)
   async create(
     @Body() body: unknown,
+    @Headers('prefer') prefer: string | undefined,
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
@@ -110,7 +112,7 @@ export class DocumentsController {
       actorOf(request),
     );
     response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
-    return withEtag(response, document);
+    return written(response, prefer, document);
   }
 
   @Get('*id/history')
@@ -128,12 +130,13 @@ export class DocumentsController {
   async restore(
     @Param('id') id: IdSegments,
     @Body() body: unknown,
+    @Headers('prefer') prefer: string | undefined,
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
     const input = parseInput(restoreSchema, body);
     const result = await this.documents.restore(joinId(id), input?.revision, actorOf(request));
-    return withEtag(response, { ...result.document, changed: result.changed });
+    return written(response, prefer, { ...result.document, changed: result.changed });
   }
 
   @Post('*id/move')
@@ -169,6 +172,7 @@ export class DocumentsController {
     @Param('id') id: IdSegments,
     @Body() body: unknown,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('prefer') prefer: string | undefined,
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
@@ -184,7 +188,7 @@ export class DocumentsController {
       },
       actorOf(request),
     );
-    return withEtag(response, { ...result.document, changed: result.changed });
+    return written(response, prefer, { ...result.document, changed: result.changed });
   }
 
   @Patch('*id')
@@ -192,6 +196,7 @@ export class DocumentsController {
     @Param('id') id: IdSegments,
     @Body() body: unknown,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('prefer') prefer: string | undefined,
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
@@ -201,7 +206,7 @@ export class DocumentsController {
       { ...input, expected_revision: expectedRevision(ifMatch, input.expected_revision) },
       actorOf(request),
     );
-    return withEtag(response, {
+    return written(response, prefer, {
       ...result.document,
       changed: result.changed,
       replacements: result.replacements,
@@ -246,6 +251,23 @@ function etag(revision: number): string {
 function withEtag<T extends Pick<Document, 'revision'>>(response: Response, document: T): T {
   response.setHeader('ETag', etag(document.revision));
   return document;
+}
+
+/**
+ * The answer to a write: the document with its ETag or, when the client sent
+ * `Prefer: return=minimal` (RFC 7240), everything but the body and metadata it just sent
+ * (a 1 MiB body is not echoed back), with `Preference-Applied`.
+ */
+function written<T extends Document>(
+  response: Response,
+  prefer: string | undefined,
+  document: T,
+): T | Omit<T, 'body' | 'metadata'> {
+  withEtag(response, document);
+  if (returnPreference(prefer) !== 'minimal') return document;
+  response.setHeader('Preference-Applied', 'return=minimal');
+  const { body: _body, metadata: _metadata, ...minimal } = document;
+  return minimal;
 }
 
 /** `"3"`, `W/"3"` or `3` → 3; anything else → `undefined`. */

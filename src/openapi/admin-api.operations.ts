@@ -64,6 +64,12 @@ const ifMatch = header(
   'Revision ETag (`"3"`) the write is conditional on; a mismatch answers 412 with the current revision',
 );
 
+const prefer = header(
+  'Prefer',
+  '`return=minimal` (RFC 7240): answer without `body` and `metadata` (what was just sent), ' +
+    'with `Preference-Applied: return=minimal`',
+);
+
 /**
  * Every admin REST operation, keyed `METHOD /path` as it appears in the document (Nest's
  * `*id` wildcard becomes `{id}`). The test in test/deploy/openapi.e2e-spec.ts fails when a
@@ -88,6 +94,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       'Give `document_id` (or `path`) and `body` (or `content`). Answers once PostgreSQL has ' +
       'committed; semantic indexing follows within seconds. Creating an id that was deleted ' +
       'brings the document back, its revision continuing.',
+    parameters: [prefer],
     body: { schema: createSchema, required: true },
     responses: {
       201: { description: 'Created; `Location` and `ETag` headers', schema: 'Document' },
@@ -114,7 +121,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       'Replaces the given fields. With `expected_revision` (or If-Match) the write is a ' +
       'compare-and-set. An update that changes nothing keeps the revision (`changed: false`).',
-    parameters: [idParameter, ifMatch],
+    parameters: [idParameter, ifMatch, prefer],
     body: { schema: updateSchema, required: true },
     responses: { 200: { description: 'The document after the update', schema: 'WriteResult' } },
     errors: {
@@ -131,7 +138,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     description:
       'Exactly one occurrence of `old_str` is replaced by `new_str` (`replace_all` replaces ' +
       'every one). The write is conditional on the revision that was read.',
-    parameters: [idParameter, ifMatch],
+    parameters: [idParameter, ifMatch, prefer],
     body: { schema: patchSchema, required: true },
     responses: { 200: { description: 'The document after the patch', schema: 'PatchResult' } },
     errors: {
@@ -159,7 +166,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Restore a deleted document, or an earlier revision',
     description:
       'Without `revision`, undeletes; with it, brings back that snapshot as a new revision.',
-    parameters: [idParameter],
+    parameters: [idParameter, prefer],
     body: { schema: restoreSchema, required: false },
     responses: { 200: { description: 'The restored document', schema: 'WriteResult' } },
     errors: { 404: 'NOT_FOUND: no such document or revision' },

@@ -23,8 +23,12 @@ export const documentSummarySchema = z.object({
 });
 
 export const documentSchema = documentSummarySchema.extend({
-  body: z.string().describe('Markdown text'),
-  metadata: z.record(z.string(), z.unknown()),
+  body: z
+    .string()
+    .describe("Markdown text (left out of a write's answer under `Prefer: return=minimal`)"),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .describe("Left out of a write's answer under `Prefer: return=minimal`"),
   content_hash: z.string(),
   vector_status: vectorStatus.describe(
     'Semantic indexing state; indexing follows writes within seconds',
@@ -137,6 +141,9 @@ const errorCodes = [
   'METHOD_NOT_ALLOWED',
   'NOT_ACCEPTABLE',
   'UNSUPPORTED_MEDIA_TYPE',
+  'BAD_REQUEST',
+  'HEADERS_TOO_LARGE',
+  'REQUEST_TIMEOUT',
   'INTERNAL',
 ] as const;
 

@@ -46,6 +46,7 @@ function describe(operation: OperationObject, doc: OperationDoc): OperationObjec
       : {
           401: 'UNAUTHENTICATED: no API key, or an unknown one (`WWW-Authenticate` is set)',
           403: 'FORBIDDEN: the key does not grant the admin profile',
+          503: 'UNAVAILABLE: PostgreSQL is not reachable right now; retry after `Retry-After` seconds',
         }),
     ...doc.errors,
   };
