@@ -8,6 +8,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /** Marks a request whose body has been read, so it is never read twice. */
 const BODY_READ = Symbol('bodyRead');
 
+/** Bodies from this size on are parsed in a turn of the event loop of their own. */
+const LARGE_BODY_BYTES = 64 * 1024;
+let lastTurn: Promise<void> = Promise.resolve();
+
+/**
+ * Resolves in a turn of the event loop of its own, after every earlier caller's turn. Twenty
+ * 1 MiB uploads that arrive together are then decoded, parsed and handled (hashing, the
+ * INSERT) one per turn, some 10 ms each, with other requests answered in between, rather than
+ * back to back while everything else waits 200 ms.
+ */
+function ownTurn(): Promise<void> {
+  const turn = lastTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  lastTurn = turn;
+  return turn;
+}
+
 export function isJsonContentType(contentType: string | undefined): boolean {
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type);
@@ -40,7 +56,8 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
       `Content-Type must be application/json, got ${request.headers['content-type'] ?? 'none'}`,
     );
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  if (size >= LARGE_BODY_BYTES) await ownTurn();
+  const text = Buffer.concat(chunks, size).toString('utf8');
   try {
     return (flagged.body = JSON.parse(text));
   } catch (error) {

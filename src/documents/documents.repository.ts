@@ -67,6 +67,11 @@ const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true)
 
 const COLUMNS = `document_id, parent_id, title, tags, body, metadata, revision, content_hash,
   vector_status, vector_revision, vector_error, created_at, updated_at, deleted_at`;
+/**
+ * {@link COLUMNS} but the body, for writes that sent it: a 1 MiB body is not read back from
+ * PostgreSQL only to be decoded again.
+ */
+const COLUMNS_BUT_BODY = COLUMNS.replace(' body,', '');
 
 /**
  * All document SQL. Queries only: the rules (validation, revisions, patch) live in
@@ -302,7 +307,7 @@ export class DocumentsRepository {
                 content_hash = EXCLUDED.content_hash,
                 revision = kb_documents.revision + 1, deleted_at = NULL
           WHERE kb_documents.deleted_at IS NOT NULL
-         RETURNING ${COLUMNS}`,
+         RETURNING ${COLUMNS_BUT_BODY}`,
       [
         documentId,
         parentId,
@@ -313,7 +318,7 @@ export class DocumentsRepository {
         content.content_hash,
       ],
     );
-    return rows[0] ?? null;
+    return rows[0] ? { ...rows[0], body: content.body } : null;
   }
 
   /**
@@ -344,7 +349,7 @@ export class DocumentsRepository {
             AND ($7::integer IS NULL OR revision = $7::integer)
             AND (body, title, tags, metadata) IS DISTINCT FROM
                 (COALESCE($2, body), COALESCE($3, title), COALESCE($4::text[], tags), COALESCE($5::jsonb, metadata))
-         RETURNING ${COLUMNS}`,
+         RETURNING ${COLUMNS_BUT_BODY}, CASE WHEN $2::text IS NULL THEN body END AS body`,
       [
         documentId,
         changes.body ?? null,
@@ -355,7 +360,8 @@ export class DocumentsRepository {
         expectedRevision ?? null,
       ],
     );
-    return rows[0] ?? null;
+    // The body comes back only when it was not among the changes.
+    return rows[0] ? { ...rows[0], body: rows[0].body ?? changes.body! } : null;
   }
 
   /** Soft-deletes an alive document (conditionally on its revision when given). */

@@ -159,9 +159,9 @@ describe('ChunkIndex', () => {
     expect(index.search(unit([1, 0]), 5)).toEqual([]);
   });
 
-  it('keeps vectors when it grows past its capacity', () => {
+  it('keeps vectors when it grows past a block of slots (4096), and scores every block', () => {
     const index = new ChunkIndex(8);
-    for (let i = 0; i < 2500; i++) {
+    for (let i = 0; i < 9000; i++) {
       index.set({
         documentId: `d${i}`,
         tags: [],
@@ -169,10 +169,23 @@ describe('ChunkIndex', () => {
         chunks: [{ chunkIndex: 0, vector: randomVector(8, i + 7) }],
       });
     }
-    const target = randomVector(8, 1234 + 7);
-    const [best] = index.search(target, 1);
-    expect(best.documentId).toBe('d1234');
-    expect(best.score).toBeCloseTo(1, 5);
+    expect(index.chunkCount).toBe(9000);
+    for (const i of [0, 1234, 4095, 4096, 8999]) {
+      const [best] = index.search(randomVector(8, i + 7), 1);
+      expect({ i, id: best.documentId }).toEqual({ i, id: `d${i}` });
+      expect(best.score).toBeCloseTo(1, 5);
+      // The sparse path (a filter that allows few documents) reads the same blocks.
+      index.set({
+        documentId: `d${i}`,
+        tags: ['picked'],
+        ancestors: [],
+        chunks: [{ chunkIndex: 0, vector: randomVector(8, i + 7) }],
+      });
+    }
+    const picked = index.search(randomVector(8, 4096 + 7), 5, { tags: ['picked'] });
+    expect(picked.map((h) => h.documentId)).toContain('d4096');
+    expect(picked[0]).toMatchObject({ documentId: 'd4096' });
+    expect(picked[0].score).toBeCloseTo(1, 5);
   });
 
   it('rejects vectors of the wrong dimension, and finds nothing for a zero query', () => {

@@ -35,16 +35,24 @@ interface Entry {
   readonly ancestors: readonly string[];
 }
 
-const INITIAL_CAPACITY = 1024;
+/**
+ * Slots per block of vectors. The index grows a block at a time (4096 × 768 dimensions ×
+ * 4 bytes = 12.6 MB for the local embedder), never by copying what it holds: doubling one
+ * big array at 30 000 chunks would allocate 200 MB and hold the event loop for a tenth of a
+ * second.
+ */
+const BLOCK_BITS = 12;
+const BLOCK_SLOTS = 1 << BLOCK_BITS;
+const SLOT_MASK = BLOCK_SLOTS - 1;
 /** Below this share of all chunks, a filtered search scores only the documents it allows. */
 const SPARSE_SHARE = 0.25;
 
 /**
  * Exact cosine search over chunk vectors held in memory.
  *
- * Vectors are stored dimension-major (all chunks' values of dimension 0, then of
- * dimension 1, ...) in one Float32Array, so scoring walks memory in order, four dimensions
- * per pass, and skips every dimension where the query is zero. Queries from the local
+ * Vectors are stored in blocks of {@link BLOCK_SLOTS} slots, each dimension-major (the
+ * block's values of dimension 0, then of dimension 1, ...), so scoring walks memory in
+ * order, four dimensions per pass, and skips every dimension where the query is zero. Queries from the local
  * embedder are sparse (a few dozen non-zero dimensions), which makes a scan of 30 000 chunks
  * take well under a millisecond; a dense query (OpenAI) costs `dimensions × chunks`
  * multiply-adds. Folder and tag filters are answered from inverted sets, and a filter that
@@ -55,7 +63,8 @@ export class ChunkIndex {
   private capacity = 0;
   /** Slots below this may be in use; scoring stops here. */
   private highWater = 0;
-  private columns = new Float32Array(0);
+  /** Block `b` holds slots `b × BLOCK_SLOTS` onwards, dimension `d` at `d × BLOCK_SLOTS`. */
+  private readonly blocks: Float32Array[] = [];
   /** Document ordinal of each slot, -1 for a free slot. */
   private slotDocument = new Int32Array(0);
   private slotChunk = new Int32Array(0);
@@ -81,7 +90,7 @@ export class ChunkIndex {
 
   /** Bytes held by the vectors (the dominant cost: 4 × dimensions per chunk slot). */
   get vectorBytes(): number {
-    return this.columns.byteLength;
+    return this.blocks.length * BLOCK_SLOTS * this.dimensions * 4;
   }
 
   /** Revision and chunk count held for a document, `undefined` when none. */
@@ -123,8 +132,10 @@ export class ChunkIndex {
       let norm = 0;
       for (let d = 0; d < vector.length; d++) norm += vector[d] * vector[d];
       const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+      const block = this.blocks[slot >> BLOCK_BITS];
+      const offset = slot & SLOT_MASK;
       for (let d = 0; d < vector.length; d++) {
-        this.columns[d * this.capacity + slot] = vector[d] * scale;
+        block[d * BLOCK_SLOTS + offset] = vector[d] * scale;
       }
     }
   }
@@ -133,7 +144,9 @@ export class ChunkIndex {
     const entry = this.byId.get(documentId);
     if (!entry) return;
     for (const slot of entry.slots) {
-      for (let d = 0; d < this.dimensions; d++) this.columns[d * this.capacity + slot] = 0;
+      const block = this.blocks[slot >> BLOCK_BITS];
+      const offset = slot & SLOT_MASK;
+      for (let d = 0; d < this.dimensions; d++) block[d * BLOCK_SLOTS + offset] = 0;
       this.slotDocument[slot] = -1;
       this.freeSlots.push(slot);
     }
@@ -183,7 +196,7 @@ export class ChunkIndex {
     }));
   }
 
-  /** Every chunk scored column by column (four query dimensions per pass over the slots). */
+  /** Every chunk scored column by column (four query dimensions per pass over a block). */
   private scoreAll(
     dims: number[],
     weights: number[],
@@ -194,18 +207,24 @@ export class ChunkIndex {
     const n = this.highWater;
     const scores = this.scores;
     scores.fill(0, 0, n);
-    const column = (i: number) =>
-      this.columns.subarray(dims[i] * this.capacity, dims[i] * this.capacity + n);
-    let i = 0;
-    for (; i + 3 < dims.length; i += 4) {
-      const [c0, c1, c2, c3] = [column(i), column(i + 1), column(i + 2), column(i + 3)];
-      const [w0, w1, w2, w3] = [weights[i], weights[i + 1], weights[i + 2], weights[i + 3]];
-      for (let s = 0; s < n; s++) scores[s] += w0 * c0[s] + w1 * c1[s] + w2 * c2[s] + w3 * c3[s];
-    }
-    for (; i < dims.length; i++) {
-      const c = column(i);
-      const w = weights[i];
-      for (let s = 0; s < n; s++) scores[s] += w * c[s];
+    for (let b = 0; b * BLOCK_SLOTS < n; b++) {
+      const block = this.blocks[b];
+      const base = b * BLOCK_SLOTS;
+      const slots = Math.min(BLOCK_SLOTS, n - base);
+      const column = (i: number) =>
+        block.subarray(dims[i] * BLOCK_SLOTS, dims[i] * BLOCK_SLOTS + slots);
+      const out = scores.subarray(base, base + slots);
+      let i = 0;
+      for (; i + 3 < dims.length; i += 4) {
+        const [c0, c1, c2, c3] = [column(i), column(i + 1), column(i + 2), column(i + 3)];
+        const [w0, w1, w2, w3] = [weights[i], weights[i + 1], weights[i + 2], weights[i + 3]];
+        for (let s = 0; s < slots; s++) out[s] += w0 * c0[s] + w1 * c1[s] + w2 * c2[s] + w3 * c3[s];
+      }
+      for (; i < dims.length; i++) {
+        const c = column(i);
+        const w = weights[i];
+        for (let s = 0; s < slots; s++) out[s] += w * c[s];
+      }
     }
     for (let s = 0; s < n; s++) {
       const ordinal = this.slotDocument[s];
@@ -227,9 +246,11 @@ export class ChunkIndex {
   ): void {
     for (const ordinal of allowed) {
       for (const slot of this.entries[ordinal]!.slots) {
+        const block = this.blocks[slot >> BLOCK_BITS];
+        const offset = slot & SLOT_MASK;
         let score = 0;
         for (let i = 0; i < dims.length; i++) {
-          score += weights[i] * this.columns[dims[i] * this.capacity + slot];
+          score += weights[i] * block[dims[i] * BLOCK_SLOTS + offset];
         }
         if (score > best[ordinal]) {
           best[ordinal] = score;
@@ -267,18 +288,14 @@ export class ChunkIndex {
     return this.highWater++;
   }
 
+  /** One more block of slots; what the index holds stays where it is. */
   private grow(): void {
-    const capacity = Math.max(INITIAL_CAPACITY, this.capacity * 2);
-    const columns = new Float32Array(this.dimensions * capacity);
-    for (let d = 0; d < this.dimensions; d++) {
-      const start = d * this.capacity;
-      columns.set(this.columns.subarray(start, start + this.highWater), d * capacity);
-    }
+    this.blocks.push(new Float32Array(this.dimensions * BLOCK_SLOTS));
+    const capacity = this.capacity + BLOCK_SLOTS;
     const slotDocument = new Int32Array(capacity).fill(-1);
     slotDocument.set(this.slotDocument.subarray(0, this.highWater));
     const slotChunk = new Int32Array(capacity);
     slotChunk.set(this.slotChunk.subarray(0, this.highWater));
-    this.columns = columns;
     this.slotDocument = slotDocument;
     this.slotChunk = slotChunk;
     this.scores = new Float64Array(capacity);

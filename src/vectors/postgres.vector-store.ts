@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PostgresVectorReplica } from './postgres-vector.replica';
-import { ancestorsOf, encodeVector } from './vector-payload';
+import { ancestorsOf, encodeVectors } from './vector-payload';
 import {
   DocumentPoints,
   VectorHit,
@@ -9,6 +9,9 @@ import {
   VectorStore,
   VectorStoreCheck,
 } from './vector-store.interface';
+
+/** Chunks written per statement (1.5 MB of vectors at 768 dimensions, plus their text). */
+const CHUNKS_PER_STATEMENT = 500;
 
 /**
  * The PostgreSQL vector store: one row per chunk in `kb_chunk_vectors` (the vector as
@@ -70,54 +73,69 @@ export class PostgresVectorStore implements VectorStore {
     return { reset };
   }
 
+  /**
+   * Writes the documents' chunks in one transaction, in statements of at most
+   * {@link CHUNKS_PER_STATEMENT} chunks, so that a batch of large documents never has the
+   * event loop prepare one huge statement; the vectors travel as one binary parameter per
+   * statement (no text encoding), cut into rows by PostgreSQL. Chunks past each document's
+   * new count are deleted last.
+   */
   async replaceDocuments(documents: readonly DocumentPoints[]): Promise<void> {
     if (documents.length === 0) return;
-    const chunks = documents.flatMap((d) =>
-      d.chunks.map((c) => ({
-        document: d,
-        chunk: c,
-        // Per-chunk copies of the document's arrays: unnest cannot take arrays of arrays.
-        tags: JSON.stringify(d.tags),
-        ancestors: JSON.stringify(ancestorsOf(d.documentId)),
-      })),
+    const chunks = documents.flatMap((document) =>
+      document.chunks.map((chunk) => ({ document, chunk })),
     );
-    // One statement for the whole batch: each document's chunks past its new count go,
-    // the others are overwritten.
-    await this.dataSource.query(
-      `WITH stale AS (
-         DELETE FROM kb_chunk_vectors t
+    const dimensions = chunks[0]?.chunk.vector.length ?? 0;
+    // Per-chunk copies of the document's arrays: unnest cannot take arrays of arrays.
+    const arrays = new Map(
+      documents.map((d) => [
+        d,
+        { tags: JSON.stringify(d.tags), ancestors: JSON.stringify(ancestorsOf(d.documentId)) },
+      ]),
+    );
+    await this.dataSource.transaction(async (manager) => {
+      for (let at = 0; at < chunks.length; at += CHUNKS_PER_STATEMENT) {
+        const slice = chunks.slice(at, at + CHUNKS_PER_STATEMENT);
+        await manager.query(
+          `INSERT INTO kb_chunk_vectors
+             (document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
+           SELECT c.document_id, c.chunk_index, c.revision, c.title,
+                  ARRAY(SELECT jsonb_array_elements_text(c.tags::jsonb)),
+                  ARRAY(SELECT jsonb_array_elements_text(c.ancestors::jsonb)),
+                  c.heading, c.content,
+                  substring($9::bytea FROM ((c.n - 1) * $10::int + 1)::int FOR $10::int)
+             FROM unnest($1::text[], $2::integer[], $3::integer[], $4::text[], $5::text[],
+                         $6::text[], $7::text[], $8::text[])
+                  WITH ORDINALITY
+                  AS c(document_id, chunk_index, revision, title, tags, ancestors, heading, content, n)
+           ON CONFLICT (document_id, chunk_index) DO UPDATE
+              SET revision = EXCLUDED.revision, title = EXCLUDED.title, tags = EXCLUDED.tags,
+                  ancestors = EXCLUDED.ancestors, heading = EXCLUDED.heading,
+                  content = EXCLUDED.content, embedding = EXCLUDED.embedding`,
+          [
+            slice.map((c) => c.document.documentId),
+            slice.map((c) => c.chunk.chunkIndex),
+            slice.map((c) => c.document.revision),
+            slice.map((c) => c.document.title),
+            slice.map((c) => arrays.get(c.document)!.tags),
+            slice.map((c) => arrays.get(c.document)!.ancestors),
+            slice.map((c) => c.chunk.heading),
+            slice.map((c) => c.chunk.content),
+            encodeVectors(slice.map((c) => c.chunk.vector)),
+            dimensions * 4,
+          ],
+        );
+      }
+      await manager.query(
+        `DELETE FROM kb_chunk_vectors t
           USING unnest($1::text[], $2::integer[]) AS k(document_id, chunks)
-          WHERE t.document_id = k.document_id AND t.chunk_index >= k.chunks)
-       INSERT INTO kb_chunk_vectors
-         (document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
-       SELECT c.document_id, c.chunk_index, c.revision, c.title,
-              ARRAY(SELECT jsonb_array_elements_text(c.tags::jsonb)),
-              ARRAY(SELECT jsonb_array_elements_text(c.ancestors::jsonb)),
-              c.heading, c.content, c.embedding
-         FROM unnest($3::text[], $4::integer[], $5::integer[], $6::text[], $7::text[], $8::text[],
-                     $9::text[], $10::text[], $11::bytea[])
-              AS c(document_id, chunk_index, revision, title, tags, ancestors, heading, content, embedding)
-       ON CONFLICT (document_id, chunk_index) DO UPDATE
-          SET revision = EXCLUDED.revision, title = EXCLUDED.title, tags = EXCLUDED.tags,
-              ancestors = EXCLUDED.ancestors, heading = EXCLUDED.heading,
-              content = EXCLUDED.content, embedding = EXCLUDED.embedding`,
-      [
-        documents.map((d) => d.documentId),
-        documents.map((d) => d.chunks.length),
-        chunks.map((c) => c.document.documentId),
-        chunks.map((c) => c.chunk.chunkIndex),
-        chunks.map((c) => c.document.revision),
-        chunks.map((c) => c.document.title),
-        chunks.map((c) => c.tags),
-        chunks.map((c) => c.ancestors),
-        chunks.map((c) => c.chunk.heading),
-        chunks.map((c) => c.chunk.content),
-        chunks.map((c) => encodeVector(c.chunk.vector)),
-      ],
-    );
+          WHERE t.document_id = k.document_id AND t.chunk_index >= k.chunks`,
+        [documents.map((d) => d.documentId), documents.map((d) => d.chunks.length)],
+      );
+    });
     // Committed: this server's copy takes the new chunks now (the change log brings the
     // same rows back later; setting them again is harmless).
-    this.replica?.apply(documents);
+    await this.replica?.apply(documents);
   }
 
   async deleteDocuments(documentIds: readonly string[]): Promise<void> {

@@ -94,7 +94,8 @@ export class VectorBatchProcessor {
       const vectors =
         prepared.vectors ??
         (await this.embed(
-          prepared.chunks.flat().map((chunk) => chunk.text),
+          // Chunked only (no local embedding): every chunk came back with its text.
+          prepared.chunks.flat().map((chunk) => chunk.text!),
           signal,
         ));
       signal.throwIfAborted();

@@ -1,4 +1,11 @@
-import { ancestorsOf, decodeVector, encodeVector, folderOf, pointId } from './vector-payload';
+import {
+  ancestorsOf,
+  decodeVector,
+  encodeVector,
+  encodeVectors,
+  folderOf,
+  pointId,
+} from './vector-payload';
 
 describe('vector payload', () => {
   it('lists every folder of an id, and the id itself as a folder', () => {
@@ -32,5 +39,13 @@ describe('vector payload', () => {
     // Decoding works from an unaligned view too (pg hands out slices of larger buffers).
     const unaligned = Buffer.concat([Buffer.from([9]), bytes]).subarray(1);
     expect(Array.from(decodeVector(unaligned))).toEqual(Array.from(vector));
+  });
+
+  it('lays several vectors end to end, views of one buffer or not', () => {
+    const shared = Float32Array.from([1, 2, 3, 4, 5, 6]);
+    const vectors = [shared.subarray(2, 4), Float32Array.from([-7, 8.5]), shared.subarray(0, 2)];
+    const bytes = encodeVectors(vectors);
+    expect(bytes).toEqual(Buffer.concat(vectors.map(encodeVector)));
+    expect(Array.from(decodeVector(bytes))).toEqual([3, 4, -7, 8.5, 1, 2]);
   });
 });

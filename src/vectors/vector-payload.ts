@@ -41,6 +41,17 @@ export function encodeVector(vector: Float32Array): Buffer {
   return buffer;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Float32Array([1]).buffer)[3] === 0x3f;
+
+/**
+ * The vectors' little-endian float32 bytes, end to end (the PostgreSQL store's column
+ * format, one vector after another): on a little-endian machine a copy of their memory.
+ */
+export function encodeVectors(vectors: readonly Float32Array[]): Buffer {
+  if (!LITTLE_ENDIAN) return Buffer.concat(vectors.map(encodeVector));
+  return Buffer.concat(vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength)));
+}
+
 /** Inverse of {@link encodeVector}. */
 export function decodeVector(bytes: Uint8Array): Float32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -8,12 +8,15 @@ export interface WorkDocument {
   readonly body: string;
 }
 
-/** One chunk as the vector store keeps it, and the text that is embedded for it. */
+/**
+ * One chunk as the vector store keeps it, and the text that is embedded for it (left out
+ * when the thread embedded it already: it need not travel back).
+ */
 export interface PreparedChunk {
   readonly index: number;
   readonly headings: readonly string[];
   readonly content: string;
-  readonly text: string;
+  readonly text?: string;
 }
 
 export interface PrepareTask {
@@ -58,12 +61,15 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
     ),
   );
   if (task.localDimensions === undefined) return { chunks };
+  const vectors = embedFlat(
+    chunks.flat().map((c) => c.text),
+    task.localDimensions,
+  );
   return {
-    chunks,
-    vectors: embedFlat(
-      chunks.flat().map((c) => c.text),
-      task.localDimensions,
+    chunks: chunks.map((list) =>
+      list.map(({ index, headings, content }) => ({ index, headings, content })),
     ),
+    vectors,
   };
 }
 
