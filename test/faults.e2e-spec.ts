@@ -5,6 +5,7 @@ import { createApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { VectorWorkPool } from '../src/vectors/work/vector-work.pool';
 import { callTool, toolJson } from './support/mcp-http';
+import { modernPost } from './support/mcp-modern';
 import { OwnPostgres } from './support/own-postgres';
 
 jest.setTimeout(120_000);
@@ -67,7 +68,7 @@ describe('PostgreSQL faults', () => {
     }
   }
 
-  it('keeps every acknowledged write of a stream across a restart, answers 503 while it lasts, and embeds everything after', async () => {
+  it('keeps every acknowledged write of a stream across a restart, refuses only with 503 + Retry-After meanwhile, and embeds everything after', async () => {
     const acknowledged: string[] = [];
     const refusals: Array<{ status: number; body: unknown; retryAfter: string | undefined }> = [];
     let writing = true;
@@ -135,6 +136,10 @@ describe('PostgreSQL faults', () => {
         .post('/documents')
         .send({ document_id: 'outage/known.md', body: '# Known' })
         .expect(201);
+      // Embedded first, so that a search has hits whose titles it must read from PostgreSQL.
+      await eventually('the known document ready', async () =>
+        (await notReady(['outage/known.md'])).length === 0 ? true : undefined,
+      );
       await pg.stop();
     });
     afterAll(async () => {
@@ -170,6 +175,32 @@ describe('PostgreSQL faults', () => {
         expect({ tool, code: error.code }).toEqual({ tool, code: 'UNAVAILABLE' });
         expect(error.hint).toMatch(/retry in a few seconds/);
         expect(JSON.stringify(envelope)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|:\d{4,5}\b/);
+      }
+    });
+
+    it('MCP resources, prompts and completions answer a JSON-RPC error that names the outage', async () => {
+      for (const [method, params] of [
+        ['resources/read', { uri: 'kb://outage/known.md' }],
+        ['resources/list', {}],
+        ['prompts/get', { name: 'review_document', arguments: { document_id: 'outage/known.md' } }],
+        [
+          'completion/complete',
+          {
+            ref: { type: 'ref/resource', uri: 'kb://{+document_id}' },
+            argument: { name: 'document_id', value: 'outage/' },
+          },
+        ],
+      ] as const) {
+        const response = await modernPost(baseUrl, '/mcp', method, params);
+        expect({ method, status: response.status }).toEqual({ method, status: 200 });
+        expect(response.body.error).toMatchObject({
+          code: -32603,
+          message: expect.stringMatching(/^Service unavailable: .*retry in 5 seconds/),
+          data: { retry_after_seconds: 5 },
+        });
+        expect(JSON.stringify(response.body.error)).not.toMatch(
+          /127\.0\.0\.1|ECONNREFUSED|:\d{4,5}\b/,
+        );
       }
     });
 

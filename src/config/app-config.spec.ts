@@ -91,6 +91,7 @@ describe('loadConfig', () => {
       httpKeepAliveTimeoutMs: 5000,
     });
     expect(loadConfig({}).vectorWorkThreads).toBeGreaterThanOrEqual(1);
+    expect(loadConfig({}).vectorWorkThreads).toBeLessThanOrEqual(4);
     expect(
       loadConfig({
         VECTOR_LEASE_MS: '2000',

@@ -234,10 +234,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 30_000, 100, 600_000),
     openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 3, 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE', true),
+    // Each thread has its own heap and tokenizer tables (some 40 MB): at most four unless
+    // asked, since a container sees the node's cores, not its CPU limit.
     vectorWorkThreads: integer(
       read,
       'VECTOR_WORK_THREADS',
-      Math.max(1, availableParallelism() - 1),
+      Math.min(4, Math.max(1, availableParallelism() - 1)),
       1,
       64,
     ),

@@ -14,6 +14,13 @@ const MAX_WORD_CHARS = 40;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
+/**
+ * Texts shorter than this in all are hashed right here (a search query takes some
+ * microseconds): a hop to a thread that may be busy chunking a large batch would only make
+ * the search wait. Longer inputs go to the pool.
+ */
+const INLINE_CHARS = 4096;
+
 // Words too common to say anything about a text; they still count when nothing else is there.
 const STOPWORDS = new Set(
   (
@@ -31,7 +38,7 @@ const STOPWORDS = new Set(
  * Deterministic (same text, same vector, on every machine) and fast (tens of thousands of
  * chunks per second on one core), but **lexical**: texts are close when they share words
  * or word parts, not when they mean the same thing in different words. With a pool, the
- * hashing runs on its worker threads, off the request loop.
+ * hashing of anything longer than a query runs on its worker threads, off the request loop.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
@@ -49,9 +56,11 @@ export class LocalEmbedder implements Embedder {
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     const stop = this.metrics?.embeddingDuration.startTimer({ provider: this.provider });
-    const vectors = this.pool
-      ? await this.pool.embed(texts, this.dimensions, options.signal)
-      : texts.map((text) => this.embedOne(text));
+    const chars = texts.reduce((total, text) => total + text.length, 0);
+    const vectors =
+      this.pool && chars >= INLINE_CHARS
+        ? await this.pool.embed(texts, this.dimensions, options.signal)
+        : texts.map((text) => this.embedOne(text));
     stop?.();
     this.metrics?.embeddingRequests.inc({ provider: this.provider, outcome: 'success' });
     this.lastSuccessAt = new Date().toISOString();

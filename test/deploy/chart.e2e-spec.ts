@@ -240,7 +240,7 @@ describe('Helm chart: rendered objects', () => {
     ]);
   });
 
-  it('alerts on vector lag, documents in error, the listener and the 5xx ratio', () => {
+  it('alerts on vector lag, documents in error, the listener, the database and the 5xx ratio', () => {
     const rules = one(full, 'PrometheusRule').spec.groups[0].rules as {
       alert: string;
       expr: string;
@@ -258,6 +258,10 @@ describe('Helm chart: rendered objects', () => {
     expect(rule('AgentDataVectorListenerDown').expr).toBe(
       `vector_sync_listener_up{${selector}} == 0`,
     );
+    expect(rule('AgentDataDatabaseUnreachable')).toMatchObject({
+      expr: `increase(metrics_scrape_errors_total{${selector},collector="vector_queue"}[2m]) > 0`,
+      for: '2m',
+    });
     expect(rule('AgentDataHighErrorRatio').expr).toMatch(
       /status=~"5\.\."\}\[5m\]\)\) \/ sum by \(namespace, job\) \(rate\(http_request_duration_seconds_count\{.*\}\[5m\]\)\)\) > 0\.05$/,
     );
