@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { PostgresVectorStore } from '../src/vectors/postgres.vector-store';
 import { QdrantVectorStore } from '../src/vectors/qdrant.vector-store';
-import { folderOf } from '../src/vectors/vector-payload';
+import { decodeVector, folderOf } from '../src/vectors/vector-payload';
 import { ChunkPoint, VectorStore } from '../src/vectors/vector-store.interface';
 import { createTestDatabase, TestDatabase } from './support/database';
 
@@ -131,6 +131,33 @@ function contract(name: string, open: () => Promise<StoreHarness>) {
       expect(hits[2].score).toBeCloseTo(0, 4);
       const tagged = await h.store.search(v(1), { limit: 10, tags: ['t'] });
       expect(tagged.map((x) => x.documentId).sort()).toEqual(['k/x.md', 'k/z.md']);
+    });
+
+    it('writes and replaces a document of more than a thousand chunks, vectors intact', async () => {
+      // Chunk i points its own way: two angles on a 40 × 40 grid of a quarter sphere.
+      const direction = (i: number) => {
+        const a = ((i % 40) * Math.PI) / 80;
+        const b = (Math.floor(i / 40) * Math.PI) / 80;
+        return v(Math.cos(a) * Math.cos(b), Math.sin(a) * Math.cos(b), Math.sin(b));
+      };
+      const chunks = (count: number) =>
+        Array.from({ length: count }, (_, i) => chunk(i, direction(i)));
+      await put('k/big.md', 1, chunks(1300));
+      const [hit] = await h.store.search(direction(1234), { limit: 1 });
+      expect(hit).toMatchObject({
+        documentId: 'k/big.md',
+        chunkIndex: 1234,
+        content: 'chunk 1234',
+      });
+      expect(hit.score).toBeCloseTo(1, 4);
+
+      await put('k/big.md', 2, chunks(700));
+      const [after] = await h.store.search(direction(1234), { limit: 1 });
+      expect(after.revision).toBe(2);
+      expect(after.chunkIndex).toBeLessThan(700);
+      expect(after.score).toBeLessThan(0.999);
+      const [kept] = await h.store.search(direction(699), { limit: 1 });
+      expect(kept).toMatchObject({ chunkIndex: 699, content: 'chunk 699' });
     });
 
     it('deletes every point of a document, and deleting twice is harmless', async () => {
@@ -297,6 +324,31 @@ describe('postgres vector store specifics', () => {
     const after = await searchB(v(1));
     expect(after.map((x) => x.documentId)).toEqual(['p/2.md']);
     expect(after[0].score).toBeCloseTo(0, 5);
+  });
+
+  it('stores every vector of a large batch exactly: another server reads them back from the table', async () => {
+    // 1300 chunks: written in several statements, each with its vectors as one binary parameter.
+    const vectors = Array.from({ length: 1300 }, (_, i) =>
+      v(Math.cos(i), Math.sin(i), Math.cos(i / 7), Math.sin(i / 7), i / 1300),
+    );
+    await a.replaceDocuments([
+      {
+        documentId: 'p/3.md',
+        revision: 1,
+        title: 'big',
+        tags: [],
+        chunks: vectors.map((vector, i) => chunk(i, vector)),
+      },
+    ]);
+    const { rows } = await sql.query<{ chunk_index: number; embedding: Buffer }>(
+      `SELECT chunk_index, embedding FROM kb_chunk_vectors WHERE document_id = 'p/3.md' ORDER BY chunk_index`,
+    );
+    expect(rows).toHaveLength(1300);
+    for (const { chunk_index, embedding } of rows) {
+      expect(Array.from(decodeVector(embedding))).toEqual(Array.from(vectors[chunk_index]));
+    }
+    const [hit] = await searchB(vectors[977]);
+    expect(hit).toMatchObject({ documentId: 'p/3.md', chunkIndex: 977 });
   });
 
   it('reads in full only the documents it does not already hold at their revision', async () => {

@@ -34,6 +34,33 @@ describe('readJsonBody', () => {
     await expect(readJsonBody(request, 100)).resolves.toEqual({ t: '文書' });
   });
 
+  it('parses large bodies one per turn of the event loop, in arrival order', async () => {
+    // Counts turns of the event loop: an immediate scheduled by an immediate runs in the next.
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const big = (n: number) => JSON.stringify({ n, pad: 'x'.repeat(100 * 1024) });
+    const parsed: { n: number; turn: number }[] = [];
+    await Promise.all(
+      [1, 2, 3].map((n) =>
+        readJsonBody(aRequest(big(n), JSON_TYPE), 1024 * 1024).then((body) =>
+          parsed.push({ n: (body as { n: number }).n, turn }),
+        ),
+      ),
+    );
+    counting = false;
+    expect(parsed.map((p) => p.n)).toEqual([1, 2, 3]);
+    expect(parsed[1].turn).toBeGreaterThan(parsed[0].turn);
+    expect(parsed[2].turn).toBeGreaterThan(parsed[1].turn);
+    // Small bodies are not held up.
+    const small = [1, 2, 3].map((n) => readJsonBody(aRequest(`{"n":${n}}`, JSON_TYPE), 100));
+    await expect(Promise.all(small)).resolves.toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
   it('resolves undefined for an empty body, whatever its type', async () => {
     await expect(readJsonBody(aRequest(''), 100)).resolves.toBeUndefined();
   });
