@@ -81,6 +81,18 @@ export function summarize(latencies) {
   };
 }
 
+/** A free TCP port on loopback. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export function round(value) {
   return Math.round(value * 100) / 100;
 }

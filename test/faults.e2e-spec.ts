@@ -52,20 +52,29 @@ describe('PostgreSQL faults', () => {
     }
   }
 
-  async function notReady(ids: readonly string[]): Promise<string[]> {
+  /** Rows of one query on a connection of its own (the cluster restarts between queries). */
+  async function select<T extends object>(text: string, params: unknown[]): Promise<T[]> {
     const client = await pg.client();
     try {
-      const { rows } = await client.query<{ document_id: string; vector_status: string }>(
-        `SELECT document_id, vector_status FROM kb_documents WHERE document_id = ANY($1)`,
-        [ids],
-      );
-      const ready = new Set(
-        rows.filter((r) => r.vector_status === 'ready').map((r) => r.document_id),
-      );
-      return ids.filter((id) => !ready.has(id));
+      return (await client.query<T>(text, params)).rows;
     } finally {
       await client.end();
     }
+  }
+
+  /** Waits until every one of `ids` is `ready` (at most 30 s). */
+  const allReady = (what: string, ids: readonly string[]) =>
+    eventually(what, async () => ((await notReady(ids)).length === 0 ? true : undefined));
+
+  async function notReady(ids: readonly string[]): Promise<string[]> {
+    const rows = await select<{ document_id: string; vector_status: string }>(
+      `SELECT document_id, vector_status FROM kb_documents WHERE document_id = ANY($1)`,
+      [ids],
+    );
+    const ready = new Set(
+      rows.filter((r) => r.vector_status === 'ready').map((r) => r.document_id),
+    );
+    return ids.filter((id) => !ready.has(id));
   }
 
   it('keeps every acknowledged write of a stream across a restart, refuses only with 503 + Retry-After meanwhile, and embeds everything after', async () => {
@@ -113,20 +122,13 @@ describe('PostgreSQL faults', () => {
         },
       });
     }
-    const client = await pg.client();
-    try {
-      const { rows } = await client.query<{ document_id: string }>(
-        `SELECT document_id FROM kb_documents WHERE document_id = ANY($1) AND deleted_at IS NULL`,
-        [acknowledged],
-      );
-      expect(rows).toHaveLength(acknowledged.length);
-    } finally {
-      await client.end();
-    }
-    // Nothing stranded: every document is embedded soon after.
-    await eventually('every document ready', async () =>
-      (await notReady(acknowledged)).length === 0 ? true : undefined,
+    const stored = await select(
+      `SELECT document_id FROM kb_documents WHERE document_id = ANY($1) AND deleted_at IS NULL`,
+      [acknowledged],
     );
+    expect(stored).toHaveLength(acknowledged.length);
+    // Nothing stranded: every document is embedded soon after.
+    await allReady('every document ready', acknowledged);
   });
 
   describe('an outage', () => {
@@ -137,9 +139,7 @@ describe('PostgreSQL faults', () => {
         .send({ document_id: 'outage/known.md', body: '# Known' })
         .expect(201);
       // Embedded first, so that a search has hits whose titles it must read from PostgreSQL.
-      await eventually('the known document ready', async () =>
-        (await notReady(['outage/known.md'])).length === 0 ? true : undefined,
-      );
+      await allReady('the known document ready', ['outage/known.md']);
       await pg.stop();
     });
     afterAll(async () => {
@@ -235,9 +235,7 @@ describe('PostgreSQL faults', () => {
         .post('/documents')
         .send({ document_id: 'outage/after.md', body: '# After' })
         .expect(201);
-      await eventually('the new document embedded', async () =>
-        (await notReady(['outage/after.md'])).length === 0 ? true : undefined,
-      );
+      await allReady('the new document embedded', ['outage/after.md']);
       const metrics = (await request(baseUrl).get('/metrics')).text;
       expect(metrics).toMatch(/^vector_sync_lag_seconds \d/m);
       expect(metrics).toMatch(/^vector_sync_listener_up 1$/m);
@@ -260,25 +258,18 @@ describe('PostgreSQL faults', () => {
     // Once a batch holds them (chunking and embedding 1.6 MB on the threads), every thread
     // goes down. The pool is private to the product: the test reaches into it.
     await eventually('the documents leased by a batch', async () => {
-      const client = await pg.client();
-      try {
-        const { rows } = await client.query(
-          `SELECT 1 FROM kb_documents WHERE document_id = ANY($1) AND vector_lease_id IS NOT NULL`,
-          [ids],
-        );
-        return rows.length > 0 ? true : undefined;
-      } finally {
-        await client.end();
-      }
+      const leased = await select(
+        `SELECT 1 FROM kb_documents WHERE document_id = ANY($1) AND vector_lease_id IS NOT NULL`,
+        [ids],
+      );
+      return leased.length > 0 ? true : undefined;
     });
     const threads = pool['pool'].threads;
     expect(threads.length).toBeGreaterThan(0);
     await Promise.all(threads.map((thread) => thread.terminate()));
     expect(await notReady(ids)).toEqual(ids);
 
-    await eventually('every big document ready', async () =>
-      (await notReady(ids)).length === 0 ? true : undefined,
-    );
+    await allReady('every big document ready', ids);
     expect((await pool.embed(['still working'], 8)).map((v) => v.length)).toEqual([8]);
   });
 });

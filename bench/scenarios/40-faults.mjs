@@ -17,8 +17,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
-import { round, summarize } from '../lib.mjs';
-import { freePort, OwnPostgres } from '../own-postgres.mjs';
+import { freePort, round, summarize } from '../lib.mjs';
+import { OwnPostgres } from '../own-postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SAMPLE_EVERY_MS = 50;

@@ -12,21 +12,27 @@ import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
  */
 jest.setTimeout(60_000);
 
-describe('three servers starting at once on a fresh database (MIGRATIONS_RUN=true)', () => {
-  const name = `deploy_replicas_${randomBytes(4).toString('hex')}`;
-  const url = databaseUrl(name);
+/**
+ * An empty database (not the migrated template: a deploy meets a fresh server) created on
+ * the test server before the enclosing describe and dropped after it.
+ */
+function emptyDatabase(prefix: string): string {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   let admin: Client;
-
   beforeAll(async () => {
     admin = new Client({ connectionString: process.env.AGENT_DATA_TEST_SERVER_URL });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
   });
-
   afterAll(async () => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
   });
+  return databaseUrl(name);
+}
+
+describe('three servers starting at once on a fresh database (MIGRATIONS_RUN=true)', () => {
+  const url = emptyDatabase('deploy_replicas');
 
   it('take turns on the migration lock: every migration is applied once and all three serve', async () => {
     const ports = await Promise.all([freePort(), freePort(), freePort()]);
@@ -68,21 +74,7 @@ describe('three servers starting at once on a fresh database (MIGRATIONS_RUN=tru
 });
 
 describe('migration entry point (src/migrate.ts)', () => {
-  const name = `deploy_migrate_${randomBytes(4).toString('hex')}`;
-  const url = databaseUrl(name);
-  let admin: Client;
-
-  beforeAll(async () => {
-    admin = new Client({ connectionString: process.env.AGENT_DATA_TEST_SERVER_URL });
-    await admin.connect();
-    // An empty database, not the migrated template: the Job meets a fresh server.
-    await admin.query(`CREATE DATABASE ${name}`);
-  });
-
-  afterAll(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  });
+  const url = emptyDatabase('deploy_migrate');
 
   /** Both runs have connected and found the lock taken (each says so once). */
   async function waitForWaitingRuns(runs: NodeProcess[]): Promise<void> {
