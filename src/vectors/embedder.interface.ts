@@ -4,6 +4,11 @@ export const EMBEDDER = Symbol('EMBEDDER');
 export interface EmbedOptions {
   /** Aborts the request (shutdown); the promise then rejects. */
   readonly signal?: AbortSignal;
+  /**
+   * cl100k token counts of the texts, when the caller has them (the chunker counted them on
+   * a worker thread): the embedder need not count again on the request loop.
+   */
+  readonly tokens?: readonly number[];
 }
 
 /** What the embedder last saw, for readiness and the status endpoint. */

@@ -87,7 +87,7 @@ export class OpenAiEmbedder implements Embedder {
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     try {
-      for (const batch of this.batches(texts)) {
+      for (const batch of this.batches(texts, options.tokens)) {
         vectors.push(...(await this.request(batch, options.signal)));
       }
     } catch (error) {
@@ -142,11 +142,11 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   /** Consecutive batches within the configured size and the API's token budget. */
-  private *batches(texts: readonly string[]): Generator<string[]> {
+  private *batches(texts: readonly string[], counts?: readonly number[]): Generator<string[]> {
     let batch: string[] = [];
     let tokens = 0;
-    for (const text of texts) {
-      const cost = countTokens(text);
+    for (const [i, text] of texts.entries()) {
+      const cost = counts?.[i] ?? countTokens(text);
       if (
         batch.length > 0 &&
         (batch.length >= this.batchSize || tokens + cost > BATCH_TOKEN_BUDGET)

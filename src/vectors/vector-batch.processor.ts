@@ -96,6 +96,7 @@ export class VectorBatchProcessor {
         (await this.embed(
           // Chunked only (no local embedding): every chunk came back with its text.
           prepared.chunks.flat().map((chunk) => chunk.text!),
+          prepared.chunks.flat().map((chunk) => chunk.tokens),
           signal,
         ));
       signal.throwIfAborted();
@@ -180,8 +181,12 @@ export class VectorBatchProcessor {
     }
   }
 
-  private async embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
-    return texts.length > 0 ? this.embedder.embed(texts, { signal }) : [];
+  private async embed(
+    texts: string[],
+    tokens: number[],
+    signal: AbortSignal,
+  ): Promise<Float32Array[]> {
+    return texts.length > 0 ? this.embedder.embed(texts, { signal, tokens }) : [];
   }
 
   private async fail(item: VectorWorkRow, error: unknown): Promise<void> {

@@ -68,11 +68,13 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
       .catch((error: Error) =>
         this.logger.warn(`vector store not ready yet, retried on use: ${error.message}`),
       );
+    // Only the OpenAI embedder counts tokens on this thread (search queries; chunks come
+    // counted from the worker threads): load the tokenizer now rather than on a first search.
+    if (this.config.embeddingsProvider === 'openai') warmTokenizer();
     if (!this.config.vectorSyncEnabled) {
       this.logger.log('vector sync is disabled (VECTOR_SYNC_ENABLED=false)');
       return;
     }
-    warmTokenizer();
     this.worker.start();
     await this.listener.start();
     this.sweep.start();

@@ -17,6 +17,8 @@ export interface PreparedChunk {
   readonly headings: readonly string[];
   readonly content: string;
   readonly text?: string;
+  /** cl100k tokens of `text` (see Chunk.tokens). */
+  readonly tokens: number;
 }
 
 export interface PrepareTask {
@@ -57,7 +59,7 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
   if (task.kind === 'embed') return embedFlat(task.texts, task.dimensions);
   const chunks = task.documents.map((document) =>
     chunkMarkdown(document.body, document.title, task.chunker).map(
-      ({ index, headings, content, text }) => ({ index, headings, content, text }),
+      ({ index, headings, content, text, tokens }) => ({ index, headings, content, text, tokens }),
     ),
   );
   if (task.localDimensions === undefined) return { chunks };
@@ -67,7 +69,7 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
   );
   return {
     chunks: chunks.map((list) =>
-      list.map(({ index, headings, content }) => ({ index, headings, content })),
+      list.map(({ index, headings, content, tokens }) => ({ index, headings, content, tokens })),
     ),
     vectors,
   };
