@@ -1,5 +1,14 @@
 /** Unit tests sit beside the code; integration tests under test/ run on a real PostgreSQL. */
-const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] };
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+  // jose 6 ships ES modules only. Node 20.19+ loads them with require() and so does the
+  // built server; jest's module loader cannot yet (Node 24.9+), so they are compiled here.
+  '/node_modules/jose/.+\\.js$': [
+    'ts-jest',
+    { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, isolatedModules: true },
+  ],
+};
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 
 module.exports = {
   projects: [
@@ -7,12 +16,14 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
     },
     {
       displayName: 'integration',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',

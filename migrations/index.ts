@@ -4,6 +4,7 @@ import { VectorStore1763800030000 } from './1763800030000-vector-store';
 import { VectorSyncIndexes1763800030001 } from './1763800030001-vector-sync-indexes';
 import { FolderIndex1763800040000 } from './1763800040000-folder-index';
 import { VectorLeaseToken1763800050000 } from './1763800050000-vector-lease-token';
+import { RateLimits1763800060000 } from './1763800060000-rate-limits';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   VectorSyncIndexes1763800030001,
   FolderIndex1763800040000,
   VectorLeaseToken1763800050000,
+  RateLimits1763800060000,
 ];

@@ -3,11 +3,25 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiKeyEntry, AppConfig, Profile } from '../config/app-config';
 
-/** Who made a request: a key's name, or `local` when authentication is off (loopback only). */
+/**
+ * Who made a request: a key's name, `oauth:<subject>` for an access token, or `local` when
+ * authentication is off (loopback only).
+ */
 export interface Principal {
   readonly name: string;
   /** Profiles granted; `null` means every profile (authentication off). */
   readonly profiles: ReadonlySet<Profile> | null;
+  /** An access token's `sub` (or its client's id when it has none). */
+  readonly subject?: string;
+  /** An access token's client (`client_id`, `azp`, `cid` or `appid`). */
+  readonly clientId?: string;
+}
+
+/** The audit actor of a principal: its name, and an access token's client. */
+export function actorOf(principal: Principal): string {
+  return principal.clientId === undefined
+    ? principal.name
+    : `${principal.name} (client ${principal.clientId})`;
 }
 
 export const LOCAL_PRINCIPAL: Principal = { name: 'local', profiles: null };
@@ -50,11 +64,18 @@ export class ApiKeyService {
 
 /** The key from `X-API-Key`, else from `Authorization: Bearer <key>`. */
 export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  return presentedCredential(headers)?.value;
+}
+
+/** The credential of a request and where it came from: only a Bearer value may be an access token. */
+export function presentedCredential(
+  headers: IncomingHttpHeaders,
+): { value: string; bearer: boolean } | undefined {
   const header = headers['x-api-key'];
   const fromHeader = Array.isArray(header) ? header[0] : header;
-  if (fromHeader && fromHeader.trim() !== '') return fromHeader.trim();
+  if (fromHeader && fromHeader.trim() !== '') return { value: fromHeader.trim(), bearer: false };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
-  return match?.[1];
+  return match ? { value: match[1], bearer: true } : undefined;
 }
 
 function digest(key: string): Buffer {

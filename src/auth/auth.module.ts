@@ -1,7 +1,20 @@
 import { Global, Module } from '@nestjs/common';
 import { AdminGuard } from './admin.guard';
 import { ApiKeyService } from './api-key.service';
+import { Authenticator } from './authenticator';
+import { OAuthService } from './oauth.service';
+import { ProtectedResourceController } from './protected-resource.controller';
+import { RateLimits } from './rate-limits';
 
+/**
+ * Who may do what (SPEC §5, §5a): API keys, OAuth access tokens with the Protected
+ * Resource Metadata that lets clients find the authorization server, and the per-principal
+ * rate limits.
+ */
 @Global()
-@Module({ providers: [ApiKeyService, AdminGuard], exports: [ApiKeyService, AdminGuard] })
+@Module({
+  controllers: [ProtectedResourceController],
+  providers: [ApiKeyService, OAuthService, Authenticator, RateLimits, AdminGuard],
+  exports: [ApiKeyService, Authenticator, RateLimits, AdminGuard],
+})
 export class AuthModule {}

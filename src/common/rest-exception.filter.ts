@@ -10,6 +10,7 @@ import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { DomainError, ErrorCode } from './domain-error';
 import { faultOf, logFault, RETRY_AFTER_SECONDS } from './fault';
+import { HttpRefusal } from './http-refusal';
 
 /** HTTP status of each domain code on the REST edge. Adding a code without a case fails to compile. */
 export function restStatus(code: ErrorCode, request?: Request): number {
@@ -84,6 +85,12 @@ export class RestExceptionFilter implements ExceptionFilter {
     } else if (exception instanceof DomainError) {
       status = restStatus(exception.code, request);
       error = exception.toJSON();
+    } else if (exception instanceof HttpRefusal) {
+      status = exception.getStatus();
+      error = { code: exception.code, message: exception.message, ...exception.details };
+      for (const [name, value] of Object.entries(exception.headers)) {
+        response.setHeader(name, value);
+      }
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       error = {

@@ -4,9 +4,11 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { validateCronExpression } from 'cron';
 
-/** Profiles an API key may grant. `admin` grants the REST API; the others are MCP endpoints. */
-export const PROFILES = ['internal', 'readonly', 'gpt', 'gpt-full', 'admin'] as const;
-export type Profile = (typeof PROFILES)[number];
+import { type OAuthSettings, parseOAuth, parseRateLimit, type RateLimit } from './auth-config';
+import { ConfigError, PROFILES, type Profile } from './config-error';
+
+export { ConfigError, PROFILES, type Profile } from './config-error';
+export type { OAuthSettings, RateLimit } from './auth-config';
 
 export interface ApiKeyEntry {
   /** Name used in logs and audit rows; never the key itself. */
@@ -100,6 +102,12 @@ export class AppConfig {
   /** Whole-fetch deadline of ingest_document (DNS, connect, redirects, body), in ms. */
   readonly ingestTimeoutMs: number;
   readonly gptRouteToken: string | undefined;
+  /** OAuth access tokens are accepted beside API keys when set (`OAUTH_ISSUER`, SPEC §5a). */
+  readonly oauth: OAuthSettings | undefined;
+  /** `RATE_LIMIT_TOOL_CALLS`: MCP `tools/call` per principal; `undefined` is no limit. */
+  readonly rateLimitToolCalls: RateLimit | undefined;
+  /** `RATE_LIMIT_ADMIN_WRITES`: REST writes under `/documents` per principal. */
+  readonly rateLimitAdminWrites: RateLimit | undefined;
   readonly shutdownTimeoutMs: number;
   /** `SHUTDOWN_DRAIN_MS`: after SIGTERM, keep answering (with `Connection: close`) this long. */
   readonly shutdownDrainMs: number;
@@ -114,18 +122,9 @@ export class AppConfig {
     Object.assign(this, values);
   }
 
+  /** Off only with neither API keys nor OAuth, which is allowed on loopback alone. */
   get authEnabled(): boolean {
-    return this.apiKeys.length > 0;
-  }
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-    this.name = 'ConfigError';
+    return this.apiKeys.length > 0 || this.oauth !== undefined;
   }
 }
 
@@ -141,11 +140,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
 
   const host = read('HOST') ?? '127.0.0.1';
+  const port = integer(read, 'PORT', 8080, 0, 65535);
   const apiKeys = parseApiKeys(read('API_KEYS'), read('API_KEYS_FILE'));
-  if (apiKeys.length === 0 && !isLoopbackHost(host)) {
+  const loopback = isLoopbackHost(host);
+  const oauth = parseOAuth(
+    read,
+    loopback ? `http://${host.includes(':') ? `[${host}]` : host}:${port}` : undefined,
+  );
+  if (apiKeys.length === 0 && oauth === undefined && !loopback) {
     throw new ConfigError(
       'HOST',
-      `binding to non-loopback address "${host}" requires API_KEYS (or API_KEYS_FILE); authentication is off without them`,
+      `binding to non-loopback address "${host}" requires API_KEYS (or API_KEYS_FILE) or OAUTH_ISSUER; authentication is off without them`,
     );
   }
 
@@ -193,7 +198,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
 
   return new AppConfig({
     host,
-    port: integer(read, 'PORT', 8080, 0, 65535),
+    port,
     databaseUrl,
     dataDir: resolve(read('DATA_DIR') ?? './.data'),
     migrationsRun: boolean(read, 'MIGRATIONS_RUN', true),
@@ -257,6 +262,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ingestAllowedPrivateCidrs: cidrs(read, 'INGEST_ALLOWED_PRIVATE_CIDRS'),
     ingestTimeoutMs: integer(read, 'INGEST_TIMEOUT_MS', 15_000, 100, 120_000),
     gptRouteToken: secretToken(read, 'GPT_ROUTE_TOKEN'),
+    oauth,
+    // On by default where others can reach the server; off on loopback unless asked for.
+    rateLimitToolCalls: parseRateLimit(read, 'RATE_LIMIT_TOOL_CALLS', '600/min', !loopback),
+    rateLimitAdminWrites: parseRateLimit(read, 'RATE_LIMIT_ADMIN_WRITES', '300/min', !loopback),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 1000, 0, 60_000),
     httpHeadersTimeoutMs,

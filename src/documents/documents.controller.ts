@@ -17,6 +17,7 @@ import {
 import type { Response } from 'express';
 import { z } from 'zod';
 import { AdminGuard, AuthenticatedRequest } from '../auth/admin.guard';
+import { actorOf as principalActor } from '../auth/api-key.service';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
@@ -241,7 +242,7 @@ function encodeId(documentId: string): string {
 }
 
 function actorOf(request: AuthenticatedRequest): string {
-  return request.principal?.name ?? 'local';
+  return request.principal === undefined ? 'local' : principalActor(request.principal);
 }
 
 function etag(revision: number): string {

@@ -2,9 +2,12 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
-import { ApiKeyService, type Principal } from '../auth/api-key.service';
+import { type Principal } from '../auth/api-key.service';
+import { Authenticator } from '../auth/authenticator';
+import { routePathOf } from '../auth/protected-resource';
+import { RETRY_AFTER_SECONDS } from '../common/fault';
 import { AppConfig } from '../config/app-config';
-import { McpHttpException } from '../transport/json-rpc-error';
+import { HTTP_REFUSAL, McpHttpException } from '../transport/json-rpc-error';
 import { MCP_PROFILE, MCP_SECRET_ROUTE } from './mcp-endpoint.decorator';
 import type { McpProfile } from './profiles';
 
@@ -20,11 +23,11 @@ export function unknownPath(): McpHttpException {
 }
 
 /**
- * API keys on MCP endpoints (SPEC §5): the key from `X-API-Key` or `Authorization: Bearer`,
- * compared in constant time; missing or wrong ⇒ 401 (JSON, `WWW-Authenticate`, never SSE:
- * the filter frames it), a key without the endpoint's profile ⇒ 403. On the secret GPT
- * route the path token replaces the key: wrong or unset ⇒ 404, exactly like an unknown path.
- * CORS preflights carry no credentials and pass.
+ * API keys and access tokens on MCP endpoints (SPEC §5, §5a): missing or wrong ⇒ 401 (JSON,
+ * `WWW-Authenticate`, never SSE: the filter frames it), valid but without the endpoint's
+ * profile ⇒ 403 (`insufficient_scope` for a token), a token that cannot be checked now ⇒
+ * 503. On the secret GPT route the path token replaces the key: wrong or unset ⇒ 404,
+ * exactly like an unknown path. CORS preflights carry no credentials and pass.
  */
 @Injectable()
 export class McpAuthGuard implements CanActivate {
@@ -32,14 +35,14 @@ export class McpAuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: ApiKeyService,
+    private readonly auth: Authenticator,
     config: AppConfig,
   ) {
     this.tokenDigest =
       config.gptRouteToken === undefined ? undefined : digest(config.gptRouteToken);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const profile = this.reflector.get<McpProfile | undefined>(MCP_PROFILE, context.getHandler());
     // Unknown paths carry no profile: their handler answers 404 whoever asks.
@@ -52,23 +55,50 @@ export class McpAuthGuard implements CanActivate {
       return true;
     }
     if (request.method === 'OPTIONS') return true;
-    const result = this.keys.authenticate(request.headers);
-    if (result.outcome !== 'ok') {
-      throw new McpHttpException(
-        401,
-        result.outcome === 'missing'
-          ? 'Unauthorized: an API key is required (X-API-Key header or Authorization: Bearer)'
-          : 'Unauthorized: the API key is not valid',
-      );
+    const admission = await this.auth.admit(request.headers, profile, routePathOf(request.path));
+    switch (admission.kind) {
+      case 'ok':
+        request.principal = admission.principal;
+        return true;
+      case 'missing':
+        throw new McpHttpException(
+          401,
+          this.auth.resources
+            ? 'Unauthorized: an access token (Authorization: Bearer) or an API key (X-API-Key) is required'
+            : 'Unauthorized: an API key is required (X-API-Key header or Authorization: Bearer)',
+          HTTP_REFUSAL,
+          { 'WWW-Authenticate': admission.challenge },
+        );
+      case 'invalid':
+        throw new McpHttpException(
+          401,
+          admission.reason === undefined
+            ? 'Unauthorized: the API key is not valid'
+            : `Unauthorized: the access token is not valid: ${admission.reason}`,
+          HTTP_REFUSAL,
+          { 'WWW-Authenticate': admission.challenge },
+        );
+      case 'forbidden':
+        throw new McpHttpException(
+          403,
+          admission.challenge === undefined
+            ? `Forbidden: key "${admission.principal.name}" does not grant the ${profile} profile`
+            : `Forbidden: insufficient_scope: the ${profile} profile needs the scope ${admission.scope ?? '(none maps to it)'}`,
+          HTTP_REFUSAL,
+          admission.challenge === undefined ? {} : { 'WWW-Authenticate': admission.challenge },
+        );
+      case 'unavailable':
+        throw new McpHttpException(
+          503,
+          `Service unavailable: the access token cannot be checked right now (${admission.reason}); retry in ${RETRY_AFTER_SECONDS} seconds`,
+          HTTP_REFUSAL,
+          { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+        );
+      default: {
+        const unknown: never = admission;
+        throw new Error(`unknown admission ${String(unknown)}`);
+      }
     }
-    if (!ApiKeyService.allows(result.principal, profile)) {
-      throw new McpHttpException(
-        403,
-        `Forbidden: key "${result.principal.name}" does not grant the ${profile} profile`,
-      );
-    }
-    request.principal = result.principal;
-    return true;
   }
 }
 

@@ -1,7 +1,8 @@
 import { All, Controller, Req, Res, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
+import { describeLimit, RateLimits } from '../auth/rate-limits';
 import { AppConfig } from '../config/app-config';
 import { parseAccept } from '../transport/accept-negotiation';
 import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
@@ -22,12 +23,12 @@ import {
   requestProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../transport/protocol-version';
-import { classify, parseBody } from '../transport/json-rpc-messages';
+import { classify, type IncomingMessage, parseBody } from '../transport/json-rpc-messages';
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
 import { NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
-import { type McpProfile, PROFILE_TOOLS } from './profiles';
+import { MCP_ROUTES, type McpProfile, PROFILE_TOOLS } from './profiles';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
 
 /** Methods an MCP endpoint answers, for `Allow` on 405. */
@@ -49,9 +50,10 @@ export class McpController {
   constructor(
     private readonly config: AppConfig,
     private readonly dispatcher: McpDispatcher,
+    private readonly limits: RateLimits,
   ) {}
 
-  @All('mcp')
+  @All([...MCP_ROUTES.internal])
   @McpEndpoint('internal')
   internal(
     @Req() request: AuthenticatedRequest,
@@ -61,7 +63,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All(['mcp-readonly', 'readonly/mcp'])
+  @All([...MCP_ROUTES.readonly])
   @McpEndpoint('readonly')
   readonly(
     @Req() request: AuthenticatedRequest,
@@ -71,7 +73,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All(['mcp-gpt', 'gpt/mcp'])
+  @All([...MCP_ROUTES.gpt])
   @McpEndpoint('gpt')
   gpt(
     @Req() request: AuthenticatedRequest,
@@ -81,7 +83,7 @@ export class McpController {
     return this.handle(request, profile);
   }
 
-  @All(['mcp-gpt-full', 'gpt-full/mcp'])
+  @All([...MCP_ROUTES['gpt-full']])
   @McpEndpoint('gpt-full')
   gptFull(
     @Req() request: AuthenticatedRequest,
@@ -154,6 +156,11 @@ export class McpController {
     }
     // Refuse before running anything whose answer could not be delivered.
     if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    const calls = parsed.messages.filter(
+      (m) => m.kind === 'request' && m.message.method === 'tools/call',
+    ).length;
+    const limited = await this.rateLimited(request, profile, calls, parsed.batch ? null : first);
+    if (limited !== undefined) return limited;
     const channel = replyChannel(request);
     channel?.start();
     const answers = await this.dispatcher.answerAll(parsed.messages, {
@@ -194,6 +201,9 @@ export class McpController {
     }
     const missing = this.dispatcher.modernMethodNotFound(checked.request);
     if (missing !== undefined) return { kind: 'json', status: 404, payload: missing };
+    const calls = checked.request.method === 'tools/call' ? 1 : 0;
+    const limited = await this.rateLimited(request, profile, calls, checked.request.id);
+    if (limited !== undefined) return limited;
     const channel = replyChannel(request);
     channel?.start();
     const answer = await this.dispatcher.answerModern(checked.request, {
@@ -208,6 +218,34 @@ export class McpController {
       notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
     });
     return rpc(200, answer);
+  }
+
+  /**
+   * 429 when the principal's `tools/call` budget is spent (SPEC §5a), as JSON whatever the
+   * Accept, before any call runs: a batch is taken whole or refused whole.
+   */
+  private async rateLimited(
+    request: AuthenticatedRequest,
+    profile: McpProfile,
+    calls: number,
+    id: RequestId | null | IncomingMessage,
+  ): Promise<McpReply | undefined> {
+    if (calls === 0 || !this.limits.enabled('tool_call')) return undefined;
+    const principal = request.principal ?? LOCAL_PRINCIPAL;
+    const decision = await this.limits.consume('tool_call', principal, profile, calls);
+    if (decision.allowed) return undefined;
+    const requestId = id === null || typeof id !== 'object' ? id : idOfMessage(id);
+    return {
+      kind: 'json',
+      status: 429,
+      headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      payload: jsonRpcError(
+        requestId,
+        HTTP_REFUSAL,
+        `Too Many Requests: ${principal.name} is over its limit of ${describeLimit(decision.limit, 'tool calls')}; retry in ${decision.retryAfterSeconds} s`,
+        { code: 'RATE_LIMITED', retry_after_seconds: decision.retryAfterSeconds },
+      ),
+    };
   }
 
   /** GET: what this endpoint is. A client asking only for an SSE stream gets 405. */
@@ -259,4 +297,15 @@ function preflight(): McpReply {
       'Access-Control-Max-Age': '600',
     },
   };
+}
+
+function idOfMessage(message: IncomingMessage): RequestId | null {
+  switch (message.kind) {
+    case 'request':
+      return message.message.id;
+    case 'invalid':
+      return message.id;
+    default:
+      return null;
+  }
 }

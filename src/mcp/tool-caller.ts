@@ -1,3 +1,4 @@
+import { actorOf } from '../auth/api-key.service';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   ErrorCode as RpcCode,
@@ -62,7 +63,7 @@ export class ToolCaller {
       const input = parseToolArguments(tool, params.arguments);
       documentId = tool.documentIdOf(input) ?? documentId;
       const output = (await tool.run(input, {
-        actor: context.principal.name,
+        actor: actorOf(context.principal),
         profile: context.profile,
         signal: context.signal,
         progress: progressReporter(params._meta?.progressToken, context.notify),
@@ -124,6 +125,8 @@ export class ToolCaller {
     this.logger.log({
       msg: 'tool call',
       key: context.principal.name,
+      subject: context.principal.subject,
+      client_id: context.principal.clientId,
       profile: context.profile,
       tool: tool.slice(0, 100),
       document_id: documentId?.slice(0, 512),

@@ -27,7 +27,7 @@ function toOpenApi(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-function describe(operation: OperationObject, doc: OperationDoc): OperationObject {
+function describe(operation: OperationObject, doc: OperationDoc, method: string): OperationObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [status, answer] of Object.entries(doc.responses)) {
     responses[status] = {
@@ -44,9 +44,14 @@ function describe(operation: OperationObject, doc: OperationDoc): OperationObjec
     ...(doc.public
       ? {}
       : {
-          401: 'UNAUTHENTICATED: no API key, or an unknown one (`WWW-Authenticate` is set)',
-          403: 'FORBIDDEN: the key does not grant the admin profile',
-          503: 'UNAVAILABLE: PostgreSQL is not reachable right now; retry after `Retry-After` seconds',
+          401: 'UNAUTHENTICATED: no API key or access token, or one that is not valid (`WWW-Authenticate` is set; with OAuth it names the scope and the resource metadata)',
+          403: 'FORBIDDEN: the key or token does not grant the admin profile (`insufficient_scope` with the scope needed)',
+          ...(method === 'get'
+            ? {}
+            : {
+                429: 'RATE_LIMITED: the principal is over RATE_LIMIT_ADMIN_WRITES; retry after `Retry-After` seconds',
+              }),
+          503: 'UNAVAILABLE: PostgreSQL is not reachable, or the access token cannot be checked right now; retry after `Retry-After` seconds',
         }),
     ...doc.errors,
   };
@@ -105,7 +110,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       const operation = item[method];
       if (!operation) continue;
       const doc = ADMIN_API_OPERATIONS[`${method.toUpperCase()} ${path}`];
-      described[method] = doc ? describe(operation, doc) : operation;
+      described[method] = doc ? describe(operation, doc, method) : operation;
     }
     paths[path] = described;
   }

@@ -39,7 +39,7 @@ export class McpExceptionFilter implements ExceptionFilter {
         exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
       );
     }
-    if (status === 401) headers['WWW-Authenticate'] = WWW_AUTHENTICATE;
+    if (status === 401) headers['WWW-Authenticate'] ??= WWW_AUTHENTICATE;
     const framed = frameJson(status, jsonRpcError(null, code, message));
     response.writeHead(status, { ...headers, ...framed.headers }).end(framed.body);
     this.metrics.answered('json');

@@ -83,7 +83,7 @@ export class McpFramingInterceptor implements NestInterceptor {
           this.metrics.answered('sse');
           return;
         }
-        this.send(response, frameJson(reply.status, reply.payload));
+        this.send(response, frameJson(reply.status, reply.payload), reply.headers);
         this.metrics.answered('json');
         return;
       case 'accepted':
@@ -102,7 +102,12 @@ export class McpFramingInterceptor implements NestInterceptor {
     }
   }
 
-  private send(response: Response, framed: FramedResponse): void {
-    response.writeHead(framed.status, framed.headers).end(framed.body);
+  private send(
+    response: Response,
+    framed: FramedResponse,
+    extra?: Readonly<Record<string, string>>,
+  ): void {
+    const headers = extra === undefined ? framed.headers : { ...extra, ...framed.headers };
+    response.writeHead(framed.status, headers).end(framed.body);
   }
 }

@@ -11,7 +11,12 @@
 export type McpReply =
   | { readonly kind: 'rpc'; readonly status: number; readonly payload: unknown }
   | { readonly kind: 'accepted' }
-  | { readonly kind: 'json'; readonly status: number; readonly payload: unknown }
+  | {
+      readonly kind: 'json';
+      readonly status: number;
+      readonly payload: unknown;
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | {
       readonly kind: 'empty';
       readonly status: number;

@@ -32,7 +32,8 @@ export async function startTestApp(
     ...env,
   });
   const app = await createApp(config);
-  await app.listen(0, '127.0.0.1');
+  // PORT only when the test chose one (e.g. for OAUTH_RESOURCE); else any free port.
+  await app.listen(env.PORT === undefined ? 0 : config.port, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return {
     app,

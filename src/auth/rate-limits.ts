@@ -1,0 +1,103 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Counter } from 'prom-client';
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import { DataSource } from 'typeorm';
+import { AppConfig, type Profile, type RateLimit } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import type { Principal } from './api-key.service';
+
+/** What is limited: MCP `tools/call` messages, or writes through the admin REST API. */
+export type LimitedAction = 'tool_call' | 'admin_write';
+
+export type RateDecision =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly retryAfterSeconds: number; readonly limit: RateLimit };
+
+/** The table of the budgets (migration 1763800060000): one row per principal and action. */
+const TABLE = 'kb_rate_limits';
+
+/**
+ * Per-principal budgets (SPEC §5a), kept in PostgreSQL by `rate-limiter-flexible` so every
+ * replica draws on the same one. A principal that used up its budget is refused from
+ * memory until the window ends, without asking the database again. Should the database
+ * not answer, each process falls back to a budget of its own (the insurance limiter)
+ * rather than refusing or waving everything through.
+ */
+@Injectable()
+export class RateLimits {
+  private readonly logger = new Logger('RateLimits');
+  private readonly limiters: Partial<Record<LimitedAction, RateLimiterAbstract>> = {};
+  private readonly limits: Partial<Record<LimitedAction, RateLimit>> = {};
+  private readonly refused: Counter<'profile'>;
+
+  constructor(config: AppConfig, dataSource: DataSource, metrics: MetricsService) {
+    this.refused = new Counter({
+      name: 'mcp_rate_limited_total',
+      help: 'Requests refused with 429 by the per-principal rate limits, by profile (admin: REST writes)',
+      labelNames: ['profile'] as const,
+      registers: [metrics.registry],
+    });
+    const wanted: Record<LimitedAction, RateLimit | undefined> = {
+      tool_call: config.rateLimitToolCalls,
+      admin_write: config.rateLimitAdminWrites,
+    };
+    for (const action of Object.keys(wanted) as LimitedAction[]) {
+      const limit = wanted[action];
+      if (limit === undefined) continue;
+      const options = { keyPrefix: action, points: limit.points, duration: limit.windowSeconds };
+      this.limits[action] = limit;
+      this.limiters[action] = new RateLimiterPostgres({
+        ...options,
+        storeClient: (dataSource.driver as unknown as { master: unknown }).master,
+        storeType: 'pool',
+        tableName: TABLE,
+        tableCreated: true,
+        inMemoryBlockOnConsumed: limit.points,
+        inMemoryBlockDuration: limit.windowSeconds,
+        insuranceLimiter: new RateLimiterMemory(options),
+      });
+    }
+  }
+
+  enabled(action: LimitedAction): boolean {
+    return this.limiters[action] !== undefined;
+  }
+
+  /** Takes `points` from the principal's budget for `action`; refused ones are counted under `profile`. */
+  async consume(
+    action: LimitedAction,
+    principal: Principal,
+    profile: Profile,
+    points = 1,
+  ): Promise<RateDecision> {
+    const limiter = this.limiters[action];
+    const limit = this.limits[action];
+    if (limiter === undefined || limit === undefined || points <= 0) return { allowed: true };
+    try {
+      await limiter.consume(principal.name.slice(0, 200), points);
+      return { allowed: true };
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) {
+        // Both the store and the insurance failed: let the request through rather than fail it.
+        this.logger.warn(`rate limit not checked: ${String(rejection)}`);
+        return { allowed: true };
+      }
+      this.refused.inc({ profile });
+      return {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
+        limit,
+      };
+    }
+  }
+}
+
+/** "120 tool calls per 60 s": a limit as a refusal message names it. */
+export function describeLimit(limit: RateLimit, what: string): string {
+  return `${limit.points} ${what} per ${limit.windowSeconds} s`;
+}
