@@ -166,6 +166,58 @@ describe('OAuth: tokens that must be refused', () => {
     }
   });
 
+  it.each([
+    [
+      'Keycloak',
+      { typ: 'JWT' },
+      { azp: 'kb-app', scope: 'openid profile kb.admin', sub: 'f3c1a6e2-user' },
+      'kb-app',
+    ],
+    [
+      'Okta',
+      { typ: 'JWT' },
+      { cid: '0oa1okta', scp: ['kb.admin'], sub: 'alice@example.com' },
+      '0oa1okta',
+    ],
+    [
+      'Entra ID v1 (app roles)',
+      { typ: 'JWT' },
+      { appid: 'entra-app-id', roles: ['kb.admin'], sub: 'entra-oid' },
+      'entra-app-id',
+    ],
+    [
+      'Entra ID v2',
+      { typ: 'JWT' },
+      { azp: 'entra-client', scp: 'kb.read kb.admin', sub: 'entra-sub' },
+      'entra-client',
+    ],
+    [
+      'Auth0 (RFC 9068)',
+      { typ: 'at+jwt' },
+      { client_id: 'auth0client', scope: 'kb.admin', sub: 'auth0|123' },
+      'auth0client',
+    ],
+  ] as const)(
+    'a %s-shaped token is understood: scopes, subject and client in the audit row',
+    async (name, header, claims, client) => {
+      const token = await issuer.sign({ aud: AUD, ...claims }, header);
+      const id = `shapes/${name.replace(/\W+/g, '-').toLowerCase()}.md`;
+      const response = await post(
+        t.baseUrl,
+        '/mcp',
+        rpc('tools/call', {
+          name: 'upload_document',
+          arguments: { document_id: id, content: name },
+        }),
+        { Accept: 'application/json', Authorization: `Bearer ${token}` },
+      );
+      expect(response.status).toBe(200);
+      expect(response.body.result.isError).toBeFalsy();
+      const audit = await db.query('SELECT actor FROM kb_audit WHERE document_id = $1', [id]);
+      expect(audit.rows).toEqual([{ actor: `oauth:${claims.sub} (client ${client})` }]);
+    },
+  );
+
   it('the server is healthy after all of it', async () => {
     const ready = await send(t.baseUrl, { path: '/health/ready' });
     expect(ready.status).toBe(200);

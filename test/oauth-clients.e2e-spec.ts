@@ -13,7 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, TestApp } from './support/app';
 import { post, rpc } from './support/mcp-http';
-import { authorizeAsUser, type OidcProvider, startOidcProvider } from './support/oidc';
+import {
+  authorizeAsUser,
+  BROWSER_SCRIPT,
+  type OidcProvider,
+  startOidcProvider,
+} from './support/oidc';
 import { freePort } from './server-process-helpers';
 
 const MCP_REMOTE = join(__dirname, '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
@@ -105,7 +110,7 @@ describe('MCP clients that authenticate with OAuth', () => {
       expect(asked.searchParams.get('resource')).toBe(url.toString());
       expect(asked.searchParams.get('scope')).toBe(path === '/mcp' ? 'kb.admin' : 'kb.read');
       expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
-      const callback = await authorizeAsUser(asked.toString(), CALLBACK, 'alice');
+      const callback = await authorizeAsUser(asked.toString(), 'alice');
       await first.finishAuth(callback.searchParams.get('code')!);
 
       const client = new Client({ name: 'oauth-test', version: '1' });
@@ -167,6 +172,41 @@ describe('MCP clients that authenticate with OAuth', () => {
         }
       }
     } finally {
+      rmSync(configDir, { recursive: true, force: true });
+    }
+  });
+
+  it('mcp-remote signs a user in through the browser (dynamic registration, code + PKCE) and bridges /readonly/mcp', async () => {
+    const configDir = mkdtempSync(join(tmpdir(), 'mcp-remote-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        MCP_REMOTE,
+        new URL('/readonly/mcp', t.baseUrl).toString(),
+        '--transport',
+        'http-only',
+      ],
+      // mcp-remote opens the sign-in page with xdg-open, which runs $BROWSER: our browser.
+      env: {
+        ...process.env,
+        MCP_REMOTE_CONFIG_DIR: configDir,
+        BROWSER: BROWSER_SCRIPT,
+        DISPLAY: '',
+        WAYLAND_DISPLAY: '',
+      } as Record<string, string>,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'mcp-remote-browser-test', version: '1' });
+    try {
+      await client.connect(transport);
+      expect((await client.listTools()).tools).toHaveLength(5);
+      expect(stderr).toContain('scope the server asked for: kb.read');
+    } catch (error) {
+      throw new Error(`mcp-remote: ${String(error)}\n${stderr}`);
+    } finally {
+      await client.close();
       rmSync(configDir, { recursive: true, force: true });
     }
   });

@@ -48,9 +48,19 @@ const REFUSALS = [
     message: 'secrets.databaseUrl is required (or existingSecret)',
   },
   {
-    name: 'no API keys',
+    name: 'neither API keys nor OAuth',
     args: ['--set', 'secrets.databaseUrl=postgres://u:p@db:5432/kb'],
-    message: 'secrets.apiKeys is required (or existingSecret)',
+    message: 'secrets.apiKeys or config.OAUTH_ISSUER is required (or existingSecret)',
+  },
+  {
+    name: 'OAuth without the URL clients use',
+    args: [...minimal, '--set-string', 'config.OAUTH_ISSUER=https://id.example.com/realms/kb'],
+    message: 'config.OAUTH_RESOURCE is required with config.OAUTH_ISSUER',
+  },
+  {
+    name: 'the introspection secret in the ConfigMap settings',
+    args: [...minimal, '--set-string', 'config.OAUTH_INTROSPECTION_CLIENT_SECRET=leak'],
+    message: 'config: Property name of "OAUTH_INTROSPECTION_CLIENT_SECRET" does not match',
   },
   {
     name: 'a credential in the ConfigMap settings',

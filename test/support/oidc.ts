@@ -1,11 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 const PROVIDER_SCRIPT = join(__dirname, 'oidc-provider.mjs');
+const execFileAsync = promisify(execFile);
 
 export interface OidcClient {
   client_id: string;
@@ -59,54 +61,20 @@ export async function startOidcProvider(args: string[] = []): Promise<OidcProvid
   };
 }
 
+/** `oidc-browser.mjs`: a browser for oidc-provider's sign-in pages (also usable as `BROWSER`). */
+export const BROWSER_SCRIPT = join(__dirname, 'oidc-browser.mjs');
+
 /**
- * Plays the user's browser against oidc-provider's development pages: follows redirects
- * with the cookies set, signs in as `login`, gives consent, and stops at the first redirect
- * to a URL starting with `redirectPrefix` (the client's callback), which it returns.
+ * Signs `login` in at an authorization URL and gives consent, as a user would in a browser;
+ * returns the callback URL the authorization server redirected to (with the code).
  */
-export async function authorizeAsUser(
-  authorizationUrl: string,
-  redirectPrefix: string,
-  login = 'alice',
-): Promise<URL> {
-  const cookies = new Map<string, string>();
-  let url = authorizationUrl;
-  let form: URLSearchParams | undefined;
-  for (let step = 0; step < 20; step++) {
-    if (url.startsWith(redirectPrefix)) return new URL(url);
-    const response = await fetch(url, {
-      method: form ? 'POST' : 'GET',
-      redirect: 'manual',
-      headers: {
-        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form,
-    });
-    for (const setCookie of response.headers.getSetCookie()) {
-      const [pair] = setCookie.split(';');
-      const eq = pair.indexOf('=');
-      cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1));
-    }
-    form = undefined;
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
-      url = new URL(location, url).toString();
-      continue;
-    }
-    const html = await response.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (response.status !== 200 || action === undefined) {
-      throw new Error(
-        `authorization stopped at ${url}: HTTP ${response.status} ${html.slice(0, 300)}`,
-      );
-    }
-    url = new URL(action, url).toString();
-    form = /name="login"/.test(html)
-      ? new URLSearchParams({ prompt: 'login', login, password: 'any' })
-      : new URLSearchParams({ prompt: 'consent' });
-  }
-  throw new Error('authorization did not reach the callback in 20 steps');
+export async function authorizeAsUser(authorizationUrl: string, login = 'alice'): Promise<URL> {
+  const { stdout } = await execFileAsync(process.execPath, [
+    BROWSER_SCRIPT,
+    authorizationUrl,
+    login,
+  ]);
+  return new URL(stdout.trim());
 }
 
 /**

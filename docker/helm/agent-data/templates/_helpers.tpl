@@ -61,6 +61,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 Fails early, with the value to set, when neither gives the credentials the server needs.
 */}}
 {{- define "agent-data.chartSecret" -}}
+{{- if and .Values.config.OAUTH_ISSUER (not .Values.config.OAUTH_RESOURCE) }}
+{{- fail "config.OAUTH_RESOURCE is required with config.OAUTH_ISSUER: the https URL clients reach the server at (the ingress host)" }}
+{{- end }}
 {{- $given := list }}
 {{- range $key, $value := .Values.secrets }}{{ if $value }}{{ $given = append $given $key }}{{ end }}{{ end }}
 {{- if and .Values.existingSecret $given }}
@@ -70,8 +73,8 @@ Fails early, with the value to set, when neither gives the credentials the serve
 {{- if not .Values.secrets.databaseUrl }}
 {{- fail "secrets.databaseUrl is required (or existingSecret): the chart runs the server against an external PostgreSQL" }}
 {{- end }}
-{{- if not .Values.secrets.apiKeys }}
-{{- fail "secrets.apiKeys is required (or existingSecret): the server refuses to listen on the pod network without API keys" }}
+{{- if not (or .Values.secrets.apiKeys .Values.config.OAUTH_ISSUER) }}
+{{- fail "secrets.apiKeys or config.OAUTH_ISSUER is required (or existingSecret): the server refuses to listen on the pod network without authentication" }}
 {{- end }}
 {{- print "true" }}
 {{- end }}
@@ -84,6 +87,7 @@ apiKeys: API_KEYS
 openaiApiKey: OPENAI_API_KEY
 qdrantApiKey: QDRANT_API_KEY
 gptRouteToken: GPT_ROUTE_TOKEN
+oauthIntrospectionClientSecret: OAUTH_INTROSPECTION_CLIENT_SECRET
 {{- end }}
 
 {{/* Seconds the pod has to stop: endpoint removal, request draining, then app.close(). */}}
