@@ -154,7 +154,7 @@ describe('ingest_document with loopback opened by INGEST_ALLOWED_PRIVATE_CIDRS',
       INGEST_ALLOW_HTTP: 'true',
       // Link-local is opened too, to show that the metadata address stays closed anyway.
       INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32,169.254.0.0/16',
-      INGEST_TIMEOUT_MS: '400',
+      INGEST_TIMEOUT_MS: '2000',
       MAX_BODY_BYTES: String(6 * MiB),
     });
   });
@@ -260,7 +260,7 @@ describe('ingest_document with loopback opened by INGEST_ALLOWED_PRIVATE_CIDRS',
       const result = await ingest(t, { url: `http://127.0.0.1:${pages.port}${path}` });
       expect(result.json.error).toMatchObject({
         code: 'UPSTREAM_ERROR',
-        message: expect.stringMatching(/within 400 ms/),
+        message: expect.stringMatching(/within 2000 ms/),
       });
     }
   });
