@@ -4,7 +4,13 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { validateCronExpression } from 'cron';
 
-import { type OAuthSettings, parseOAuth, parseRateLimit, type RateLimit } from './auth-config';
+import {
+  httpUrl,
+  type OAuthSettings,
+  parseOAuth,
+  parseRateLimit,
+  type RateLimit,
+} from './auth-config';
 import { ConfigError, PROFILES, type Profile } from './config-error';
 
 export { ConfigError, PROFILES, type Profile } from './config-error';
@@ -387,17 +393,7 @@ function oneOf<T extends string>(
 
 function optionalUrl(read: Reader, name: string): string | undefined {
   const raw = read(name);
-  if (raw === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http(s) URL, got protocol ${url.protocol}`);
-  }
-  return raw.replace(/\/+$/, '');
+  return raw === undefined ? undefined : httpUrl(name, raw).replace(/\/+$/, '');
 }
 
 function identifier(read: Reader, name: string, fallback: string): string {

@@ -110,7 +110,7 @@ export function parseOAuth(
     resource,
     audiences: audience === undefined ? undefined : commaList(audience),
     scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES') ?? DEFAULT_SCOPE_PROFILES),
-    jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri, {}),
+    jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri),
     algorithms: algorithms(read('OAUTH_ALGORITHMS')),
     clockSkewSeconds: bounded(read, 'OAUTH_CLOCK_SKEW_SECONDS', 30, 0, 600),
     httpTimeoutMs: bounded(read, 'OAUTH_HTTP_TIMEOUT_MS', 5000, 100, 60_000),
@@ -121,7 +121,7 @@ export function parseOAuth(
             url:
               introspectionUrl === undefined
                 ? undefined
-                : httpUrl('OAUTH_INTROSPECTION_URL', introspectionUrl, {}),
+                : httpUrl('OAUTH_INTROSPECTION_URL', introspectionUrl),
             clientId,
             clientSecret,
           },
@@ -190,7 +190,8 @@ function parseRateLimitValue(name: string, raw: string): RateLimit | undefined {
   return { points, windowSeconds: count * unit };
 }
 
-function httpUrl(name: string, raw: string, options: { query?: boolean }): string {
+/** `raw` if it is an http(s) URL; `{ query: false }` also refuses a query and a fragment. */
+export function httpUrl(name: string, raw: string, options: { query?: boolean } = {}): string {
   let url: URL;
   try {
     url = new URL(raw);
@@ -200,7 +201,7 @@ function httpUrl(name: string, raw: string, options: { query?: boolean }): strin
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(name, `must be an http(s) URL, got protocol ${url.protocol}`);
   }
-  if (url.hash !== '' || (options.query === false && url.search !== '')) {
+  if (options.query === false && (url.hash !== '' || url.search !== '')) {
     throw new ConfigError(name, 'must not have a fragment or a query');
   }
   return raw;

@@ -128,20 +128,17 @@ export async function startCraftingIssuer(): Promise<CraftingIssuer> {
     }
     response.writeHead(404).end();
   });
+  const withDefaults = (claims: Record<string, unknown>) => {
+    const now = Math.floor(Date.now() / 1000);
+    return { iss: state.issuer, sub: 'crafted-user', iat: now, exp: now + 3600, ...claims };
+  };
   const state: CraftingIssuer = {
     issuer: '',
     jwks: { keys: [publicJwk] },
     jwksMode: 'ok',
     slowMs: 0,
     async sign(claims, header = {}) {
-      const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({
-        iss: state.issuer,
-        sub: 'crafted-user',
-        iat: now,
-        exp: now + 3600,
-        ...claims,
-      })
+      return new SignJWT(withDefaults(claims))
         .setProtectedHeader({
           alg: header.alg ?? 'RS256',
           kid: header.kid ?? 'crafting-1',
@@ -150,14 +147,7 @@ export async function startCraftingIssuer(): Promise<CraftingIssuer> {
         .sign(privateKey);
     },
     async signWithUnknownKey(claims, kid = 'crafting-1') {
-      const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({
-        iss: state.issuer,
-        sub: 'crafted-user',
-        iat: now,
-        exp: now + 3600,
-        ...claims,
-      })
+      return new SignJWT(withDefaults(claims))
         .setProtectedHeader({ alg: 'RS256', kid })
         .sign(other.privateKey);
     },
