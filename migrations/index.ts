@@ -5,6 +5,7 @@ import { VectorSyncIndexes1763800030001 } from './1763800030001-vector-sync-inde
 import { FolderIndex1763800040000 } from './1763800040000-folder-index';
 import { VectorLeaseToken1763800050000 } from './1763800050000-vector-lease-token';
 import { RateLimits1763800060000 } from './1763800060000-rate-limits';
+import { Passages1763800070000 } from './1763800070000-passages';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   FolderIndex1763800040000,
   VectorLeaseToken1763800050000,
   RateLimits1763800060000,
+  Passages1763800070000,
 ];

@@ -326,8 +326,10 @@ describe('search_knowledge over MCP', () => {
       document_id: 'tools/search/kubernetes.md',
       title: 'Kubernetes rollout',
       score: expect.any(Number),
-      snippet: expect.stringMatching(/canary/),
+      heading_path: 'Kubernetes rollout',
+      snippet: expect.stringMatching(/\*\*canary\*\*/),
     });
+    expect(result.mode).toBe('hybrid');
     expect(result.count).toBe(result.results.length);
     const scores = result.results.map((hit: { score: number }) => hit.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));

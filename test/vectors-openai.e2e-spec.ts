@@ -177,9 +177,19 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
       /dimension mismatch: the embeddings server returned 8-dimensional vectors for model "test-embedding", but 32 dimensions are expected; set EMBEDDINGS_DIMENSIONS/,
     );
     expect(await metric(t, 'vector_sync_documents_total{result="error"}')).toBe(1);
-    const search = await request(t.baseUrl).get('/search').query({ query: 'boobies' }).expect(502);
+    const search = await request(t.baseUrl)
+      .get('/search')
+      .query({ query: 'boobies', mode: 'vector' })
+      .expect(502);
     expect(search.body.error).toMatchObject({ code: 'UPSTREAM_ERROR' });
     expect(search.body.error.message).toMatch(/the embedder failed: dimension mismatch/);
+    // Hybrid answers from the lexical side and says why.
+    const hybrid = await request(t.baseUrl).get('/search').query({ query: 'boobies' }).expect(200);
+    expect(hybrid.body).toMatchObject({
+      mode: 'hybrid',
+      degraded: true,
+      degraded_reason: expect.stringMatching(/the embedder failed: dimension mismatch/),
+    });
     const status = (await request(t.baseUrl).get('/admin/vectors/status').expect(200)).body;
     expect(status.errors).toEqual([
       expect.objectContaining({

@@ -102,13 +102,17 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
       },
     ]);
     const results = await search('how does the listener reconnect');
+    // Hybrid by default: the passage's heading path, the query's words highlighted.
     expect(results[0]).toEqual({
       document_id: 'kb/ops/listener.md',
       title: 'Listener',
       score: expect.any(Number),
-      snippet: '# Listener The listener reconnects with capped exponential backoff.',
+      heading_path: 'Listener',
+      snippet: '**Listener** The **listener** **reconnects** with capped exponential backoff',
     });
-    expect(results[0].score).toBeGreaterThan(0.2);
+    const [byMeaning] = await search('how does the listener reconnect', { mode: 'vector' });
+    expect(byMeaning).toMatchObject({ document_id: 'kb/ops/listener.md' });
+    expect(byMeaning.score).toBeGreaterThan(0.2);
     expect(await metric('vector_sync_documents_total{result="ready"}')).toBeGreaterThanOrEqual(1);
     expect(
       await metric('embedding_requests_total{provider="local",outcome="success"}'),

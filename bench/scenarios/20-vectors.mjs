@@ -1,5 +1,6 @@
 // Vector pipeline (issue 3): local-embedder throughput, write-to-ready lag under a steady
-// 50 writes/s, and /search latency at concurrency 10 over every seeded document.
+// 50 writes/s, and /search latency at concurrency 10 over every seeded document (hybrid,
+// then each side alone).
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -199,8 +200,21 @@ async function searchLatency({ load, headers, query, documentCount, log }) {
     scenario: `search (${n} documents, concurrency ${SEARCH_CONCURRENCY})`,
     ...plain,
     target_p95_ms: 50,
-    note: 'GET /search, 3-word queries, limit 10, PostgreSQL store, local embedder',
+    note: 'GET /search (hybrid), 3-word queries, limit 10, PostgreSQL store, local embedder',
   });
+  for (const mode of ['lexical', 'vector']) {
+    const alone = await load({
+      concurrency: SEARCH_CONCURRENCY,
+      requests: SEARCH_REQUESTS / 2,
+      request: (i) => ({ path: search({ query: words(i, 3), limit: '10', mode }), headers }),
+    });
+    rows.push({
+      scenario: `search, mode ${mode}`,
+      ...alone,
+      target_p95_ms: 50,
+      note: `GET /search?mode=${mode}, the same queries`,
+    });
+  }
   const filtered = await load({
     concurrency: SEARCH_CONCURRENCY,
     requests: SEARCH_REQUESTS,

@@ -114,6 +114,10 @@ export class AppConfig {
   readonly rateLimitToolCalls: RateLimit | undefined;
   /** `RATE_LIMIT_ADMIN_WRITES`: REST writes under `/documents` per principal. */
   readonly rateLimitAdminWrites: RateLimit | undefined;
+  /** `SEARCH_RRF_K`: the k of reciprocal rank fusion (larger flattens the rank differences). */
+  readonly searchRrfK: number;
+  /** `SEARCH_CANDIDATES`: documents each side of a hybrid search contributes to the fusion. */
+  readonly searchCandidates: number;
   readonly shutdownTimeoutMs: number;
   /** `SHUTDOWN_DRAIN_MS`: after SIGTERM, keep answering (with `Connection: close`) this long. */
   readonly shutdownDrainMs: number;
@@ -272,6 +276,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // On by default where others can reach the server; off on loopback unless asked for.
     rateLimitToolCalls: parseRateLimit(read, 'RATE_LIMIT_TOOL_CALLS', '600/min', !loopback),
     rateLimitAdminWrites: parseRateLimit(read, 'RATE_LIMIT_ADMIN_WRITES', '300/min', !loopback),
+    searchRrfK: integer(read, 'SEARCH_RRF_K', 60, 1, 1000),
+    searchCandidates: integer(read, 'SEARCH_CANDIDATES', 50, 10, 500),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 1000, 0, 60_000),
     httpHeadersTimeoutMs,

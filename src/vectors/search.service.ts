@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { DomainError, ErrorCode } from '../common/domain-error';
 import { faultOf, safeMessage } from '../common/fault';
@@ -6,7 +6,9 @@ import { parseInput } from '../common/validation';
 import { validatePrefix } from '../documents/document-id';
 import { DocumentsService } from '../documents/documents.service';
 import { EMBEDDER, Embedder } from './embedder.interface';
-import { snippetOf } from './snippet';
+import { AppConfig } from '../config/app-config';
+import { PassagesRepository } from './passages.repository';
+import { SNIPPET_MAX_CHARS, snippetOf } from './snippet';
 import { VectorStoreInitializer } from './vector-store.initializer';
 import { folderOf } from './vector-payload';
 import { VECTOR_STORE, VectorHit, VectorStore } from './vector-store.interface';
@@ -15,6 +17,10 @@ import { VectorsMetrics } from './vectors.metrics';
 export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
 export const SEARCH_MAX_QUERY_CHARS = 2000;
+
+/** Which rankings a search uses (SPEC §8a). */
+export const SEARCH_MODES = ['hybrid', 'vector', 'lexical'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** What `search_knowledge` and `GET /search` ask. */
 export interface SearchInput {
@@ -26,6 +32,8 @@ export interface SearchInput {
   prefix?: string;
   /** Only documents carrying every one of these tags. */
   tags?: string[];
+  /** `hybrid` (default): lexical and vector rankings fused; or one of them alone. */
+  mode?: SearchMode;
   /** Cancels the search (the embedder's request for the query is dropped). */
   signal?: AbortSignal;
 }
@@ -33,14 +41,26 @@ export interface SearchInput {
 export interface SearchResult {
   document_id: string;
   title: string;
-  /** Cosine similarity of the document's best chunk to the query (higher is closer). */
+  /**
+   * Higher is better, comparable within one answer only: the fused reciprocal-rank score
+   * in `hybrid`, the cosine similarity in `vector`, the full-text rank in `lexical`.
+   */
   score: number;
-  /** Excerpt of that chunk. */
+  /** Headings above the passage (`Guide › Install`), '' when none. */
+  heading_path: string;
+  /** Excerpt of the document's best passage, query words in `**bold**` where found. */
   snippet: string;
 }
 
 export interface SearchResponse {
   results: SearchResult[];
+  mode: SearchMode;
+  /**
+   * Present and `true` when `hybrid` answered from the lexical side alone because the
+   * vector side failed or is not ready; `degraded_reason` says why.
+   */
+  degraded?: true;
+  degraded_reason?: string;
 }
 
 const searchSchema = z.object({
@@ -51,68 +71,217 @@ const searchSchema = z.object({
   limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
   prefix: z.string().optional(),
   tags: z.array(z.string().trim().min(1, 'must not be empty').max(100)).max(50).optional(),
+  mode: z.enum(SEARCH_MODES).optional(),
 });
 
+/** A document found by one side, with the passage that side liked best. */
+interface Candidate {
+  readonly documentId: string;
+  readonly title: string;
+  readonly score: number;
+  readonly heading: string;
+  readonly content: string;
+}
+
 /**
- * Semantic search over the knowledge base, shared by the MCP tool `search_knowledge` and
- * `GET /search`: embeds the query, asks the store for each document's best chunk, keeps
- * only documents that are alive in PostgreSQL (the store may still hold a document deleted
- * a moment ago) and takes their titles from there.
+ * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
+ * `GET /search` (SPEC §8a): a lexical ranking of passages in PostgreSQL and a vector
+ * ranking from the store, fused by reciprocal rank (`SEARCH_RRF_K`, over the first
+ * `SEARCH_CANDIDATES` of each side). Each document appears once, with its best passage
+ * (the lexical side's, which holds the query's words, when both found it). Only documents
+ * alive in PostgreSQL are answered (the store may still hold one deleted a moment ago).
  */
 @Injectable()
 export class SearchService {
+  private readonly logger = new Logger('SearchService');
+
   constructor(
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
     private readonly documents: DocumentsService,
+    private readonly passages: PassagesRepository,
     private readonly metrics: VectorsMetrics,
+    private readonly config: AppConfig,
   ) {}
 
   /**
    * Best documents first, at most `limit`. Rejects with INVALID_ARGUMENT naming the field
-   * for bad input, UPSTREAM_ERROR when the embedder or the store fails.
+   * for bad input; in `vector` mode with UPSTREAM_ERROR when the embedder or the store
+   * fails (`hybrid` then answers from the lexical side, `degraded`).
    */
   async search(input: SearchInput): Promise<SearchResponse> {
     const parsed = parseInput(searchSchema, input);
     const limit = parsed.limit ?? SEARCH_DEFAULT_LIMIT;
+    const mode = parsed.mode ?? 'hybrid';
     const folder = folderOf(validatePrefix(parsed.prefix));
     const tags = parsed.tags === undefined ? undefined : [...new Set(parsed.tags)];
+    const scope = { folder, tags };
 
+    if (mode === 'vector') {
+      const hits = await this.vectorSide(parsed.query, limit, scope, input.signal);
+      return { mode, results: await this.present(parsed.query, hits.slice(0, limit), false) };
+    }
+    if (mode === 'lexical') {
+      const hits = await this.lexicalSide(parsed.query, limit, scope);
+      return { mode, results: await this.present(parsed.query, hits, true) };
+    }
+    const depth = Math.max(limit, this.config.searchCandidates);
+    const [lexical, vector] = await Promise.all([
+      this.lexicalSide(parsed.query, depth, scope),
+      this.vectorSide(parsed.query, depth, scope, input.signal).then(
+        (hits) => ({ hits }),
+        (error: unknown) => {
+          if (input.signal?.aborted) throw error;
+          return { failed: error };
+        },
+      ),
+    ]);
+    if ('failed' in vector) {
+      const reason = degradedReason(vector.failed);
+      this.logger.warn(`hybrid search answered from the lexical side: ${reason}`);
+      return {
+        mode,
+        degraded: true,
+        degraded_reason: reason,
+        results: await this.present(parsed.query, lexical.slice(0, limit), true),
+      };
+    }
+    const fused = fuse(lexical, vector.hits, this.config.searchRrfK).slice(0, limit);
+    return { mode, results: await this.present(parsed.query, fused, true) };
+  }
+
+  private async lexicalSide(
+    query: string,
+    limit: number,
+    scope: { folder?: string; tags?: string[] },
+  ): Promise<Candidate[]> {
+    const stop = this.metrics.searchDuration.startTimer({ store: 'lexical' });
+    const hits = await upstream('lexical search failed', () =>
+      this.passages.search(query, { limit, ...scope }),
+    );
+    stop();
+    return hits.map((hit) => ({ ...hit, score: hit.rank }));
+  }
+
+  /** The store's best documents for the query, alive ones only, at most `limit`. */
+  private async vectorSide(
+    query: string,
+    limit: number,
+    scope: { folder?: string; tags?: string[] },
+    signal: AbortSignal | undefined,
+  ): Promise<Candidate[]> {
     await upstream('the vector store is not available', () => this.stores.ready());
     const [vector] = await upstream('the embedder failed', () =>
-      this.embedder.embed([parsed.query], { signal: input.signal }),
+      this.embedder.embed([query], { signal }),
     );
-    input.signal?.throwIfAborted();
+    signal?.throwIfAborted();
 
     // Over-fetch a little: a hit may belong to a document deleted since it was indexed.
     let want = Math.min(limit * 2 + 5, 500);
-    let alive: { hit: VectorHit; title: string }[] = [];
+    let alive: Candidate[] = [];
     for (let round = 0; round < 3; round++) {
       const stop = this.metrics.searchDuration.startTimer({ store: this.store.name });
       const hits = await upstream('the vector store failed', () =>
-        this.store.search(vector, { limit: want, folder, tags }),
+        this.store.search(vector, { limit: want, ...scope }),
       );
       stop();
       const titles = await this.documents.aliveTitles(hits.map((h) => h.documentId));
-      alive = hits.flatMap((hit) => {
+      alive = hits.flatMap((hit: VectorHit) => {
         const title = titles.get(hit.documentId);
         // A score of 0 or less means nothing in common with the query: not a result.
-        return title === undefined || !(hit.score > 0) ? [] : [{ hit, title }];
+        return title === undefined || !(hit.score > 0)
+          ? []
+          : [
+              {
+                documentId: hit.documentId,
+                title,
+                score: hit.score,
+                heading: hit.heading,
+                content: hit.content,
+              },
+            ];
       });
       const exhausted = hits.length < want || !(hits[hits.length - 1].score > 0);
       if (alive.length >= limit || exhausted) break;
       want *= 4;
     }
-    return {
-      results: alive.slice(0, limit).map(({ hit, title }) => ({
-        document_id: hit.documentId,
-        title,
-        score: Math.round(hit.score * 10_000) / 10_000,
-        snippet: snippetOf(hit.content, parsed.query),
-      })),
-    };
+    return alive.slice(0, limit);
   }
+
+  /** Results with snippets: `ts_headline` highlights where the database can, else a plain cut. */
+  private async present(
+    query: string,
+    hits: readonly Candidate[],
+    highlight: boolean,
+  ): Promise<SearchResult[]> {
+    const headlines = highlight
+      ? await this.passages
+          .terms(query)
+          .then((terms) => {
+            const tsquery = PassagesRepository.anyOf(terms);
+            return tsquery === null
+              ? []
+              : this.passages.headlines(
+                  tsquery,
+                  hits.map((hit) => hit.content),
+                );
+          })
+          .catch(() => [] as string[])
+      : [];
+    return hits.map((hit, i) => ({
+      document_id: hit.documentId,
+      title: hit.title,
+      score: Math.round(hit.score * 1_000_000) / 1_000_000,
+      heading_path: hit.heading,
+      snippet: headlineOrCut(headlines[i], hit.content, query),
+    }));
+  }
+}
+
+/**
+ * Reciprocal rank fusion: a document's score is the sum over the sides that found it of
+ * 1 / (k + rank), rank counted from 1. Ties keep the lexical side's order. The passage is
+ * the lexical side's when it has one (it holds the query's words).
+ */
+export function fuse(
+  lexical: readonly Candidate[],
+  vector: readonly Candidate[],
+  k: number,
+): Candidate[] {
+  const fused = new Map<string, { candidate: Candidate; score: number; order: number }>();
+  const add = (list: readonly Candidate[], side: number) =>
+    list.forEach((candidate, rank) => {
+      const gain = 1 / (k + rank + 1);
+      const seen = fused.get(candidate.documentId);
+      if (seen) seen.score += gain;
+      else
+        fused.set(candidate.documentId, { candidate, score: gain, order: side * 100_000 + rank });
+    });
+  add(lexical, 0);
+  add(vector, 1);
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .map(({ candidate, score }) => ({ ...candidate, score }));
+}
+
+function headlineOrCut(
+  headline: string | null | undefined,
+  content: string,
+  query: string,
+): string {
+  if (typeof headline === 'string' && headline.includes('**')) {
+    return headline
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, SNIPPET_MAX_CHARS * 2);
+  }
+  return snippetOf(content, query);
+}
+
+function degradedReason(error: unknown): string {
+  if (error instanceof DomainError) return error.message;
+  return 'the vector side failed';
 }
 
 /**

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { EMBEDDER, Embedder, EmbeddingError } from './embedder.interface';
 import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from './markdown-chunker';
+import { PassagesRepository } from './passages.repository';
 import { VectorLease, VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
 import { DocumentPoints, VECTOR_STORE, VectorStore } from './vector-store.interface';
 import { VectorStoreInitializer } from './vector-store.initializer';
@@ -48,6 +49,7 @@ export class VectorBatchProcessor {
   constructor(
     private readonly config: AppConfig,
     private readonly queue: VectorQueueRepository,
+    private readonly passages: PassagesRepository,
     private readonly pool: VectorWorkPool,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
@@ -76,7 +78,9 @@ export class VectorBatchProcessor {
       const removed = items.filter((i) => i.deleted);
       const skipped = items.filter((i) => !i.deleted && this.isSkipped(i));
       const embeddable = items.filter((i) => !i.deleted && !this.isSkipped(i));
-      await this.store.deleteDocuments([...removed, ...skipped].map((i) => i.document_id));
+      const gone = [...removed, ...skipped].map((i) => i.document_id);
+      await this.store.deleteDocuments(gone);
+      await this.passages.delete(gone);
 
       const local = this.embedder.provider === 'local' ? this.embedder.dimensions : undefined;
       const stop = local && this.metrics.embeddingDuration.startTimer({ provider: 'local' });
@@ -91,6 +95,20 @@ export class VectorBatchProcessor {
         stop();
         this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
       }
+      // Lexical search gets the passages before the embedder is asked: it keeps up even
+      // while the embedder is down.
+      await this.passages.replace(
+        embeddable.map((item, i) => ({
+          documentId: item.document_id,
+          revision: item.revision,
+          title: item.title,
+          passages: prepared.chunks[i].map((chunk) => ({
+            index: chunk.index,
+            heading: chunk.headings.join(' › '),
+            content: chunk.content,
+          })),
+        })),
+      );
       const vectors =
         prepared.vectors ??
         (await this.embed(

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { AdminGuard } from '../auth/admin.guard';
 import { invalidArgument } from '../common/domain-error';
 import { parseInput, queryInteger } from '../common/validation';
-import { SearchService } from './search.service';
+import { SearchMode, SearchService } from './search.service';
 import { VectorsAdminService } from './vectors-admin.service';
 
 export const reindexSchema = z.strictObject({ prefix: z.string().optional() }).optional();
 
 /**
- * `GET /search?query&limit&prefix&tags`: the search service behind `search_knowledge`,
+ * `GET /search?query&limit&prefix&tags&mode`: the search service behind `search_knowledge`,
  * for operators. `tags` may repeat (`tags=a&tags=b`) or list several (`tags=a,b`).
  */
 @Controller('search')
@@ -19,18 +19,21 @@ export class SearchController {
 
   @Get()
   find(@Query() params: Record<string, unknown>) {
-    const { query, limit, prefix, tags, ...rest } = params;
+    const { query, limit, prefix, tags, mode, ...rest } = params;
     const unknown = Object.keys(rest)[0];
     if (unknown !== undefined) throw invalidArgument(unknown, 'unknown query parameter');
     if (query === undefined) throw invalidArgument('query', 'is required');
     if (typeof query !== 'string') throw invalidArgument('query', 'must be given once');
     if (prefix !== undefined && typeof prefix !== 'string')
       throw invalidArgument('prefix', 'must be given once');
+    if (mode !== undefined && typeof mode !== 'string')
+      throw invalidArgument('mode', 'must be given once');
     return this.search.search({
       query,
       limit: queryInteger(limit, 'limit'),
       prefix,
       tags: tagList(tags),
+      mode: mode as SearchMode | undefined,
     });
   }
 }

@@ -18,6 +18,7 @@ import { VectorsHealth } from './vectors.health';
 import { VectorsMetrics } from './vectors.metrics';
 import { embedderProvider, vectorStoreProvider } from './vectors.providers';
 import { VectorWorkPool } from './work/vector-work.pool';
+import { PassagesRepository } from './passages.repository';
 
 /**
  * The vector pipeline (SPEC §8): the queue over the `vector_*` columns (its repository and
@@ -33,6 +34,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
   providers: [
     VectorsMetrics,
     VectorQueueRepository,
+    PassagesRepository,
     VectorQueueMetrics,
     VectorWorkPool,
     embedderProvider,

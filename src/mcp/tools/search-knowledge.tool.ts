@@ -4,6 +4,7 @@ import {
   SEARCH_DEFAULT_LIMIT,
   SEARCH_MAX_LIMIT,
   SEARCH_MAX_QUERY_CHARS,
+  SEARCH_MODES,
   SearchService,
 } from '../../vectors/search.service';
 import { resourceLink } from '../resources/document-resources';
@@ -30,6 +31,12 @@ const input = z.strictObject({
     .describe('Only documents whose id starts with this folder prefix, e.g. "knowledge/reports/".'),
   path: z.string().optional().describe('Another name for prefix; give one of them.'),
   tags: tagsArg.optional().describe('Only documents carrying all of these tags.'),
+  mode: z
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe(
+      'hybrid (default): exact words and meaning together; lexical: exact words, identifiers and names only; vector: meaning only.',
+    ),
 });
 
 const output = z.object({
@@ -39,11 +46,22 @@ const output = z.object({
         document_id: z.string(),
         title: z.string(),
         score: z.number().describe('Relevance: higher is closer to the query.'),
-        snippet: z.string().describe('The passage that matched best.'),
+        heading_path: z
+          .string()
+          .describe('Headings above the passage, e.g. "Guide › Install"; empty when none.'),
+        snippet: z
+          .string()
+          .describe('The passage that matched best, query words in **bold** where found.'),
       }),
     )
     .describe('Best hits first; deleted documents never appear.'),
   count: z.number().int(),
+  mode: z.enum(SEARCH_MODES),
+  degraded: z
+    .boolean()
+    .optional()
+    .describe('True when only exact-word search answered (meaning search unavailable).'),
+  degraded_reason: z.string().optional(),
 });
 
 @Injectable()
@@ -51,7 +69,7 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
   readonly name = 'search_knowledge';
   readonly title = 'Search the knowledge base';
   readonly description = [
-    'Semantic search over the text of every document: returns the best-matching documents with a score and the passage that matched, best first.',
+    'Search over the text of every document, by exact words (identifiers, names, error codes) and by meaning together: returns the best-matching documents with a score, the heading path and the passage that matched, best first.',
     'Use it to answer a question or find documents by meaning; narrow with prefix (a folder such as "knowledge/reports/") or tags. Then read whole documents with get_document or batch_read.',
     `At most ${SEARCH_MAX_LIMIT} hits (default ${SEARCH_DEFAULT_LIMIT}). Documents written in the last few seconds may not be found yet: indexing follows writes within seconds.`,
   ].join(' ');
@@ -69,21 +87,19 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
   }
 
   async run(args: z.output<typeof input>, context: ToolContext) {
-    const { results } = await this.search.search({
+    const { results, mode, degraded, degraded_reason } = await this.search.search({
       query: args.query,
       limit: args.limit ?? SEARCH_DEFAULT_LIMIT,
       prefix: args.prefix,
       tags: args.tags,
+      mode: args.mode,
       signal: context.signal,
     });
     return {
-      results: results.map(({ document_id, title, score, snippet }) => ({
-        document_id,
-        title,
-        score,
-        snippet,
-      })),
+      results,
       count: results.length,
+      mode,
+      ...(degraded ? { degraded, degraded_reason } : {}),
     };
   }
 }

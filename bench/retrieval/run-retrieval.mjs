@@ -1,0 +1,354 @@
+// Retrieval quality benchmark: seeds the corpus of package docs (corpus.mjs) into a running
+// server, waits for the vector pipeline, asks `GET /search` every query of queries.json in
+// every mode, and scores the answers against the graded judgements (metrics.mjs), next to a
+// local BM25 baseline (bm25.mjs). Library: `runRetrieval(context)`; CLI:
+//
+//   node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY
+//        [--modes hybrid,vector,lexical] [--out results.json] [--no-seed]
+//   node bench/retrieval/run-retrieval.mjs --bm25-only        (no server: checks the
+//        queries against the corpus and prints the BM25 baseline)
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildCorpus, corpusFingerprint } from './corpus.mjs';
+import { scoreQuery, summarise } from './metrics.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+export const QUERIES_FILE = join(here, 'queries.json');
+const KINDS = ['keyword', 'question', 'folder'];
+const SEED_CONCURRENCY = 8;
+const SEARCH_LIMIT = 10;
+
+/**
+ * @param {object} context
+ * @param {string} [context.baseUrl]  server to test; without it only BM25 runs
+ * @param {Record<string, string>} [context.headers]  must carry an admin key (X-API-Key)
+ * @param {string[]} [context.modes]  values of `mode` to try
+ * @param {(message: string) => void} [context.log]  progress (stderr by default)
+ * @param {(line: string) => void} [context.print]  the result table (stdout by default)
+ * @param {boolean} [context.seed]  POST the corpus first (default true)
+ * @param {number} [context.waitTimeoutMs]  how long to wait for embeddings (default 20 min)
+ */
+export async function runRetrieval({
+  baseUrl,
+  headers = {},
+  modes = ['hybrid', 'vector', 'lexical'],
+  log = (message) => process.stderr.write(`[retrieval] ${message}\n`),
+  print = (line) => process.stdout.write(`${line}\n`),
+  seed = true,
+  waitTimeoutMs = 20 * 60_000,
+} = {}) {
+  const corpus = await buildCorpus(root, { warn: log });
+  const fingerprint = corpusFingerprint(corpus);
+  const queriesText = readFileSync(QUERIES_FILE, 'utf8');
+  const queries = JSON.parse(queriesText);
+  validateQueries(queries, corpus);
+  log(
+    `corpus: ${corpus.length} documents (${fingerprint.slice(0, 12)}); queries: ${queries.length} (${KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(', ')})`,
+  );
+
+  const notes = {};
+  const perQuery = [];
+
+  if (baseUrl) {
+    const http = client(baseUrl, headers);
+    if (seed) await seedCorpus(http, corpus, log);
+    await waitForVectors(http, log, waitTimeoutMs);
+    for (const mode of modes) {
+      const { results, note } = await runMode(http, mode, queries, log);
+      if (note) notes[mode] = note;
+      perQuery.push(...results);
+    }
+    // A mode whose answers equal another mode's on every query was most likely ignored.
+    for (const mode of modes) {
+      if (notes[mode]?.startsWith('unsupported')) continue;
+      const same = modes.find(
+        (other) =>
+          other !== mode &&
+          modes.indexOf(other) < modes.indexOf(mode) &&
+          queries.every((q) => sameRanking(perQuery, q.id, mode, other)),
+      );
+      if (same)
+        notes[mode] = `answers identical to mode ${same} on every query: mode probably ignored`;
+    }
+  }
+
+  let bm25;
+  try {
+    ({ bm25Ranker: bm25 } = await import('./bm25.mjs'));
+  } catch (error) {
+    notes.bm25 = `not run: ${error.code === 'ERR_MODULE_NOT_FOUND' ? 'minisearch is not installed' : error.message}`;
+  }
+  if (bm25) {
+    const rank = bm25(corpus);
+    for (const q of queries) {
+      const ranked = rank(q.query, q.prefix);
+      perQuery.push(row('bm25', q, ranked));
+    }
+  }
+
+  const table = [];
+  const modeNames = [...new Set(perQuery.map((r) => r.mode))];
+  for (const mode of modeNames) {
+    for (const s of summarise(perQuery.filter((r) => r.mode === mode))) {
+      table.push({ mode, ...s, ...(notes[mode] ? { note: notes[mode] } : {}) });
+    }
+  }
+  printTable(table, notes, print);
+  return {
+    date: new Date().toISOString(),
+    corpus: { documents: corpus.length, fingerprint },
+    queries: {
+      count: queries.length,
+      sha256: createHash('sha256').update(queriesText).digest('hex'),
+    },
+    notes,
+    table,
+    perQuery,
+  };
+}
+
+/** Throws unless every query is well formed and every judged id is in the corpus. */
+export function validateQueries(queries, corpus) {
+  const ids = new Set(corpus.map((d) => d.document_id));
+  const seen = new Set();
+  const problems = [];
+  for (const q of queries) {
+    const where = `query ${q.id ?? '(no id)'}`;
+    if (typeof q.id !== 'string' || seen.has(q.id))
+      problems.push(`${where}: missing or duplicate id`);
+    seen.add(q.id);
+    if (!KINDS.includes(q.kind)) problems.push(`${where}: kind ${q.kind}`);
+    if (typeof q.query !== 'string' || q.query.trim() === '')
+      problems.push(`${where}: empty query`);
+    if (q.kind === 'folder') {
+      if (typeof q.prefix !== 'string' || !q.prefix.endsWith('/'))
+        problems.push(`${where}: a folder query needs a prefix ending in "/"`);
+    } else if (q.prefix !== undefined) problems.push(`${where}: only folder queries have a prefix`);
+    const relevant = Object.entries(q.relevant ?? {});
+    if (relevant.length === 0) problems.push(`${where}: no relevant document`);
+    if (!relevant.some(([, g]) => g === 3)) problems.push(`${where}: no document of grade 3`);
+    for (const [id, grade] of relevant) {
+      if (![1, 2, 3].includes(grade)) problems.push(`${where}: grade ${grade} for ${id}`);
+      if (!ids.has(id)) problems.push(`${where}: ${id} is not in the corpus`);
+      if (q.prefix && !id.startsWith(q.prefix))
+        problems.push(`${where}: ${id} is outside the prefix ${q.prefix}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`queries.json is invalid:\n  ${problems.join('\n  ')}`);
+}
+
+function client(baseUrl, headers) {
+  const base = baseUrl.replace(/\/+$/, '');
+  return async (method, path, body) => {
+    for (let attempt = 0; ; attempt++) {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (response.status === 429 && attempt < 20) {
+        const wait = Number(response.headers.get('retry-after') ?? 1);
+        await sleep(Math.max(0.1, Number.isFinite(wait) ? wait : 1) * 1000);
+        continue;
+      }
+      let json;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, json, text };
+    }
+  };
+}
+
+async function seedCorpus(http, corpus, log) {
+  const started = Date.now();
+  let created = 0;
+  let existing = 0;
+  let differing = 0;
+  const failures = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < corpus.length) {
+      const d = corpus[next++];
+      const answer = await http('POST', '/documents', {
+        document_id: d.document_id,
+        title: d.title,
+        body: d.body,
+        tags: ['retrieval-bench'],
+        metadata: {
+          licence: d.licence,
+          package: d.source.package,
+          version: d.source.version,
+          file: d.source.file,
+          licence_file: d.source.licence_file,
+        },
+      });
+      if (answer.status === 201 || answer.status === 200) created++;
+      else if (answer.status === 409) {
+        existing++;
+        const current = await http('GET', `/documents/${encodeId(d.document_id)}`);
+        if (current.json?.body !== d.body) differing++;
+      } else failures.push(`${d.document_id}: ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  log(
+    `seeded in ${Date.now() - started} ms: ${created} created, ${existing} already there${differing ? ` (${differing} with a different body: results may not match this corpus)` : ''}`,
+  );
+  if (failures.length > 0)
+    throw new Error(
+      `seeding failed for ${failures.length} documents:\n  ${failures.slice(0, 10).join('\n  ')}`,
+    );
+}
+
+/** Waits until `GET /admin/vectors/status` reports nothing pending or leased. */
+async function waitForVectors(http, log, timeoutMs) {
+  const started = Date.now();
+  let lastLog = 0;
+  for (;;) {
+    const status = await http('GET', '/admin/vectors/status');
+    if (status.status === 404) {
+      log('no /admin/vectors/status: not waiting for embeddings');
+      return;
+    }
+    if (status.status !== 200 || typeof status.json?.counts !== 'object')
+      throw new Error(`GET /admin/vectors/status: ${status.status} ${status.text.slice(0, 200)}`);
+    const { counts, leased = 0 } = status.json;
+    const pending = Number(counts.pending ?? 0);
+    if (pending === 0 && Number(leased) === 0) {
+      log(
+        `vectors ready after ${Date.now() - started} ms (${Object.entries(counts)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')})`,
+      );
+      if (Number(counts.error ?? 0) > 0) log(`warning: ${counts.error} documents failed to embed`);
+      return;
+    }
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`embeddings still pending after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
+    if (Date.now() - lastLog > 10_000) {
+      log(`waiting for embeddings: ${pending} pending, ${leased} leased`);
+      lastLog = Date.now();
+    }
+    await sleep(250);
+  }
+}
+
+async function runMode(http, mode, queries, log) {
+  let withMode = true;
+  let note;
+  const results = [];
+  const started = Date.now();
+  for (const q of queries) {
+    let answer = await http('GET', searchPath(q, withMode ? mode : undefined));
+    if (withMode && answer.status === 400 && /mode/i.test(answer.text)) {
+      withMode = false;
+      note = `unsupported: the server refused mode=${mode} (${answer.status} ${errorMessage(answer)}); ran without the mode parameter`;
+      log(`mode ${mode}: ${note}`);
+      answer = await http('GET', searchPath(q, undefined));
+    }
+    if (answer.status !== 200 || !Array.isArray(answer.json?.results)) {
+      results.push({ ...row(mode, q, []), error: `${answer.status} ${errorMessage(answer)}` });
+      continue;
+    }
+    results.push(
+      row(
+        mode,
+        q,
+        answer.json.results.map((r) => r.document_id),
+      ),
+    );
+  }
+  const errors = results.filter((r) => r.error).length;
+  log(
+    `mode ${mode}: ${queries.length} queries in ${Date.now() - started} ms${errors ? `, ${errors} errors (first: ${results.find((r) => r.error).error})` : ''}`,
+  );
+  if (errors > 0) note = [note, `${errors} queries failed`].filter(Boolean).join('; ');
+  return { results, note };
+}
+
+function searchPath(q, mode) {
+  const params = new URLSearchParams({ query: q.query, limit: String(SEARCH_LIMIT) });
+  if (mode !== undefined) params.set('mode', mode);
+  if (q.prefix) params.set('prefix', q.prefix);
+  return `/search?${params}`;
+}
+
+function row(mode, q, ranked) {
+  return {
+    mode,
+    id: q.id,
+    kind: q.kind,
+    query: q.query,
+    ...(q.prefix ? { prefix: q.prefix } : {}),
+    ...scoreQuery(ranked, q.relevant),
+    ranked,
+  };
+}
+
+function sameRanking(perQuery, id, a, b) {
+  const x = perQuery.find((r) => r.mode === a && r.id === id);
+  const y = perQuery.find((r) => r.mode === b && r.id === id);
+  return x && y && !x.error && !y.error && x.ranked.join('\n') === y.ranked.join('\n');
+}
+
+function errorMessage(answer) {
+  return (answer.json?.error?.message ?? answer.text ?? '').slice(0, 160);
+}
+
+function encodeId(id) {
+  return id.split('/').map(encodeURIComponent).join('/');
+}
+
+function printTable(table, notes, print) {
+  const columns = ['mode', 'kind', 'queries', 'ndcg10', 'recall5', 'mrr10'];
+  const cell = (r, c) =>
+    typeof r[c] === 'number' && !Number.isInteger(r[c]) ? r[c].toFixed(3) : String(r[c]);
+  const widths = columns.map((c) => Math.max(c.length, ...table.map((r) => cell(r, c).length)));
+  const line = (values) => values.map((v, i) => v.padEnd(widths[i])).join('  ');
+  print(line(columns));
+  for (const r of table) print(line(columns.map((c) => cell(r, c))));
+  for (const [mode, note] of Object.entries(notes)) print(`note: ${mode}: ${note}`);
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  const option = (name) => {
+    const i = args.indexOf(name);
+    return i === -1 ? undefined : args[i + 1];
+  };
+  const bm25Only = args.includes('--bm25-only');
+  const baseUrl = option('--base-url');
+  if (!bm25Only && !baseUrl) {
+    console.error(
+      'usage: node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY [--modes hybrid,vector,lexical] [--out file.json] [--no-seed]\n' +
+        '       node bench/retrieval/run-retrieval.mjs --bm25-only',
+    );
+    process.exit(2);
+  }
+  const key = option('--key') ?? process.env.API_KEY;
+  const result = await runRetrieval({
+    baseUrl: bm25Only ? undefined : baseUrl,
+    headers: key ? { 'X-API-Key': key } : {},
+    modes: option('--modes')?.split(',').filter(Boolean),
+    seed: !args.includes('--no-seed'),
+  });
+  const out = option('--out');
+  if (out) {
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    console.error(`[retrieval] written to ${out}`);
+  }
+}

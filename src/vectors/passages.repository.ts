@@ -1,0 +1,254 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { prefixUpperBound } from '../documents/document-id';
+
+/** One document's passages, as the chunker cut them. */
+export interface DocumentPassages {
+  readonly documentId: string;
+  readonly revision: number;
+  readonly title: string;
+  readonly passages: ReadonlyArray<{ index: number; heading: string; content: string }>;
+}
+
+export interface LexicalSearchOptions {
+  readonly limit: number;
+  /** A normalised folder ending in `/` (see folderOf). */
+  readonly folder?: string;
+  readonly tags?: readonly string[];
+}
+
+/** A document's best passage for a query, by full-text rank. */
+export interface LexicalHit {
+  readonly documentId: string;
+  readonly title: string;
+  readonly chunkIndex: number;
+  readonly heading: string;
+  readonly content: string;
+  readonly rank: number;
+}
+
+/** A word of a query: its lexeme and the tsquery (text form) that finds it. */
+export interface QueryTerm {
+  readonly lexeme: string;
+  readonly tsquery: string;
+}
+
+export interface WeightedTerm extends QueryTerm {
+  /** Passages holding it. */
+  readonly df: number;
+  readonly idf: number;
+}
+
+/** How long document frequencies are kept, and how many. */
+const FREQUENCY_CACHE_MS = 60_000;
+const FREQUENCY_CACHE_ENTRIES = 10_000;
+/** A term in more than this fraction of the passages does not select candidates alone. */
+const COMMON_FRACTION = 0.2;
+/**
+ * \`ts_rank\`'s weights of the classes D, C (body), B (headings), A (title), chosen on the
+ * retrieval benchmark (bench/retrieval): a heavier title and headings (0.2 / 0.5 / 1)
+ * ranked questions 25 % worse; adding a share of a document's other passages to its best
+ * one made every kind worse.
+ */
+const RANK_WEIGHTS = '{0.1, 0.8, 0.9, 1.0}';
+
+/** Rows per INSERT: a 1 MiB document of 1300 passages goes in three statements. */
+const ROWS_PER_STATEMENT = 500;
+/** Query terms looked up at most: a longer query adds cost, not precision. */
+const MAX_TERMS = 32;
+
+/**
+ * The lexical side of search (SPEC §8a): `kb_passages`, written by the vector worker when
+ * it chunks a document, ranked in PostgreSQL. The weighted `tsvector` is a generated column
+ * (title A, heading B, body C; `simple` and `english`), searched through its GIN index.
+ */
+@Injectable()
+export class PassagesRepository {
+  private readonly frequencies = new Map<string, { df: number; until: number }>();
+  private total: { n: number; until: number } | undefined;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Makes these passages the documents' only ones, in one transaction. */
+  async replace(documents: readonly DocumentPassages[]): Promise<void> {
+    if (documents.length === 0) return;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
+        documents.map((d) => d.documentId),
+      ]);
+      const rows = documents.flatMap((d) =>
+        d.passages.map((p) => [d.documentId, p.index, d.revision, d.title, p.heading, p.content]),
+      );
+      for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+        const part = rows.slice(at, at + ROWS_PER_STATEMENT);
+        const column = (k: number) => part.map((row) => row[k]);
+        await manager.query(
+          `INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+           SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[])`,
+          [column(0), column(1), column(2), column(3), column(4), column(5)],
+        );
+      }
+    });
+  }
+
+  async delete(documentIds: readonly string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.dataSource.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
+      documentIds,
+    ]);
+  }
+
+  /**
+   * Best passage per alive document, best first, by a BM25-like score computed in
+   * PostgreSQL: for each word of the query, its inverse document frequency over the
+   * passages times `ts_rank` of the passage for that word (term frequency, title and
+   * headings weighing more, normalised by length). The query's words are the lexemes of
+   * both configurations (identifiers as written, English stems), without English stop
+   * words; a passage must hold at least one of the rarer ones (the GIN index finds them).
+   * Nothing in the query is parsed as tsquery syntax, so no input can make it fail.
+   */
+  async search(query: string, options: LexicalSearchOptions): Promise<LexicalHit[]> {
+    const terms = await this.terms(query);
+    if (terms.length === 0) return [];
+    const weighted = await this.weigh(terms);
+    if (weighted.length === 0) return [];
+    const [text, values] = this.searchStatement(weighted, options);
+    const rows: Array<{
+      document_id: string;
+      title: string;
+      chunk_index: number;
+      heading: string;
+      content: string;
+      rank: number;
+    }> = await this.dataSource.query(text, values);
+    return rows.map((row) => ({
+      documentId: row.document_id,
+      title: row.title,
+      chunkIndex: row.chunk_index,
+      heading: row.heading,
+      content: row.content,
+      rank: row.rank,
+    }));
+  }
+
+  /**
+   * The words of a query as lexemes, each with its tsquery (text form, written by
+   * PostgreSQL): those of `simple` that are not English stop words, and the English stems;
+   * the longest first, at most {@link MAX_TERMS}.
+   */
+  async terms(query: string): Promise<QueryTerm[]> {
+    return this.dataSource.query(
+      `WITH words AS (
+         SELECT DISTINCT lexeme FROM unnest(to_tsvector('simple', kb_search_words($1))) AS s
+          WHERE to_tsvector('english', lexeme) <> ''::tsvector
+         UNION
+         SELECT lexeme FROM unnest(to_tsvector('english', kb_search_words($1))))
+       SELECT lexeme, plainto_tsquery('simple', lexeme)::text AS tsquery
+         FROM words
+        WHERE plainto_tsquery('simple', lexeme)::text <> ''
+        ORDER BY length(lexeme) DESC, lexeme
+        LIMIT ${MAX_TERMS}`,
+      [query],
+    );
+  }
+
+  /** The OR of some terms, as tsquery text; `null` for none. */
+  static anyOf(terms: readonly QueryTerm[]): string | null {
+    return terms.length === 0 ? null : terms.map((t) => `(${t.tsquery})`).join(' | ');
+  }
+
+  /**
+   * Inverse document frequencies of the terms, over passages, BM25's
+   * `ln(1 + (N − df + 0.5) / (df + 0.5))`; terms no passage holds are dropped. Counts are
+   * kept a minute: they move slowly, and a common word costs a scan of its posting list.
+   */
+  async weigh(terms: readonly QueryTerm[]): Promise<WeightedTerm[]> {
+    const now = Date.now();
+    if (this.total === undefined || this.total.until < now) {
+      const [row]: Array<{ n: number }> = await this.dataSource.query(
+        `SELECT count(*)::int AS n FROM kb_passages`,
+      );
+      this.total = { n: row.n, until: now + FREQUENCY_CACHE_MS };
+    }
+    const missing = terms.filter((t) => (this.frequencies.get(t.lexeme)?.until ?? 0) < now);
+    if (missing.length > 0) {
+      const rows: Array<{ tsquery: string; df: number }> = await this.dataSource.query(
+        `SELECT t.q AS tsquery,
+                (SELECT count(*)::int FROM kb_passages WHERE search @@ t.q::tsquery) AS df
+           FROM unnest($1::text[]) AS t(q)`,
+        [missing.map((t) => t.tsquery)],
+      );
+      rows.forEach((row, i) => {
+        // A word no passage holds yet is asked again next time: it may be written any moment.
+        if (row.df === 0) {
+          this.frequencies.delete(missing[i].lexeme);
+          return;
+        }
+        if (this.frequencies.size >= FREQUENCY_CACHE_ENTRIES) {
+          this.frequencies.delete(this.frequencies.keys().next().value!);
+        }
+        this.frequencies.set(missing[i].lexeme, { df: row.df, until: now + FREQUENCY_CACHE_MS });
+      });
+    }
+    const n = Math.max(this.total.n, 1);
+    return terms.flatMap((term) => {
+      const df = this.frequencies.get(term.lexeme)?.df ?? 0;
+      return df === 0 ? [] : [{ ...term, df, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) }];
+    });
+  }
+
+  /**
+   * The search statement for weighted terms, for EXPLAIN in tests. Passages must hold one
+   * of the terms found in at most a fifth of them (all terms when every one is that
+   * common): a passage with only common words could not rank anyway.
+   */
+  searchStatement(
+    terms: readonly WeightedTerm[],
+    options: LexicalSearchOptions,
+  ): [string, unknown[]] {
+    const n = Math.max(this.total?.n ?? 0, 1);
+    const rare = terms.filter((t) => t.df <= n * COMMON_FRACTION);
+    const folder = options.folder ?? null;
+    return [
+      `WITH matched AS (
+         SELECT p.document_id, p.chunk_index, p.heading, p.content,
+                (SELECT sum(w.idf * ts_rank('${RANK_WEIGHTS}', p.search, w.q, 1))
+                   FROM unnest($6::tsquery[], $7::float8[]) AS w(q, idf))::float8 AS rank
+           FROM kb_passages p
+          WHERE p.search @@ $1::tsquery
+            AND ($2::text IS NULL OR (p.document_id >= $2 AND p.document_id < $3))),
+       best AS (
+         SELECT DISTINCT ON (document_id) * FROM matched ORDER BY document_id, rank DESC)
+       SELECT b.document_id, d.title, b.chunk_index, b.heading, b.content, b.rank
+         FROM best b JOIN kb_documents d ON d.document_id = b.document_id
+        WHERE d.deleted_at IS NULL AND ($4::text[] IS NULL OR d.tags @> $4::text[])
+        ORDER BY b.rank DESC, b.document_id
+        LIMIT $5`,
+      [
+        PassagesRepository.anyOf(rare.length > 0 ? rare : terms),
+        folder,
+        folder === null ? null : prefixUpperBound(folder),
+        options.tags && options.tags.length > 0 ? options.tags : null,
+        options.limit,
+        terms.map((t) => t.tsquery),
+        terms.map((t) => t.idf),
+      ],
+    ];
+  }
+
+  /**
+   * Excerpts of passages around the words of a tsquery from {@link tsquery}, highlighted
+   * with `**`, by PostgreSQL's `ts_headline`; in the order of `contents`.
+   */
+  async headlines(tsquery: string, contents: readonly string[]): Promise<string[]> {
+    if (contents.length === 0) return [];
+    const rows: Array<{ headline: string }> = await this.dataSource.query(
+      `SELECT ts_headline('english', c.content, $1::tsquery,
+                'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "') AS headline
+         FROM unnest($2::text[]) WITH ORDINALITY AS c(content, n)
+        ORDER BY c.n`,
+      [tsquery, contents],
+    );
+    return rows.map((row) => row.headline);
+  }
+}

@@ -1,0 +1,210 @@
+import type { Client } from 'pg';
+import request from 'supertest';
+import { type PlanNode, planNodes } from './support/explain';
+import { startTestApp, TestApp } from './support/app';
+import { callTool, toolJson } from './support/mcp-http';
+import { PassagesRepository } from '../src/vectors/passages.repository';
+
+const DOCS = [
+  {
+    document_id: 'kb/ops/leases.md',
+    body: '# Leases\n\n## Lost leases\n\nWhen a worker sees ERR_LEASE_LOST_42 it stops the batch and gives the documents back.',
+  },
+  {
+    document_id: 'kb/ops/backups.md',
+    body: '# Backups\n\n## Restoring\n\nRestore the cluster from the nightly snapshot, then replay the write-ahead log to the point you need.',
+  },
+  {
+    document_id: 'kb/dev/config.md',
+    body: '# Configuration\n\nSet `clockToleranceSeconds` to accept tokens from a server whose clock runs a little fast.',
+    tags: ['dev'],
+  },
+  {
+    document_id: 'kb/dev/cjk.md',
+    body: '# 日本語\n\n検索 エンジン の テスト です。 Arabic: البحث عن المستندات',
+  },
+  {
+    document_id: 'other/leases-elsewhere.md',
+    body: '# Leases elsewhere\n\nAnother note about ERR_LEASE_LOST_42 outside the kb folder.',
+  },
+];
+
+async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Hybrid search (SPEC §8a): PostgreSQL full text over the passages the vector side
+ * embeds, fused with the vector ranking; `mode` picks one side.
+ */
+describe('hybrid search', () => {
+  let t: TestApp;
+  let sql: Client;
+  const search = async (query: Record<string, string>) =>
+    (await request(t.baseUrl).get('/search').query(query).expect(200)).body;
+
+  beforeAll(async () => {
+    t = await startTestApp({ VECTOR_SYNC_ENABLED: 'true' });
+    sql = await t.db.client();
+    for (const doc of DOCS) {
+      await request(t.baseUrl).post('/documents').send(doc).expect(201);
+    }
+    await waitFor(async () => {
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM kb_documents WHERE vector_status = 'ready'`,
+      );
+      return rows[0].n === DOCS.length;
+    }, 'every document to be ready');
+  });
+  afterAll(() => t.close());
+
+  it('keeps the passages the vector side embeds, with their heading paths', async () => {
+    const { rows } = await sql.query(
+      `SELECT chunk_index, heading, revision FROM kb_passages WHERE document_id = 'kb/ops/leases.md'`,
+    );
+    expect(rows).toEqual([{ chunk_index: 0, heading: 'Leases', revision: 1 }]);
+  });
+
+  it.each(['hybrid', 'lexical'])(
+    'finds an exact identifier first (%s), with heading path and highlighted snippet',
+    async (mode) => {
+      const body = await search({ query: 'ERR_LEASE_LOST_42', mode, prefix: 'kb' });
+      expect(body.mode).toBe(mode);
+      expect(body.results[0]).toMatchObject({
+        document_id: 'kb/ops/leases.md',
+        title: 'Leases',
+        heading_path: 'Leases',
+        snippet: expect.stringMatching(/\*\*ERR\*\*_\*\*LEASE\*\*_\*\*LOST\*\*_\*\*42\*\*/),
+      });
+      expect(body.results.map((r: { document_id: string }) => r.document_id)).not.toContain(
+        'other/leases-elsewhere.md',
+      );
+      expect(body.degraded).toBeUndefined();
+    },
+  );
+
+  it('finds a question asked in other words, and stems (restoring ⇒ restore)', async () => {
+    const body = await search({ query: 'how do I restore a snapshot?' });
+    expect(body.results[0].document_id).toBe('kb/ops/backups.md');
+    const stemmed = await search({ query: 'restoring snapshots', mode: 'lexical' });
+    expect(stemmed.results[0].document_id).toBe('kb/ops/backups.md');
+  });
+
+  it('keeps camelCase identifiers searchable, and pushes tags down', async () => {
+    const body = await search({ query: 'clockToleranceSeconds', mode: 'lexical', tags: 'dev' });
+    expect(body.results.map((r: { document_id: string }) => r.document_id)).toEqual([
+      'kb/dev/config.md',
+    ]);
+    const none = await search({ query: 'clockToleranceSeconds', mode: 'lexical', tags: 'ops' });
+    expect(none.results).toEqual([]);
+  });
+
+  it('finds text in other scripts', async () => {
+    const cjk = await search({ query: '検索', mode: 'lexical' });
+    expect(cjk.results[0]?.document_id).toBe('kb/dev/cjk.md');
+    const arabic = await search({ query: 'المستندات', mode: 'lexical' });
+    expect(arabic.results[0]?.document_id).toBe('kb/dev/cjk.md');
+  });
+
+  it.each([
+    ['only stop words', 'the and of a'],
+    ['only punctuation', '?!... ,;'],
+    ['tsquery operators', "&|!():*<> 'lease' & !backup"],
+    ['SQL', "'; DROP TABLE kb_passages; --"],
+    ['unmatched quotes', '"lost leases'],
+    ['a backslash', 'C:\\path\\to\\file'],
+  ])('%s: an answer, never an error (every mode)', async (_name, query) => {
+    for (const mode of ['hybrid', 'lexical', 'vector']) {
+      const body = await search({ query, mode });
+      expect(Array.isArray(body.results)).toBe(true);
+    }
+    const { rows } = await sql.query(`SELECT count(*)::int AS n FROM kb_passages`);
+    expect(rows[0].n).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'word '.repeat(2000)],
+  ])('%s query: INVALID_ARGUMENT naming the field', async (_name, query) => {
+    const response = await request(t.baseUrl).get('/search').query({ query }).expect(400);
+    expect(response.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'query' });
+  });
+
+  it('refuses an unknown mode, naming it', async () => {
+    const response = await request(t.baseUrl)
+      .get('/search')
+      .query({ query: 'leases', mode: 'fuzzy' })
+      .expect(400);
+    expect(response.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'mode' });
+  });
+
+  it('search_knowledge takes mode, and answers heading_path and resource links', async () => {
+    const envelope = await callTool(t.baseUrl, '/mcp', 'search_knowledge', {
+      query: 'ERR_LEASE_LOST_42',
+      mode: 'lexical',
+    });
+    const result = toolJson(envelope);
+    expect(result.mode).toBe('lexical');
+    expect(result.results[0]).toMatchObject({
+      document_id: expect.stringMatching(/leases/),
+      heading_path: expect.stringMatching(/Leases/),
+    });
+  });
+
+  it('forgets a deleted document at once, and its passages once the worker has seen it', async () => {
+    await request(t.baseUrl).post('/documents').send({
+      document_id: 'kb/tmp/gone.md',
+      body: '# Gone\n\nThe word zanzibarite appears only here.',
+    });
+    await waitFor(async () => {
+      const body = await search({ query: 'zanzibarite', mode: 'lexical' });
+      return body.results.length === 1;
+    }, 'the new document to be found');
+    await request(t.baseUrl).delete('/documents/kb/tmp/gone.md').expect(200);
+    for (const mode of ['hybrid', 'lexical', 'vector']) {
+      const body = await search({ query: 'zanzibarite', mode });
+      expect(body.results.map((r: { document_id: string }) => r.document_id)).not.toContain(
+        'kb/tmp/gone.md',
+      );
+    }
+    await waitFor(async () => {
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM kb_passages WHERE document_id = 'kb/tmp/gone.md'`,
+      );
+      return rows[0].n === 0;
+    }, 'the passages to be removed');
+  });
+
+  it('the lexical query reads the GIN index over 30 000 documents', async () => {
+    await sql.query(`
+      INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, vector_status)
+      SELECT 'bulk/doc-' || g || '.md', 'bulk', 'Bulk ' || g, 'body ' || g, 'h', 'skipped'
+        FROM generate_series(1, 30000) g`);
+    await sql.query(`
+      INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+      SELECT 'bulk/doc-' || g || '.md', 0, 1, 'Bulk ' || g, 'Section ' || (g % 100),
+             'passage ' || g || ' about topic' || (g % 500) || ' and ' ||
+             repeat('general words of a typical passage body ', 12 + g % 5)
+        FROM generate_series(1, 30000) g`);
+    await sql.query('ANALYZE kb_passages, kb_documents');
+    const repository = t.app.get(PassagesRepository);
+    const terms = await repository.terms('topic42 lease');
+    expect(terms.map((t) => t.lexeme)).toEqual(['topic42', 'lease', 'leas']);
+    const [text, values] = repository.searchStatement(await repository.weigh(terms), {
+      limit: 10,
+      folder: 'bulk/',
+    });
+    const { rows } = await sql.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+    const nodes = planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan);
+    expect(nodes.some((n) => n['Index Name'] === 'kb_passages_search')).toBe(true);
+    expect(nodes.some((n) => n['Node Type'] === 'Seq Scan' && n['Index Name'] === undefined)).toBe(
+      false,
+    );
+  });
+});
