@@ -188,12 +188,23 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'GET /search': {
     tag: 'Search',
-    summary: 'Semantic search',
+    summary: 'Hybrid search',
     description:
-      'The search service behind the `search_knowledge` MCP tool: best chunk per alive ' +
-      'document. Recent writes appear once embedded (seconds).',
+      'The search service behind the `search_knowledge` MCP tool: PostgreSQL full text over ' +
+      'passages fused with the vector ranking (reciprocal rank fusion); the best passage per ' +
+      'alive document. Recent writes appear once chunked and embedded (seconds).',
     parameters: [
-      query('query', 'What to look for, in natural language', { type: 'string' }, true),
+      query(
+        'query',
+        'What to look for: words, identifiers or a question',
+        { type: 'string' },
+        true,
+      ),
+      query('mode', 'hybrid (both rankings), lexical or vector', {
+        type: 'string',
+        enum: ['hybrid', 'lexical', 'vector'],
+        default: 'hybrid',
+      }),
       query('limit', 'Results, 1 to 50', { type: 'integer', minimum: 1, maximum: 50, default: 10 }),
       query('prefix', 'Only documents whose id starts with it', { type: 'string' }),
       {
@@ -210,7 +221,9 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       },
     ],
     responses: { 200: { description: 'Hits, best first', schema: 'SearchResponse' } },
-    errors: { 502: 'UPSTREAM_ERROR: the embedder or the vector store failed' },
+    errors: {
+      502: 'UPSTREAM_ERROR: mode=vector, and the embedder or the vector store failed (hybrid answers from the lexical side instead, with `degraded: true`)',
+    },
   },
   'GET /admin/vectors/status': {
     tag: 'Vectors',

@@ -91,10 +91,21 @@ export const searchResponseSchema = z.object({
     z.object({
       document_id: z.string(),
       title: z.string(),
-      score: z.number().describe('Cosine similarity of the best matching chunk'),
-      snippet: z.string(),
+      score: z
+        .number()
+        .describe(
+          'Higher is better, within one answer: fused reciprocal rank (hybrid), cosine similarity (vector) or full-text rank (lexical)',
+        ),
+      heading_path: z.string().describe('Headings above the passage, "" when none'),
+      snippet: z.string().describe('The best passage, query words in **bold** where found'),
     }),
   ),
+  mode: z.enum(['hybrid', 'vector', 'lexical']),
+  degraded: z
+    .boolean()
+    .optional()
+    .describe('true when hybrid answered from the lexical side alone (the vector side failed)'),
+  degraded_reason: z.string().optional(),
 });
 
 export const vectorsStatusSchema = z

@@ -39,11 +39,17 @@ export interface WeightedTerm extends QueryTerm {
   readonly idf: number;
 }
 
+/** Document frequencies are counted up to this: beyond it a word is common, its weight near 0. */
+const FREQUENCY_COUNT_MAX = 20_000;
 /** How long document frequencies are kept, and how many. */
 const FREQUENCY_CACHE_MS = 60_000;
 const FREQUENCY_CACHE_ENTRIES = 10_000;
-/** A term in more than this fraction of the passages does not select candidates alone. */
-const COMMON_FRACTION = 0.2;
+/** A word in more passages than this does not select candidates (its list is too long to score). */
+const CANDIDATE_WORDS_MAX = 1000;
+/** Passages looked at for one query, at most (one cheap rank each)... */
+const CANDIDATES_MAX = 1000;
+/** ...of which the best by that rank get the full score (one rank per word). */
+const SCORED_MAX = 100;
 /**
  * \`ts_rank\`'s weights of the classes D, C (body), B (headings), A (title), chosen on the
  * retrieval benchmark (bench/retrieval): a heavier title and headings (0.2 / 0.5 / 1)
@@ -174,7 +180,8 @@ export class PassagesRepository {
     if (missing.length > 0) {
       const rows: Array<{ tsquery: string; df: number }> = await this.dataSource.query(
         `SELECT t.q AS tsquery,
-                (SELECT count(*)::int FROM kb_passages WHERE search @@ t.q::tsquery) AS df
+                (SELECT count(*)::int FROM (SELECT FROM kb_passages WHERE search @@ t.q::tsquery
+                                             LIMIT ${FREQUENCY_COUNT_MAX}) x) AS df
            FROM unnest($1::text[]) AS t(q)`,
         [missing.map((t) => t.tsquery)],
       );
@@ -198,25 +205,31 @@ export class PassagesRepository {
   }
 
   /**
-   * The search statement for weighted terms, for EXPLAIN in tests. Passages must hold one
-   * of the terms found in at most a fifth of them (all terms when every one is that
-   * common): a passage with only common words could not rank anyway.
+   * The search statement for weighted terms, for EXPLAIN in tests. The work is bounded
+   * whatever the words: candidates are the passages holding one of the words found in at
+   * most {@link CANDIDATE_WORDS_MAX} passages (all of them: the ranking is then exact), or,
+   * when every word is more common than that, those of the rarest word. At most
+   * {@link CANDIDATES_MAX} of them are ranked by `ts_rank` for all those words at once, and
+   * the best {@link SCORED_MAX} get the full score, word by word.
    */
   searchStatement(
     terms: readonly WeightedTerm[],
     options: LexicalSearchOptions,
   ): [string, unknown[]] {
-    const n = Math.max(this.total?.n ?? 0, 1);
-    const rare = terms.filter((t) => t.df <= n * COMMON_FRACTION);
+    const rare = terms.filter((t) => t.df <= CANDIDATE_WORDS_MAX);
+    const selective = rare.length > 0 ? rare : [terms.reduce((a, b) => (b.df < a.df ? b : a))];
     const folder = options.folder ?? null;
     return [
       `WITH matched AS (
          SELECT p.document_id, p.chunk_index, p.heading, p.content,
                 (SELECT sum(w.idf * ts_rank('${RANK_WEIGHTS}', p.search, w.q, 1))
                    FROM unnest($6::tsquery[], $7::float8[]) AS w(q, idf))::float8 AS rank
-           FROM kb_passages p
-          WHERE p.search @@ $1::tsquery
-            AND ($2::text IS NULL OR (p.document_id >= $2 AND p.document_id < $3))),
+           FROM (SELECT * FROM (SELECT c.*, ts_rank('${RANK_WEIGHTS}', c.search, $1::tsquery, 1) AS pre
+                                  FROM kb_passages c
+                                 WHERE c.search @@ $1::tsquery
+                                   AND ($2::text IS NULL OR (c.document_id >= $2 AND c.document_id < $3))
+                                 LIMIT ${CANDIDATES_MAX}) candidates
+                  ORDER BY pre DESC LIMIT ${SCORED_MAX}) p),
        best AS (
          SELECT DISTINCT ON (document_id) * FROM matched ORDER BY document_id, rank DESC)
        SELECT b.document_id, d.title, b.chunk_index, b.heading, b.content, b.rank
@@ -225,7 +238,7 @@ export class PassagesRepository {
         ORDER BY b.rank DESC, b.document_id
         LIMIT $5`,
       [
-        PassagesRepository.anyOf(rare.length > 0 ? rare : terms),
+        PassagesRepository.anyOf(selective),
         folder,
         folder === null ? null : prefixUpperBound(folder),
         options.tags && options.tags.length > 0 ? options.tags : null,
