@@ -208,3 +208,51 @@ describe('hybrid search', () => {
     );
   });
 });
+
+describe('hybrid search with the Qdrant store unreachable', () => {
+  let t: TestApp;
+  let sql: Client;
+
+  beforeAll(async () => {
+    // Nothing listens on the discard port: the store never becomes ready.
+    t = await startTestApp({
+      VECTOR_SYNC_ENABLED: 'true',
+      VECTOR_STORE: 'qdrant',
+      QDRANT_URL: 'http://127.0.0.1:9',
+      VECTOR_RETRY_BASE_MS: '50',
+    });
+    sql = await t.db.client();
+  });
+  afterAll(() => t.close());
+
+  it('finds new documents by their words (passages come before the store), says degraded, and mode=vector fails', async () => {
+    await request(t.baseUrl)
+      .post('/documents')
+      .send({
+        document_id: 'q/ids.md',
+        body: '# Codes\n\nThe code QX_ORPHAN_77 means a lost lease.',
+      })
+      .expect(201);
+    await waitFor(async () => {
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM kb_passages WHERE document_id = 'q/ids.md'`,
+      );
+      return rows[0].n > 0;
+    }, 'the passages to be written');
+    const hybrid = await request(t.baseUrl)
+      .get('/search')
+      .query({ query: 'QX_ORPHAN_77' })
+      .expect(200);
+    expect(hybrid.body).toMatchObject({
+      mode: 'hybrid',
+      degraded: true,
+      degraded_reason: expect.stringMatching(/vector store/),
+      results: [expect.objectContaining({ document_id: 'q/ids.md' })],
+    });
+    expect(hybrid.text).not.toContain('127.0.0.1');
+    await request(t.baseUrl)
+      .get('/search')
+      .query({ query: 'QX_ORPHAN_77', mode: 'vector' })
+      .expect(502);
+  });
+});

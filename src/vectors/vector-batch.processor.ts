@@ -74,12 +74,10 @@ export class VectorBatchProcessor {
 
   private async run(items: readonly VectorWorkRow[], signal: AbortSignal): Promise<BatchOutcome> {
     try {
-      await this.stores.ready();
       const removed = items.filter((i) => i.deleted);
       const skipped = items.filter((i) => !i.deleted && this.isSkipped(i));
       const embeddable = items.filter((i) => !i.deleted && !this.isSkipped(i));
       const gone = [...removed, ...skipped].map((i) => i.document_id);
-      await this.store.deleteDocuments(gone);
       await this.passages.delete(gone);
 
       const local = this.embedder.provider === 'local' ? this.embedder.dimensions : undefined;
@@ -95,8 +93,8 @@ export class VectorBatchProcessor {
         stop();
         this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
       }
-      // Lexical search gets the passages before the embedder is asked: it keeps up even
-      // while the embedder is down.
+      // Lexical search gets the passages before the store and the embedder are asked: it
+      // keeps up even while either is down.
       await this.passages.replace(
         embeddable.map((item, i) => ({
           documentId: item.document_id,
@@ -109,6 +107,9 @@ export class VectorBatchProcessor {
           })),
         })),
       );
+      // Lexical search is current from here on, even if the store or the embedder fails.
+      await this.stores.ready();
+      await this.store.deleteDocuments(gone);
       const vectors =
         prepared.vectors ??
         (await this.embed(
