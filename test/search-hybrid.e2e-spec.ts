@@ -181,6 +181,27 @@ describe('hybrid search', () => {
     }, 'the passages to be removed');
   });
 
+  it('says so when results are found by their words only because their vectors are still coming', async () => {
+    // A document written a moment ago, chunked but not embedded yet (held back an hour).
+    await sql.query(`
+      INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash,
+                                vector_status, vector_next_attempt_at)
+      VALUES ('kb/new/fresh.md', 'kb/new', 'Fresh', 'xylophonic', 'h', 'pending',
+              now() + interval '1 hour')`);
+    await sql.query(`
+      INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+      VALUES ('kb/new/fresh.md', 0, 1, 'Fresh', 'Fresh', 'xylophonic')`);
+    const body = await search({ query: 'xylophonic' });
+    expect(body).toMatchObject({
+      mode: 'hybrid',
+      degraded: true,
+      degraded_reason: expect.stringMatching(/1 of the results is not embedded yet/),
+    });
+    expect(body.results[0].document_id).toBe('kb/new/fresh.md');
+    const settled = await search({ query: 'ERR_LEASE_LOST_42' });
+    expect(settled.degraded).toBeUndefined();
+  });
+
   it('the lexical query reads the GIN index over 30 000 documents', async () => {
     await sql.query(`
       INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, vector_status)
@@ -214,6 +235,8 @@ describe('hybrid search with the Qdrant store unreachable', () => {
   let sql: Client;
 
   beforeAll(async () => {
+    // The Qdrant client warns that it cannot read the server's version: expected here.
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     // Nothing listens on the discard port: the store never becomes ready.
     t = await startTestApp({
       VECTOR_SYNC_ENABLED: 'true',
@@ -223,7 +246,10 @@ describe('hybrid search with the Qdrant store unreachable', () => {
     });
     sql = await t.db.client();
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    jest.restoreAllMocks();
+  });
 
   it('finds new documents by their words (passages come before the store), says degraded, and mode=vector fails', async () => {
     await request(t.baseUrl)

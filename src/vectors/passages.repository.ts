@@ -48,6 +48,8 @@ const FREQUENCY_CACHE_ENTRIES = 10_000;
 const CANDIDATE_WORDS_MAX = 1000;
 /** Passages looked at for one query, at most (one cheap rank each)... */
 const CANDIDATES_MAX = 1000;
+/** Passages looked at when every word of the query is common (above CANDIDATE_WORDS_MAX). */
+const COMMON_CANDIDATES_MAX = 150;
 /** ...of which the best by that rank get the full score (one rank per word). */
 const SCORED_MAX = 100;
 /**
@@ -113,11 +115,15 @@ export class PassagesRepository {
    * words; a passage must hold at least one of the rarer ones (the GIN index finds them).
    * Nothing in the query is parsed as tsquery syntax, so no input can make it fail.
    */
-  async search(query: string, options: LexicalSearchOptions): Promise<LexicalHit[]> {
+  async search(
+    query: string,
+    options: LexicalSearchOptions,
+  ): Promise<{ hits: LexicalHit[]; lexemes: string[] }> {
     const terms = await this.terms(query);
-    if (terms.length === 0) return [];
+    const lexemes = terms.map((t) => t.lexeme);
+    if (terms.length === 0) return { hits: [], lexemes };
     const weighted = await this.weigh(terms);
-    if (weighted.length === 0) return [];
+    if (weighted.length === 0) return { hits: [], lexemes };
     const [text, values] = this.searchStatement(weighted, options);
     const rows: Array<{
       document_id: string;
@@ -127,14 +133,17 @@ export class PassagesRepository {
       content: string;
       rank: number;
     }> = await this.dataSource.query(text, values);
-    return rows.map((row) => ({
-      documentId: row.document_id,
-      title: row.title,
-      chunkIndex: row.chunk_index,
-      heading: row.heading,
-      content: row.content,
-      rank: row.rank,
-    }));
+    return {
+      hits: rows.map((row) => ({
+        documentId: row.document_id,
+        title: row.title,
+        chunkIndex: row.chunk_index,
+        heading: row.heading,
+        content: row.content,
+        rank: row.rank,
+      })),
+      lexemes,
+    };
   }
 
   /**
@@ -209,7 +218,7 @@ export class PassagesRepository {
    * whatever the words: candidates are the passages holding one of the words found in at
    * most {@link CANDIDATE_WORDS_MAX} passages (all of them: the ranking is then exact), or,
    * when every word is more common than that, those of the rarest word. At most
-   * {@link CANDIDATES_MAX} of them are ranked by `ts_rank` for all those words at once, and
+   * {@link CANDIDATES_MAX} of them ({@link COMMON_CANDIDATES_MAX} in the second case) are ranked by `ts_rank` for all those words at once, and
    * the best {@link SCORED_MAX} get the full score, word by word.
    */
   searchStatement(
@@ -218,6 +227,8 @@ export class PassagesRepository {
   ): [string, unknown[]] {
     const rare = terms.filter((t) => t.df <= CANDIDATE_WORDS_MAX);
     const selective = rare.length > 0 ? rare : [terms.reduce((a, b) => (b.df < a.df ? b : a))];
+    // Only common words: an unselective query, answered from a small sample of its best.
+    const candidates = rare.length > 0 ? CANDIDATES_MAX : COMMON_CANDIDATES_MAX;
     const folder = options.folder ?? null;
     return [
       `WITH matched AS (
@@ -228,7 +239,7 @@ export class PassagesRepository {
                                   FROM kb_passages c
                                  WHERE c.search @@ $1::tsquery
                                    AND ($2::text IS NULL OR (c.document_id >= $2 AND c.document_id < $3))
-                                 LIMIT ${CANDIDATES_MAX}) candidates
+                                 LIMIT ${candidates}) candidates
                   ORDER BY pre DESC LIMIT ${SCORED_MAX}) p),
        best AS (
          SELECT DISTINCT ON (document_id) * FROM matched ORDER BY document_id, rank DESC)
@@ -247,21 +258,5 @@ export class PassagesRepository {
         terms.map((t) => t.idf),
       ],
     ];
-  }
-
-  /**
-   * Excerpts of passages around the words of a tsquery from {@link tsquery}, highlighted
-   * with `**`, by PostgreSQL's `ts_headline`; in the order of `contents`.
-   */
-  async headlines(tsquery: string, contents: readonly string[]): Promise<string[]> {
-    if (contents.length === 0) return [];
-    const rows: Array<{ headline: string }> = await this.dataSource.query(
-      `SELECT ts_headline('english', c.content, $1::tsquery,
-                'StartSel=**, StopSel=**, MaxWords=40, MinWords=15, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "') AS headline
-         FROM unnest($2::text[]) WITH ORDINALITY AS c(content, n)
-        ORDER BY c.n`,
-      [tsquery, contents],
-    );
-    return rows.map((row) => row.headline);
   }
 }

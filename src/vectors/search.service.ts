@@ -8,7 +8,8 @@ import { DocumentsService } from '../documents/documents.service';
 import { EMBEDDER, Embedder } from './embedder.interface';
 import { AppConfig } from '../config/app-config';
 import { PassagesRepository } from './passages.repository';
-import { SNIPPET_MAX_CHARS, snippetOf } from './snippet';
+import { VectorQueueRepository } from './vector-queue.repository';
+import { highlight, snippetOf } from './snippet';
 import { VectorStoreInitializer } from './vector-store.initializer';
 import { folderOf } from './vector-payload';
 import { VECTOR_STORE, VectorHit, VectorStore } from './vector-store.interface';
@@ -48,7 +49,7 @@ export interface SearchResult {
   score: number;
   /** Headings above the passage (`Guide › Install`), '' when none. */
   heading_path: string;
-  /** Excerpt of the document's best passage, query words in `**bold**` where found. */
+  /** Excerpt of the document's best passage, the words matched in `**bold**` (not in `vector` mode). */
   snippet: string;
 }
 
@@ -57,7 +58,8 @@ export interface SearchResponse {
   mode: SearchMode;
   /**
    * Present and `true` when `hybrid` answered from the lexical side alone because the
-   * vector side failed or is not ready; `degraded_reason` says why.
+   * vector side failed, or some results are not embedded yet (the vector index is catching
+   * up); `degraded_reason` says which.
    */
   degraded?: true;
   degraded_reason?: string;
@@ -101,6 +103,7 @@ export class SearchService {
     private readonly stores: VectorStoreInitializer,
     private readonly documents: DocumentsService,
     private readonly passages: PassagesRepository,
+    private readonly queue: VectorQueueRepository,
     private readonly metrics: VectorsMetrics,
     private readonly config: AppConfig,
   ) {}
@@ -120,11 +123,11 @@ export class SearchService {
 
     if (mode === 'vector') {
       const hits = await this.vectorSide(parsed.query, limit, scope, input.signal);
-      return { mode, results: await this.present(parsed.query, hits.slice(0, limit), false) };
+      return { mode, results: this.present(hits.slice(0, limit), parsed.query) };
     }
     if (mode === 'lexical') {
-      const hits = await this.lexicalSide(parsed.query, limit, scope);
-      return { mode, results: await this.present(parsed.query, hits, true) };
+      const { hits, lexemes } = await this.lexicalSide(parsed.query, limit, scope);
+      return { mode, results: this.present(hits, parsed.query, lexemes) };
     }
     const depth = Math.max(limit, this.config.searchCandidates);
     const [lexical, vector] = await Promise.all([
@@ -144,24 +147,42 @@ export class SearchService {
         mode,
         degraded: true,
         degraded_reason: reason,
-        results: await this.present(parsed.query, lexical.slice(0, limit), true),
+        results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
       };
     }
-    const fused = fuse(lexical, vector.hits, this.config.searchRrfK).slice(0, limit);
-    return { mode, results: await this.present(parsed.query, fused, true) };
+    const fused = fuse(lexical.hits, vector.hits, this.config.searchRrfK).slice(0, limit);
+    const results = this.present(fused, parsed.query, lexical.lexemes);
+    // Documents written moments ago are found by their words before the vector side has
+    // them: the answer says so.
+    const found = new Set(vector.hits.map((hit) => hit.documentId));
+    const lexicalOnly = fused.filter((hit) => !found.has(hit.documentId));
+    const catchingUp = await this.queue
+      .notEmbeddedAmong(lexicalOnly.map((hit) => hit.documentId))
+      .catch(() => 0);
+    return catchingUp === 0
+      ? { mode, results }
+      : {
+          mode,
+          results,
+          degraded: true,
+          degraded_reason: `${catchingUp} of the results ${catchingUp === 1 ? 'is' : 'are'} not embedded yet (the vector index is catching up): found by their words only`,
+        };
   }
 
   private async lexicalSide(
     query: string,
     limit: number,
     scope: { folder?: string; tags?: string[] },
-  ): Promise<Candidate[]> {
+  ): Promise<{ hits: Candidate[]; lexemes: string[] }> {
     const stop = this.metrics.searchDuration.startTimer({ store: 'lexical' });
-    const hits = await upstream('lexical search failed', () =>
+    const found = await upstream('lexical search failed', () =>
       this.passages.search(query, { limit, ...scope }),
     );
     stop();
-    return hits.map((hit) => ({ ...hit, score: hit.rank }));
+    return {
+      hits: found.hits.map((hit) => ({ ...hit, score: hit.rank })),
+      lexemes: found.lexemes,
+    };
   }
 
   /** The store's best documents for the query, alive ones only, at most `limit`. */
@@ -209,33 +230,22 @@ export class SearchService {
     return alive.slice(0, limit);
   }
 
-  /** Results with snippets: `ts_headline` highlights where the database can, else a plain cut. */
-  private async present(
-    query: string,
+  /** Results with snippets, the matched words in bold when `lexemes` are given. */
+  private present(
     hits: readonly Candidate[],
-    highlight: boolean,
-  ): Promise<SearchResult[]> {
-    const headlines = highlight
-      ? await this.passages
-          .terms(query)
-          .then((terms) => {
-            const tsquery = PassagesRepository.anyOf(terms);
-            return tsquery === null
-              ? []
-              : this.passages.headlines(
-                  tsquery,
-                  hits.map((hit) => hit.content),
-                );
-          })
-          .catch(() => [] as string[])
-      : [];
-    return hits.map((hit, i) => ({
-      document_id: hit.documentId,
-      title: hit.title,
-      score: Math.round(hit.score * 1_000_000) / 1_000_000,
-      heading_path: hit.heading,
-      snippet: headlineOrCut(headlines[i], hit.content, query),
-    }));
+    query: string,
+    lexemes?: readonly string[],
+  ): SearchResult[] {
+    return hits.map((hit) => {
+      const snippet = snippetOf(hit.content, query);
+      return {
+        document_id: hit.documentId,
+        title: hit.title,
+        score: Math.round(hit.score * 1_000_000) / 1_000_000,
+        heading_path: hit.heading,
+        snippet: lexemes === undefined ? snippet : highlight(snippet, lexemes),
+      };
+    });
   }
 }
 
@@ -263,20 +273,6 @@ export function fuse(
   return [...fused.values()]
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .map(({ candidate, score }) => ({ ...candidate, score }));
-}
-
-function headlineOrCut(
-  headline: string | null | undefined,
-  content: string,
-  query: string,
-): string {
-  if (typeof headline === 'string' && headline.includes('**')) {
-    return headline
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, SNIPPET_MAX_CHARS * 2);
-  }
-  return snippetOf(content, query);
 }
 
 function degradedReason(error: unknown): string {

@@ -1,4 +1,4 @@
-import { snippetOf } from './snippet';
+import { highlight, snippetOf } from './snippet';
 
 describe('snippetOf', () => {
   it('returns short content whole, whitespace collapsed', () => {
@@ -28,5 +28,24 @@ describe('snippetOf', () => {
     expect(snippet.length).toBeLessThanOrEqual(80);
     expect(snippet).toContain('needle at the end');
     expect(snippet.startsWith('…')).toBe(true);
+  });
+});
+
+describe('highlight', () => {
+  it('marks words starting with a lexeme (stems too), whatever their case', () => {
+    expect(highlight('Restoring the Cluster from a restore point', ['restor', 'cluster'])).toBe(
+      '**Restoring** the **Cluster** from a **restore** point',
+    );
+  });
+
+  it('marks the parts of identifiers, and one-letter lexemes only as whole words', () => {
+    expect(highlight('ERR_LEASE_LOST_42 in z.discriminatedUnion', ['err', 'lease', 'z'])).toBe(
+      '**ERR**_**LEASE**_LOST_42 in **z**.discriminatedUnion',
+    );
+  });
+
+  it('leaves the text alone without lexemes, and marks other scripts', () => {
+    expect(highlight('plain text', [])).toBe('plain text');
+    expect(highlight('検索 エンジン', ['検索'])).toBe('**検索** エンジン');
   });
 });

@@ -38,3 +38,18 @@ export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX
   }
   return `${lead}${text.slice(start, end).trim()}${tail}`;
 }
+
+/**
+ * `snippet` with the words the lexical search matched in `**bold**`: a word is marked when
+ * it starts with one of `lexemes` (so the stem `restor` marks "restoring"), compared
+ * without case; lexemes shorter than 2 characters mark only whole words.
+ */
+export function highlight(snippet: string, lexemes: readonly string[]): string {
+  if (lexemes.length === 0) return snippet;
+  const wanted = lexemes.map((l) => l.toLowerCase());
+  return snippet.replace(/[\p{L}\p{N}]+/gu, (word) => {
+    const lower = word.toLowerCase();
+    const hit = wanted.some((l) => (l.length < 2 ? lower === l : lower.startsWith(l)));
+    return hit ? `**${word}**` : word;
+  });
+}
