@@ -4,6 +4,7 @@ import { type PlanNode, planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
 import { PassagesRepository } from '../src/vectors/passages.repository';
+import { waitFor } from './support/wait';
 
 const DOCS = [
   {
@@ -28,16 +29,6 @@ const DOCS = [
     body: '# Leases elsewhere\n\nAnother note about ERR_LEASE_LOST_42 outside the kb folder.',
   },
 ];
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /**
  * Hybrid search (SPEC §8a): PostgreSQL full text over the passages the vector side

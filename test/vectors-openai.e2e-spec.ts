@@ -4,18 +4,9 @@ import { aDocument } from './factories';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { FakeOpenAi } from './support/fake-openai';
 import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
 
 jest.setTimeout(30_000);
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 const DIMENSIONS = 32;
 

@@ -6,16 +6,7 @@ import { LISTENER_APPLICATION_NAME } from '../src/vectors/vector-sync.listener';
 import { VectorRecoverySweep } from '../src/vectors/vector-recovery.sweep';
 import { aDocument } from './factories';
 import { startTestApp, TestApp } from './support/app';
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+import { waitFor } from './support/wait';
 
 interface VectorRow {
   vector_status: string;

@@ -277,7 +277,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitToolCalls: parseRateLimit(read, 'RATE_LIMIT_TOOL_CALLS', '600/min', !loopback),
     rateLimitAdminWrites: parseRateLimit(read, 'RATE_LIMIT_ADMIN_WRITES', '300/min', !loopback),
     searchRrfK: integer(read, 'SEARCH_RRF_K', 60, 1, 1000),
-    searchCandidates: integer(read, 'SEARCH_CANDIDATES', 50, 10, 500),
+    searchCandidates: integer(read, 'SEARCH_CANDIDATES', 20, 10, 500),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 1000, 0, 60_000),
     httpHeadersTimeoutMs,
