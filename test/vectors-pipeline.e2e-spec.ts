@@ -92,6 +92,9 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
         content: '# Listener\n\nThe listener reconnects with capped exponential backoff.',
       },
     ]);
+    // Embedded on the worker threads, before any search: the status says when it last worked.
+    const status = (await request(t.baseUrl).get('/admin/vectors/status').expect(200)).body;
+    expect(status.embedder.last_success_at).toEqual(expect.any(String));
     const results = await search('how does the listener reconnect');
     // Hybrid by default: the passage's heading path, the query's words highlighted.
     expect(results[0]).toEqual({

@@ -4,6 +4,7 @@ import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyG
 import { AppConfig, type OAuthSettings, type Profile } from '../config/app-config';
 import { MCP_ROUTE_PATHS } from '../mcp/profiles';
 import type { Principal } from './api-key.service';
+import { describe, discover, type IssuerMetadata } from './issuer-metadata';
 
 /** What became of a bearer token that is not an API key. */
 export type TokenCheck =
@@ -12,12 +13,6 @@ export type TokenCheck =
   | { readonly outcome: 'invalid'; readonly reason: string }
   /** The issuer could not be asked (metadata, keys, introspection): try again later. */
   | { readonly outcome: 'unavailable'; readonly reason: string };
-
-/** What this server needs of the authorization server's metadata (RFC 8414, OpenID Discovery). */
-interface IssuerMetadata {
-  readonly jwksUri: string | undefined;
-  readonly introspectionEndpoint: string | undefined;
-}
 
 /** Longest token looked at; a header over 16 KiB is refused before this anyway. */
 const MAX_TOKEN_CHARS = 8192;
@@ -261,60 +256,6 @@ export class OAuthService implements OnApplicationBootstrap {
   }
 }
 
-/**
- * RFC 8414 and OpenID Connect Discovery, in the order the MCP authorization specification
- * gives clients: for an issuer with a path, the path-inserted forms first, then the
- * OpenID-appended one (Keycloak's `/realms/x/.well-known/openid-configuration`).
- */
-export function discoveryUrls(issuer: string): string[] {
-  const url = new URL(issuer);
-  const path = url.pathname.replace(/\/+$/, '');
-  const origin = url.origin;
-  if (path === '') {
-    return [
-      `${origin}/.well-known/oauth-authorization-server`,
-      `${origin}/.well-known/openid-configuration`,
-    ];
-  }
-  return [
-    `${origin}/.well-known/oauth-authorization-server${path}`,
-    `${origin}/.well-known/openid-configuration${path}`,
-    `${origin}${path}/.well-known/openid-configuration`,
-  ];
-}
-
-async function discover(settings: OAuthSettings): Promise<IssuerMetadata> {
-  const problems: string[] = [];
-  for (const url of discoveryUrls(settings.issuer)) {
-    let document: Record<string, unknown>;
-    try {
-      const response = await fetch(url, {
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(settings.httpTimeoutMs),
-      });
-      if (!response.ok) {
-        problems.push(`${url}: HTTP ${response.status}`);
-        continue;
-      }
-      document = (await response.json()) as Record<string, unknown>;
-    } catch (error) {
-      problems.push(`${url}: ${describe(error)}`);
-      continue;
-    }
-    // RFC 8414 §3.3: the metadata must name the very issuer it was fetched for.
-    if (document.issuer !== settings.issuer) {
-      throw new Error(`${url} names issuer ${String(document.issuer)}, not ${settings.issuer}`);
-    }
-    const jwksUri = settings.jwksUri ?? stringOf(document.jwks_uri);
-    const introspectionEndpoint = stringOf(document.introspection_endpoint);
-    if (jwksUri === undefined && !settings.introspection) {
-      throw new Error(`${url} has no jwks_uri; set OAUTH_JWKS_URI or introspection`);
-    }
-    return { jwksUri, introspectionEndpoint };
-  }
-  throw new Error(problems.join('; '));
-}
-
 /** The reason a JWT was refused, or `unavailable` when the keys could not be fetched. */
 function jwtFailure(error: unknown, timeoutMs: number): TokenCheck {
   if (error instanceof errors.JWTExpired)
@@ -398,16 +339,4 @@ function firstString(
 /** A claim as it may appear in logs and audit rows: printable, bounded. */
 function safe(value: string): string {
   return value.replace(/[^\x20-\x7E]|["\\]/g, '?').slice(0, 200);
-}
-
-function stringOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-  }
-  return String(error);
 }

@@ -25,6 +25,11 @@ export interface EmbedderHealth {
 export interface Embedder {
   /** `local` or `openai`. */
   readonly provider: string;
+  /**
+   * Records vectors of this embedder computed elsewhere (the local embedder's hashing on the
+   * worker threads during a batch), so that its health tells when it last worked.
+   */
+  recordSuccess?(): void;
   /** Model name; a store never mixes vectors of two models. */
   readonly model: string;
   /** Length of every vector returned. */

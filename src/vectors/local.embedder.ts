@@ -71,6 +71,10 @@ export class LocalEmbedder implements Embedder {
     return { ok: true, lastSuccessAt: this.lastSuccessAt, lastError: null };
   }
 
+  recordSuccess(): void {
+    this.lastSuccessAt = new Date().toISOString();
+  }
+
   /** The vector of one text, computed synchronously. */
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimensions);

@@ -92,6 +92,7 @@ export class VectorBatchProcessor {
         // Chunked and embedded in one pass on the worker threads: one local embedding request.
         stop();
         this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
+        this.embedder.recordSuccess?.();
       }
       // Lexical search gets the passages before the store and the embedder are asked: it
       // keeps up even while either is down.
