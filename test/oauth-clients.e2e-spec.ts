@@ -137,78 +137,65 @@ describe('MCP clients that authenticate with OAuth', () => {
     },
   );
 
-  it('mcp-remote bridges stdio to /mcp and /readonly/mcp with the client-credentials grant', async () => {
-    const configDir = mkdtempSync(join(tmpdir(), 'mcp-remote-'));
-    try {
-      for (const [path, clientId, tools] of [
-        ['/readonly/mcp', 'kb-reader-cli', 5],
-        ['/mcp', 'kb-admin-cli', 10],
-      ] as const) {
-        const info = idp.clients[clientId];
-        const transport = new StdioClientTransport({
-          command: process.execPath,
-          args: [
-            MCP_REMOTE,
-            new URL(path, t.baseUrl).toString(),
-            '--client-credentials',
-            '--static-oauth-client-info',
-            JSON.stringify({ client_id: info.client_id, client_secret: info.client_secret }),
-            '--transport',
-            'http-only',
-          ],
-          env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir } as Record<string, string>,
-          stderr: 'pipe',
-        });
-        let stderr = '';
-        transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        const client = new Client({ name: 'mcp-remote-test', version: '1' });
-        try {
-          await client.connect(transport);
-          expect((await client.listTools()).tools).toHaveLength(tools);
-        } catch (error) {
-          throw new Error(`mcp-remote on ${path}: ${String(error)}\n${stderr}`);
-        } finally {
-          await client.close();
-        }
-      }
-    } finally {
-      rmSync(configDir, { recursive: true, force: true });
-    }
-  });
-
-  it('mcp-remote signs a user in through the browser (dynamic registration, code + PKCE) and bridges /readonly/mcp', async () => {
+  /**
+   * `mcp-remote` as Claude Desktop runs it, for `path`, with the official SDK client on its
+   * stdio; its token store in a directory of its own. Resolves the tool count and its log.
+   */
+  async function throughMcpRemote(
+    path: string,
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ tools: number; log: string }> {
     const configDir = mkdtempSync(join(tmpdir(), 'mcp-remote-'));
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [
-        MCP_REMOTE,
-        new URL('/readonly/mcp', t.baseUrl).toString(),
-        '--transport',
-        'http-only',
-      ],
-      // mcp-remote opens the sign-in page with xdg-open, which runs $BROWSER: our browser.
-      env: {
-        ...process.env,
-        MCP_REMOTE_CONFIG_DIR: configDir,
-        BROWSER: BROWSER_SCRIPT,
-        DISPLAY: '',
-        WAYLAND_DISPLAY: '',
-      } as Record<string, string>,
+      args: [MCP_REMOTE, new URL(path, t.baseUrl).toString(), ...args, '--transport', 'http-only'],
+      env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir, ...env } as Record<string, string>,
       stderr: 'pipe',
     });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: 'mcp-remote-browser-test', version: '1' });
+    let log = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    const client = new Client({ name: 'mcp-remote-test', version: '1' });
     try {
       await client.connect(transport);
-      expect((await client.listTools()).tools).toHaveLength(5);
-      expect(stderr).toContain('scope the server asked for: kb.read');
+      return { tools: (await client.listTools()).tools.length, log };
     } catch (error) {
-      throw new Error(`mcp-remote: ${String(error)}\n${stderr}`);
+      throw new Error(`mcp-remote on ${path}: ${String(error)}\n${log}`);
     } finally {
       await client.close();
       rmSync(configDir, { recursive: true, force: true });
     }
+  }
+
+  it.each([
+    ['/readonly/mcp', 'kb-reader-cli', 5],
+    ['/mcp', 'kb-admin-cli', 10],
+  ] as const)(
+    'mcp-remote bridges stdio to %s with the client-credentials grant',
+    async (path, clientId, tools) => {
+      const info = idp.clients[clientId];
+      const client = JSON.stringify({
+        client_id: info.client_id,
+        client_secret: info.client_secret,
+      });
+      const bridged = await throughMcpRemote(path, [
+        '--client-credentials',
+        '--static-oauth-client-info',
+        client,
+      ]);
+      expect(bridged.tools).toBe(tools);
+    },
+  );
+
+  it('mcp-remote signs a user in through the browser (dynamic registration, code + PKCE) and bridges /readonly/mcp', async () => {
+    // mcp-remote opens the sign-in page with xdg-open, which runs $BROWSER: our browser.
+    const bridged = await throughMcpRemote('/readonly/mcp', [], {
+      BROWSER: BROWSER_SCRIPT,
+      DISPLAY: '',
+      WAYLAND_DISPLAY: '',
+    });
+    expect(bridged.tools).toBe(5);
+    expect(bridged.log).toContain('scope the server asked for: kb.read');
   });
 
   it('an opaque token is introspected (RFC 7662); one the issuer does not know is refused', async () => {
