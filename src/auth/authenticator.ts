@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { AppConfig, type Profile } from '../config/app-config';
 import { ApiKeyService, presentedCredential, type Principal } from './api-key.service';
-import { MCP_ROUTES, profileOfPath } from '../mcp/profiles';
+import { profileOfPath } from '../mcp/profiles';
 import { OAuthService } from './oauth.service';
 import { API_KEY_CHALLENGE, ProtectedResources } from './protected-resource';
 
@@ -83,8 +83,10 @@ export class Authenticator {
     if (!credential?.bearer) {
       return { kind: 'invalid', challenge: resources.challenge(profile, routePath) };
     }
-    const routes = routePath === undefined ? undefined : MCP_ROUTES[profileOfPath(routePath)!];
-    const check = await this.oauth.verify(credential.value, this.oauth.audiencesFor(routes));
+    const audiences = resources.audiences(
+      routePath === undefined ? undefined : profileOfPath(routePath),
+    );
+    const check = await this.oauth.verify(credential.value, audiences);
     switch (check.outcome) {
       case 'unavailable':
         return { kind: 'unavailable', reason: check.reason };

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { AppConfig, type OAuthSettings, type Profile } from '../config/app-config';
-import { MCP_ROUTE_PATHS } from '../mcp/profiles';
 import type { Principal } from './api-key.service';
 import { describe, discover, type IssuerMetadata } from './issuer-metadata';
 
@@ -38,8 +37,6 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 export class OAuthService implements OnApplicationBootstrap {
   private readonly logger = new Logger('OAuth');
   private readonly settings: OAuthSettings | undefined;
-  /** `OAUTH_AUDIENCE`, accepted on every route; `undefined`: the resource identifiers. */
-  private readonly configuredAudiences: string[] | undefined;
   private discovery: { metadata: Promise<IssuerMetadata>; failedAt?: number } | undefined;
   private keys: JWTVerifyGetKey | undefined;
   private readonly introspected = new Map<
@@ -49,26 +46,6 @@ export class OAuthService implements OnApplicationBootstrap {
 
   constructor(config: AppConfig) {
     this.settings = config.oauth;
-    this.configuredAudiences = this.settings?.audiences && [...this.settings.audiences];
-  }
-
-  /**
-   * The `aud` values a token may carry to be used on a route (RFC 8707): `OAUTH_AUDIENCE`
-   * when set; else the server's resource identifier, and the route's own (any path of its
-   * profile), or, for the admin API (`undefined`), any MCP route's.
-   */
-  audiencesFor(routePaths: readonly string[] | undefined): string[] {
-    if (this.configuredAudiences) return this.configuredAudiences;
-    const resource = this.settings?.resource ?? '';
-    return [
-      resource,
-      `${resource}/`,
-      ...(routePaths ?? MCP_ROUTE_PATHS).map((path) => `${resource}/${path}`),
-    ];
-  }
-
-  get enabled(): boolean {
-    return this.settings !== undefined;
   }
 
   /** Discovery starts at boot, so the first request does not wait for it; a failure is only logged. */
@@ -110,7 +87,7 @@ export class OAuthService implements OnApplicationBootstrap {
   }
 
   /** Profiles a token's scopes grant, from `scope` (space-separated), `scp` and `roles`. */
-  profilesOf(claims: Record<string, unknown>): Set<Profile> {
+  private profilesOf(claims: Record<string, unknown>): Set<Profile> {
     const granted = new Set<Profile>();
     for (const scope of scopesOf(claims)) {
       for (const profile of this.settings?.scopeProfiles.get(scope) ?? []) granted.add(profile);

@@ -1,5 +1,5 @@
 import type { OAuthSettings, Profile } from '../config/app-config';
-import { MCP_ROUTE_PATHS, profileOfPath } from '../mcp/profiles';
+import { MCP_ROUTE_PATHS, MCP_ROUTES, type McpProfile, profileOfPath } from '../mcp/profiles';
 
 export const PRM_PATH = '.well-known/oauth-protected-resource';
 
@@ -36,6 +36,17 @@ export class ProtectedResources {
     return routePath === undefined
       ? this.settings.resource
       : `${this.settings.resource}/${routePath}`;
+  }
+
+  /**
+   * The `aud` values a token may carry to be used on the routes of `profile` (RFC 8707):
+   * `OAUTH_AUDIENCE` when set; else the server's resource identifier and the profile's own
+   * (any of its paths), or, for the admin API (`undefined`), any MCP route's.
+   */
+  audiences(profile: McpProfile | undefined): string[] {
+    if (this.settings.audiences) return [...this.settings.audiences];
+    const paths = profile === undefined ? MCP_ROUTE_PATHS : MCP_ROUTES[profile];
+    return [this.resourceOf(), `${this.resourceOf()}/`, ...paths.map((p) => this.resourceOf(p))];
   }
 
   /** Where the metadata of that resource is served, as clients reach it. */

@@ -31,8 +31,9 @@ const TABLE = 'kb_rate_limits';
 @Injectable()
 export class RateLimits {
   private readonly logger = new Logger('RateLimits');
-  private readonly limiters: Partial<Record<LimitedAction, RateLimiterAbstract>> = {};
-  private readonly limits: Partial<Record<LimitedAction, RateLimit>> = {};
+  private readonly budgets: Partial<
+    Record<LimitedAction, { limiter: RateLimiterAbstract; limit: RateLimit }>
+  > = {};
   private readonly refused: Counter<'profile'>;
 
   constructor(config: AppConfig, dataSource: DataSource, metrics: MetricsService) {
@@ -50,8 +51,7 @@ export class RateLimits {
       const limit = wanted[action];
       if (limit === undefined) continue;
       const options = { keyPrefix: action, points: limit.points, duration: limit.windowSeconds };
-      this.limits[action] = limit;
-      this.limiters[action] = new RateLimiterPostgres({
+      const limiter = new RateLimiterPostgres({
         ...options,
         storeClient: (dataSource.driver as unknown as { master: unknown }).master,
         storeType: 'pool',
@@ -61,11 +61,12 @@ export class RateLimits {
         inMemoryBlockDuration: limit.windowSeconds,
         insuranceLimiter: new RateLimiterMemory(options),
       });
+      this.budgets[action] = { limiter, limit };
     }
   }
 
   enabled(action: LimitedAction): boolean {
-    return this.limiters[action] !== undefined;
+    return this.budgets[action] !== undefined;
   }
 
   /** Takes `points` from the principal's budget for `action`; refused ones are counted under `profile`. */
@@ -75,9 +76,9 @@ export class RateLimits {
     profile: Profile,
     points = 1,
   ): Promise<RateDecision> {
-    const limiter = this.limiters[action];
-    const limit = this.limits[action];
-    if (limiter === undefined || limit === undefined || points <= 0) return { allowed: true };
+    const budget = this.budgets[action];
+    if (budget === undefined || points <= 0) return { allowed: true };
+    const { limiter, limit } = budget;
     try {
       await limiter.consume(principal.name.slice(0, 200), points);
       return { allowed: true };

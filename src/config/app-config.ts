@@ -4,16 +4,19 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { validateCronExpression } from 'cron';
 
+import { type OAuthSettings, parseOAuth, parseRateLimit, type RateLimit } from './auth-config';
 import {
+  ConfigError,
   httpUrl,
-  type OAuthSettings,
-  parseOAuth,
-  parseRateLimit,
-  type RateLimit,
-} from './auth-config';
-import { ConfigError, PROFILES, type Profile } from './config-error';
+  integer,
+  list,
+  optionalInteger,
+  PROFILES,
+  type Profile,
+  type Reader,
+} from './config-values';
 
-export { ConfigError, PROFILES, type Profile } from './config-error';
+export { ConfigError, PROFILES, type Profile } from './config-values';
 export type { OAuthSettings, RateLimit } from './auth-config';
 
 export interface ApiKeyEntry {
@@ -359,22 +362,6 @@ function parseApiKeys(inline: string | undefined, file: string | undefined): Api
   return entries;
 }
 
-type Reader = (name: string) => string | undefined;
-
-function integer(read: Reader, name: string, fallback: number, min: number, max: number): number {
-  return optionalInteger(read, name, min, max) ?? fallback;
-}
-
-function optionalInteger(read: Reader, name: string, min: number, max: number): number | undefined {
-  const raw = read(name);
-  if (raw === undefined) return undefined;
-  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
 function boolean(read: Reader, name: string, fallback: boolean): boolean {
   const raw = read(name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -450,11 +437,4 @@ function cidrs(read: Reader, name: string): string[] {
     }
     return `${address.toLowerCase()}/${bits}`;
   });
-}
-
-function list(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
 }

@@ -1,4 +1,12 @@
-import { ConfigError, PROFILES, type Profile } from './config-error';
+import {
+  ConfigError,
+  httpUrl,
+  integer,
+  list,
+  PROFILES,
+  type Profile,
+  type Reader,
+} from './config-values';
 
 /** OAuth 2.1 resource-server settings (SPEC §5a); absent when `OAUTH_ISSUER` is unset. */
 export interface OAuthSettings {
@@ -59,8 +67,6 @@ const ASYMMETRIC_ALGORITHMS = [
   'Ed25519',
 ];
 
-type Reader = (name: string) => string | undefined;
-
 /**
  * The OAuth settings, or `undefined` without `OAUTH_ISSUER`. `defaultResource` is the
  * server's own loopback URL, good enough on a developer's machine; anywhere else
@@ -108,12 +114,12 @@ export function parseOAuth(
   return {
     issuer,
     resource,
-    audiences: audience === undefined ? undefined : commaList(audience),
+    audiences: audience === undefined ? undefined : list(audience),
     scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES') ?? DEFAULT_SCOPE_PROFILES),
     jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri),
     algorithms: algorithms(read('OAUTH_ALGORITHMS')),
-    clockSkewSeconds: bounded(read, 'OAUTH_CLOCK_SKEW_SECONDS', 30, 0, 600),
-    httpTimeoutMs: bounded(read, 'OAUTH_HTTP_TIMEOUT_MS', 5000, 100, 60_000),
+    clockSkewSeconds: integer(read, 'OAUTH_CLOCK_SKEW_SECONDS', 30, 0, 600),
+    httpTimeoutMs: integer(read, 'OAUTH_HTTP_TIMEOUT_MS', 5000, 100, 60_000),
     introspection:
       clientId === undefined || clientSecret === undefined
         ? undefined
@@ -138,7 +144,7 @@ export function parseScopeProfiles(raw: string): ReadonlyMap<string, ReadonlySet
     if (entry === '') continue;
     const colon = entry.lastIndexOf(':');
     const scope = entry.slice(0, colon).trim();
-    const profiles = commaList(entry.slice(colon + 1));
+    const profiles = list(entry.slice(colon + 1));
     if (colon <= 0 || !/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/.test(scope) || profiles.length === 0) {
       throw new ConfigError(
         'OAUTH_SCOPE_PROFILES',
@@ -190,26 +196,9 @@ function parseRateLimitValue(name: string, raw: string): RateLimit | undefined {
   return { points, windowSeconds: count * unit };
 }
 
-/** `raw` if it is an http(s) URL; `{ query: false }` also refuses a query and a fragment. */
-export function httpUrl(name: string, raw: string, options: { query?: boolean } = {}): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http(s) URL, got protocol ${url.protocol}`);
-  }
-  if (options.query === false && (url.hash !== '' || url.search !== '')) {
-    throw new ConfigError(name, 'must not have a fragment or a query');
-  }
-  return raw;
-}
-
 function algorithms(raw: string | undefined): string[] {
   if (raw === undefined) return ASYMMETRIC_ALGORITHMS;
-  const chosen = commaList(raw);
+  const chosen = list(raw);
   for (const alg of chosen) {
     if (!ASYMMETRIC_ALGORITHMS.includes(alg)) {
       throw new ConfigError(
@@ -220,21 +209,4 @@ function algorithms(raw: string | undefined): string[] {
   }
   if (chosen.length === 0) throw new ConfigError('OAUTH_ALGORITHMS', 'lists no algorithm');
   return chosen;
-}
-
-function bounded(read: Reader, name: string, fallback: number, min: number, max: number): number {
-  const raw = read(name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function commaList(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
 }

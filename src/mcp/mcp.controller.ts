@@ -159,7 +159,12 @@ export class McpController {
     const calls = parsed.messages.filter(
       (m) => m.kind === 'request' && m.message.method === 'tools/call',
     ).length;
-    const limited = await this.rateLimited(request, profile, calls, parsed.batch ? null : first);
+    const limited = await this.rateLimited(
+      request,
+      profile,
+      calls,
+      parsed.batch ? null : idOfMessage(first),
+    );
     if (limited !== undefined) return limited;
     const channel = replyChannel(request);
     channel?.start();
@@ -228,19 +233,18 @@ export class McpController {
     request: AuthenticatedRequest,
     profile: McpProfile,
     calls: number,
-    id: RequestId | null | IncomingMessage,
+    id: RequestId | null,
   ): Promise<McpReply | undefined> {
     if (calls === 0 || !this.limits.enabled('tool_call')) return undefined;
     const principal = request.principal ?? LOCAL_PRINCIPAL;
     const decision = await this.limits.consume('tool_call', principal, profile, calls);
     if (decision.allowed) return undefined;
-    const requestId = id === null || typeof id !== 'object' ? id : idOfMessage(id);
     return {
       kind: 'json',
       status: 429,
       headers: { 'Retry-After': String(decision.retryAfterSeconds) },
       payload: jsonRpcError(
-        requestId,
+        id,
         HTTP_REFUSAL,
         `Too Many Requests: ${principal.name} is over its limit of ${describeLimit(decision.limit, 'tool calls')}; retry in ${decision.retryAfterSeconds} s`,
         { code: 'RATE_LIMITED', retry_after_seconds: decision.retryAfterSeconds },

@@ -158,18 +158,13 @@ export class PassagesRepository {
           WHERE to_tsvector('english', lexeme) <> ''::tsvector
          UNION
          SELECT lexeme FROM unnest(to_tsvector('english', kb_search_words($1))))
-       SELECT lexeme, plainto_tsquery('simple', lexeme)::text AS tsquery
-         FROM words
-        WHERE plainto_tsquery('simple', lexeme)::text <> ''
+       SELECT lexeme, q.tsquery
+         FROM words, LATERAL (SELECT plainto_tsquery('simple', lexeme)::text AS tsquery) q
+        WHERE q.tsquery <> ''
         ORDER BY length(lexeme) DESC, lexeme
         LIMIT ${MAX_TERMS}`,
       [query],
     );
-  }
-
-  /** The OR of some terms, as tsquery text; `null` for none. */
-  static anyOf(terms: readonly QueryTerm[]): string | null {
-    return terms.length === 0 ? null : terms.map((t) => `(${t.tsquery})`).join(' | ');
   }
 
   /**
@@ -249,7 +244,7 @@ export class PassagesRepository {
         ORDER BY b.rank DESC, b.document_id
         LIMIT $5`,
       [
-        PassagesRepository.anyOf(selective),
+        anyOf(selective),
         folder,
         folder === null ? null : prefixUpperBound(folder),
         options.tags && options.tags.length > 0 ? options.tags : null,
@@ -259,4 +254,9 @@ export class PassagesRepository {
       ],
     ];
   }
+}
+
+/** The OR of some terms, as tsquery text. */
+function anyOf(terms: readonly QueryTerm[]): string {
+  return terms.map((t) => `(${t.tsquery})`).join(' | ');
 }
