@@ -173,11 +173,12 @@ describe('hybrid search', () => {
   });
 
   it('says so when results are found by their words only because their vectors are still coming', async () => {
-    // A document written a moment ago, chunked but not embedded yet (held back an hour).
+    // A document written a moment ago, chunked but not embedded yet: held back an hour as
+    // a retry (the claim ignores the backoff of a first attempt, so it counts as one).
     await sql.query(`
       INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash,
-                                vector_status, vector_next_attempt_at)
-      VALUES ('kb/new/fresh.md', 'kb/new', 'Fresh', 'xylophonic', 'h', 'pending',
+                                vector_status, vector_attempts, vector_next_attempt_at)
+      VALUES ('kb/new/fresh.md', 'kb/new', 'Fresh', 'xylophonic', 'h', 'pending', 1,
               now() + interval '1 hour')`);
     await sql.query(`
       INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
