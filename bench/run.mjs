@@ -35,7 +35,10 @@ const query = async (text, params) => (await pool.query(text, params)).rows;
 
 const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
-const server = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
+// BENCH_NODE_ARGS: extra node options for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
+// to profile it under the scenarios' load (the profile is written when it stops).
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
   env: {
     ...process.env,
     DATABASE_URL: cluster.url,

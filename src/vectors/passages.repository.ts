@@ -25,6 +25,8 @@ export interface LexicalHit {
   readonly heading: string;
   readonly content: string;
   readonly rank: number;
+  /** The document's current revision waits to be embedded (the vector side lacks it). */
+  readonly catchingUp: boolean;
 }
 
 /** A word of a query: its lexeme and the tsquery (text form) that finds it. */
@@ -48,10 +50,15 @@ const FREQUENCY_CACHE_ENTRIES = 10_000;
 const CANDIDATE_WORDS_MAX = 1000;
 /** Passages looked at for one query, at most (one cheap rank each)... */
 const CANDIDATES_MAX = 1000;
-/** Passages looked at when every word of the query is common (above CANDIDATE_WORDS_MAX). */
-const COMMON_CANDIDATES_MAX = 150;
 /** ...of which the best by that rank get the full score (one rank per word). */
 const SCORED_MAX = 100;
+/**
+ * When every word of the query is common (above CANDIDATE_WORDS_MAX) the candidates are a
+ * sample of this many passages of the rarest word, of which the best half (or `limit`, when
+ * more) get the full score: such a query says little, and scoring more of the sample ranks
+ * no better (its cost is one `ts_rank` per word and passage).
+ */
+const COMMON_CANDIDATES_MAX = 100;
 /**
  * \`ts_rank\`'s weights of the classes D, C (body), B (headings), A (title), chosen on the
  * retrieval benchmark (bench/retrieval): a heavier title and headings (0.2 / 0.5 / 1)
@@ -132,6 +139,7 @@ export class PassagesRepository {
       heading: string;
       content: string;
       rank: number;
+      catching_up: boolean;
     }> = await this.dataSource.query(text, values);
     return {
       hits: rows.map((row) => ({
@@ -141,6 +149,7 @@ export class PassagesRepository {
         heading: row.heading,
         content: row.content,
         rank: row.rank,
+        catchingUp: row.catching_up,
       })),
       lexemes,
     };
@@ -213,8 +222,9 @@ export class PassagesRepository {
    * whatever the words: candidates are the passages holding one of the words found in at
    * most {@link CANDIDATE_WORDS_MAX} passages (all of them: the ranking is then exact), or,
    * when every word is more common than that, those of the rarest word. At most
-   * {@link CANDIDATES_MAX} of them ({@link COMMON_CANDIDATES_MAX} in the second case) are ranked by `ts_rank` for all those words at once, and
-   * the best {@link SCORED_MAX} get the full score, word by word.
+   * {@link CANDIDATES_MAX} of them are ranked by `ts_rank` for all those words at once, and
+   * the best {@link SCORED_MAX} get the full score, word by word ({@link COMMON_CANDIDATES_MAX}
+   * and half of them in the second case).
    */
   searchStatement(
     terms: readonly WeightedTerm[],
@@ -224,25 +234,37 @@ export class PassagesRepository {
     const selective = rare.length > 0 ? rare : [terms.reduce((a, b) => (b.df < a.df ? b : a))];
     // Only common words: an unselective query, answered from a small sample of its best.
     const candidates = rare.length > 0 ? CANDIDATES_MAX : COMMON_CANDIDATES_MAX;
+    const scored =
+      rare.length > 0
+        ? SCORED_MAX
+        : Math.min(COMMON_CANDIDATES_MAX, Math.max(COMMON_CANDIDATES_MAX / 2, options.limit));
     const folder = options.folder ?? null;
+    // Only keys travel through the ranking; title and passage are read for the answer's
+    // rows alone (a passage and its tsvector are kilobytes each).
     return [
-      `WITH matched AS (
-         SELECT p.document_id, p.chunk_index, p.heading, p.content,
+      `WITH candidates AS (
+         SELECT c.document_id, c.chunk_index, c.search
+           FROM kb_passages c
+          WHERE c.search @@ $1::tsquery
+            AND ($2::text IS NULL OR (c.document_id >= $2 AND c.document_id < $3))
+          LIMIT ${candidates}),
+       scored AS (
+         SELECT p.document_id, p.chunk_index,
                 (SELECT sum(w.idf * ts_rank('${RANK_WEIGHTS}', p.search, w.q, 1))
                    FROM unnest($6::tsquery[], $7::float8[]) AS w(q, idf))::float8 AS rank
-           FROM (SELECT * FROM (SELECT c.*, ts_rank('${RANK_WEIGHTS}', c.search, $1::tsquery, 1) AS pre
-                                  FROM kb_passages c
-                                 WHERE c.search @@ $1::tsquery
-                                   AND ($2::text IS NULL OR (c.document_id >= $2 AND c.document_id < $3))
-                                 LIMIT ${candidates}) candidates
-                  ORDER BY pre DESC LIMIT ${SCORED_MAX}) p),
+           FROM (SELECT * FROM candidates
+                  ORDER BY ts_rank('${RANK_WEIGHTS}', search, $1::tsquery, 1) DESC
+                  LIMIT ${scored}) p),
        best AS (
-         SELECT DISTINCT ON (document_id) * FROM matched ORDER BY document_id, rank DESC)
-       SELECT b.document_id, d.title, b.chunk_index, b.heading, b.content, b.rank
-         FROM best b JOIN kb_documents d ON d.document_id = b.document_id
-        WHERE d.deleted_at IS NULL AND ($4::text[] IS NULL OR d.tags @> $4::text[])
-        ORDER BY b.rank DESC, b.document_id
-        LIMIT $5`,
+         SELECT DISTINCT ON (s.document_id) s.document_id, s.chunk_index, s.rank, d.title,
+                d.vector_status IN ('pending', 'error') AS catching_up
+           FROM scored s JOIN kb_documents d ON d.document_id = s.document_id
+          WHERE d.deleted_at IS NULL AND ($4::text[] IS NULL OR d.tags @> $4::text[])
+          ORDER BY s.document_id, s.rank DESC)
+       SELECT b.document_id, b.title, b.chunk_index, p.heading, p.content, b.rank, b.catching_up
+         FROM (SELECT * FROM best ORDER BY rank DESC, document_id LIMIT $5) b
+         JOIN kb_passages p ON p.document_id = b.document_id AND p.chunk_index = b.chunk_index
+        ORDER BY b.rank DESC, b.document_id`,
       [
         anyOf(selective),
         folder,

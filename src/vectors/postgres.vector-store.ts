@@ -157,11 +157,12 @@ export class PostgresVectorStore implements VectorStore {
       revision: number;
       heading: string;
       content: string;
+      title: string | null;
     }[] = await this.dataSource.query(
-      `SELECT c.document_id, c.chunk_index, c.revision, c.heading, c.content
-         FROM kb_chunk_vectors c
-         JOIN unnest($1::text[], $2::integer[]) AS h(document_id, chunk_index)
-           ON c.document_id = h.document_id AND c.chunk_index = h.chunk_index`,
+      `SELECT c.document_id, c.chunk_index, c.revision, c.heading, c.content, d.title
+         FROM unnest($1::text[], $2::integer[]) AS h(document_id, chunk_index)
+         JOIN kb_chunk_vectors c ON c.document_id = h.document_id AND c.chunk_index = h.chunk_index
+         LEFT JOIN kb_documents d ON d.document_id = c.document_id AND d.deleted_at IS NULL`,
       [hits.map((h) => h.documentId), hits.map((h) => h.chunkIndex)],
     );
     const byKey = new Map(rows.map((r) => [`${r.chunk_index}:${r.document_id}`, r]));
@@ -169,7 +170,15 @@ export class PostgresVectorStore implements VectorStore {
     return hits.flatMap((hit) => {
       const row = byKey.get(`${hit.chunkIndex}:${hit.documentId}`);
       return row
-        ? [{ ...hit, revision: row.revision, heading: row.heading, content: row.content }]
+        ? [
+            {
+              ...hit,
+              revision: row.revision,
+              heading: row.heading,
+              content: row.content,
+              title: row.title,
+            },
+          ]
         : [];
     });
   }

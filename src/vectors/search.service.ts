@@ -8,7 +8,6 @@ import { DocumentsService } from '../documents/documents.service';
 import { EMBEDDER, Embedder } from './embedder.interface';
 import { AppConfig } from '../config/app-config';
 import { PassagesRepository } from './passages.repository';
-import { VectorQueueRepository } from './vector-queue.repository';
 import { highlight, snippetOf } from './snippet';
 import { VectorStoreInitializer } from './vector-store.initializer';
 import { folderOf } from './vector-payload';
@@ -83,6 +82,8 @@ interface Candidate {
   readonly score: number;
   readonly heading: string;
   readonly content: string;
+  /** Found by the lexical side while its current revision waits to be embedded. */
+  readonly catchingUp?: boolean;
 }
 
 /**
@@ -103,7 +104,6 @@ export class SearchService {
     private readonly stores: VectorStoreInitializer,
     private readonly documents: DocumentsService,
     private readonly passages: PassagesRepository,
-    private readonly queue: VectorQueueRepository,
     private readonly metrics: VectorsMetrics,
     private readonly config: AppConfig,
   ) {}
@@ -155,10 +155,7 @@ export class SearchService {
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
     const found = new Set(vector.hits.map((hit) => hit.documentId));
-    const lexicalOnly = fused.filter((hit) => !found.has(hit.documentId));
-    const catchingUp = await this.queue
-      .notEmbeddedAmong(lexicalOnly.map((hit) => hit.documentId))
-      .catch(() => 0);
+    const catchingUp = fused.filter((hit) => hit.catchingUp && !found.has(hit.documentId)).length;
     return catchingUp === 0
       ? { mode, results }
       : {
@@ -198,8 +195,9 @@ export class SearchService {
     );
     signal?.throwIfAborted();
 
-    // Over-fetch a little: a hit may belong to a document deleted since it was indexed.
-    let want = Math.min(limit * 2 + 5, 500);
+    // Over-fetch a little: a hit may belong to a document deleted since it was indexed
+    // (rare: the worker removes its vectors at once); more are asked for when too few are left.
+    let want = Math.min(limit + 5, 500);
     let alive: Candidate[] = [];
     for (let round = 0; round < 3; round++) {
       const stop = this.metrics.searchDuration.startTimer({ store: this.store.name });
@@ -207,11 +205,15 @@ export class SearchService {
         this.store.search(vector, { limit: want, ...scope }),
       );
       stop();
-      const titles = await this.documents.aliveTitles(hits.map((h) => h.documentId));
+      const unknown = hits.filter((hit) => hit.title === undefined);
+      const titles =
+        unknown.length === 0
+          ? undefined
+          : await this.documents.aliveTitles(unknown.map((h) => h.documentId));
       alive = hits.flatMap((hit: VectorHit) => {
-        const title = titles.get(hit.documentId);
+        const title = hit.title === undefined ? titles?.get(hit.documentId) : hit.title;
         // A score of 0 or less means nothing in common with the query: not a result.
-        return title === undefined || !(hit.score > 0)
+        return title === undefined || title === null || !(hit.score > 0)
           ? []
           : [
               {

@@ -83,17 +83,6 @@ export class VectorQueueRepository {
     return new Set(rows.map((row) => row.document_id));
   }
 
-  /** How many of these documents wait for their current revision to be embedded. */
-  async notEmbeddedAmong(documentIds: readonly string[]): Promise<number> {
-    if (documentIds.length === 0) return 0;
-    const [row]: Array<{ n: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM kb_documents
-        WHERE document_id = ANY($1::text[]) AND vector_status IN ('pending', 'error')`,
-      [documentIds],
-    );
-    return row.n;
-  }
-
   /** Current revisions of the documents among `leases` still held; lost ones are absent. */
   async leaseRevisions(leases: readonly VectorLease[]): Promise<Map<string, number>> {
     if (leases.length === 0) return new Map();

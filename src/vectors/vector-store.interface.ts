@@ -39,6 +39,12 @@ export interface VectorHit {
   readonly score: number;
   readonly heading: string;
   readonly content: string;
+  /**
+   * The document's title, read with the chunk in the same statement when the store lives in
+   * this database: `null` when the document is deleted. Absent when the store cannot tell
+   * (Qdrant): the caller asks PostgreSQL which documents are alive.
+   */
+  readonly title?: string | null;
 }
 
 /** Whether the store answers, and what it holds, for readiness and the status endpoint. */
