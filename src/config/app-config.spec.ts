@@ -124,6 +124,15 @@ describe('loadConfig', () => {
     expect(config.ingestTimeoutMs).toBe(500);
   });
 
+  it('weighs the vector side of hybrid search by embedder, unless told', () => {
+    expect(loadConfig({})).toMatchObject({ searchRrfK: 60, searchVectorWeight: 0.3 });
+    expect(
+      loadConfig({ EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test' }).searchVectorWeight,
+    ).toBe(1);
+    expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0.75' }).searchVectorWeight).toBe(0.75);
+    expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0' }).searchVectorWeight).toBe(0);
+  });
+
   // One bad value per variable: the error names that variable (first, as "NAME: problem").
   it.each([
     ['PORT', { PORT: 'http' }],
@@ -175,6 +184,9 @@ describe('loadConfig', () => {
     ],
     ['HOST', { HOST: '0.0.0.0' }],
     ['API_KEYS', { API_KEYS: 'nocolons' }],
+    ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: 'heavy' }],
+    ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: '-1' }],
+    ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: '11' }],
   ])('stops on a bad %s with an error naming it', (variable, env) => {
     const error = refusal(env);
     expect(error.variable).toBe(variable);

@@ -42,6 +42,23 @@ export function optionalInteger(
   return value;
 }
 
+/** A decimal number such as `0.3` within [min, max], or `fallback` when unset. */
+export function decimal(
+  read: Reader,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = read(name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
 /** `raw` if it is an http(s) URL; `{ query: false }` also refuses a query and a fragment. */
 export function httpUrl(name: string, raw: string, options: { query?: boolean } = {}): string {
   let url: URL;

@@ -89,7 +89,8 @@ interface Candidate {
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
  * `GET /search` (SPEC §8a): a lexical ranking of passages in PostgreSQL and a vector
- * ranking from the store, fused by reciprocal rank (`SEARCH_RRF_K`, over the first
+ * ranking from the store, fused by weighted reciprocal rank (`SEARCH_RRF_K`,
+ * `SEARCH_VECTOR_WEIGHT`, over the first
  * `SEARCH_CANDIDATES` of each side). Each document appears once, with its best passage
  * (the lexical side's, which holds the query's words, when both found it). Only documents
  * alive in PostgreSQL are answered (the store may still hold one deleted a moment ago).
@@ -150,7 +151,12 @@ export class SearchService {
         results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
       };
     }
-    const fused = fuse(lexical.hits, vector.hits, this.config.searchRrfK).slice(0, limit);
+    const fused = fuse(
+      lexical.hits,
+      vector.hits,
+      this.config.searchRrfK,
+      this.config.searchVectorWeight,
+    ).slice(0, limit);
     const results = this.present(fused, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
@@ -252,26 +258,28 @@ export class SearchService {
 }
 
 /**
- * Reciprocal rank fusion: a document's score is the sum over the sides that found it of
- * 1 / (k + rank), rank counted from 1. Ties keep the lexical side's order. The passage is
- * the lexical side's when it has one (it holds the query's words).
+ * Weighted reciprocal rank fusion: a document's score is the sum over the sides that found
+ * it of weight / (k + rank), rank counted from 1, the lexical side's weight 1 and the vector
+ * side's `vectorWeight`. Ties keep the lexical side's order. The passage is the lexical
+ * side's when it has one (it holds the query's words).
  */
 export function fuse(
   lexical: readonly Candidate[],
   vector: readonly Candidate[],
   k: number,
+  vectorWeight = 1,
 ): Candidate[] {
   const fused = new Map<string, { candidate: Candidate; score: number; order: number }>();
-  const add = (list: readonly Candidate[], side: number) =>
+  const add = (list: readonly Candidate[], side: number, weight: number) =>
     list.forEach((candidate, rank) => {
-      const gain = 1 / (k + rank + 1);
+      const gain = weight / (k + rank + 1);
       const seen = fused.get(candidate.documentId);
       if (seen) seen.score += gain;
       else
         fused.set(candidate.documentId, { candidate, score: gain, order: side * 100_000 + rank });
     });
-  add(lexical, 0);
-  add(vector, 1);
+  add(lexical, 0, 1);
+  add(vector, 1, vectorWeight);
   return [...fused.values()]
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .map(({ candidate, score }) => ({ ...candidate, score }));
