@@ -3,7 +3,10 @@
 // (as wrk and autocannon do) because Node's http client costs more CPU per request than the
 // server paths being measured, on the same two cores. Every request is timed with hrtime,
 // so p95 is an exact nearest-rank percentile, not a histogram bucket.
+import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * @param {object} options
@@ -89,6 +92,34 @@ export function freePort() {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
       server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a baseline server of bench/baselines.mjs (`http`, `pg` or `sdk`) in a process of its
+ * own, with `env` added to ours; resolves once it listens.
+ * @returns {Promise<{baseUrl: string, stop: () => Promise<void>}>}
+ */
+export function startBaseline(kind, env = {}) {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'baselines.mjs');
+  const child = spawn(process.execPath, [script, kind], {
+    env: { ...process.env, ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (code) => reject(new Error(`baseline ${kind} exited with ${code}`)));
+    child.stdout.on('data', (data) => {
+      out += data;
+      const port = /listening (\d+)/.exec(out)?.[1];
+      if (port) resolve({ baseUrl: `http://127.0.0.1:${port}`, stop });
     });
   });
 }

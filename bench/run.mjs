@@ -63,6 +63,7 @@ try {
     headers,
     query,
     load: (options) => load({ baseUrl, ...options }),
+    databaseUrl: cluster.url,
     documentCount,
     log,
   };

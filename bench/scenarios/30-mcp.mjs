@@ -5,10 +5,27 @@
 // or get_document of the same run (target: within 1.5×).
 // Each scenario first sends one request and checks its answer (no JSON-RPC error, no
 // isError), so a fast wrong answer is never reported as a latency.
+// Baselines (issue 12, SPEC §10), run beside the scenario they measure with the same
+// requests: bare node:http answering our tools/list bytes and the official SDK's stateless
+// server listing our tools (for tools/list), and the same SQL straight through `pg` (for
+// list_documents, get_document, batch_read); see bench/baselines.mjs. The ratio of
+// requests/s is printed next to our row.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBaseline } from '../lib.mjs';
 const CONCURRENCY = 10;
 const ENDPOINT = '/mcp';
 
-export default async function mcp({ baseUrl, headers, load, documentCount, query, log }) {
+export default async function mcp({
+  baseUrl,
+  headers,
+  load,
+  documentCount,
+  query,
+  log,
+  databaseUrl,
+}) {
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const pick = (i) => (i * 7919) % documentCount;
   const idOf = (n) =>
@@ -53,6 +70,22 @@ export default async function mcp({ baseUrl, headers, load, documentCount, query
       row.compared = `p97.5 ${ratio}× ${compareWith} (target ≤ 1.5×)`;
     }
     rows.push(row);
+    return row;
+  }
+
+  /** The same requests against a baseline server; its row, and our row's ratio to it. */
+  async function baseline(ours, base, label, requests, body, target) {
+    const result = await load({
+      baseUrl: base.baseUrl,
+      concurrency: CONCURRENCY,
+      requests,
+      request: (i) => ({ method: 'POST', path: ENDPOINT, headers: mcpHeaders, body: body(i) }),
+    });
+    rows.push({ scenario: `  baseline: ${label}`, ...result });
+    const ratio = ours.rps / result.rps;
+    const shown = ratio >= 1 ? `${Math.round(ratio * 10) / 10}×` : `${Math.round(ratio * 100)} %`;
+    const text = `rps ${shown} of ${label} (target ${target})`;
+    ours.compared = ours.compared ? `${ours.compared}; ${text}` : text;
   }
 
   await scenario('initialize', 3, 5000, (i) =>
@@ -66,23 +99,87 @@ export default async function mcp({ baseUrl, headers, load, documentCount, query
       i,
     ),
   );
-  await scenario('tools/list', 3, 5000, (i) => envelope('tools/list', {}, i));
+  const toolsList = await scenario('tools/list', 3, 5000, (i) => envelope('tools/list', {}, i));
+  {
+    const sample = await fetch(`${baseUrl}${ENDPOINT}`, {
+      method: 'POST',
+      headers: mcpHeaders,
+      body: JSON.stringify(envelope('tools/list', {}, 1)),
+    });
+    const bytes = Buffer.from(await sample.arrayBuffer());
+    const dir = mkdtempSync(join(tmpdir(), 'agent-data-baseline-'));
+    try {
+      writeFileSync(join(dir, 'body.json'), bytes);
+      writeFileSync(join(dir, 'tools.json'), JSON.stringify(JSON.parse(bytes).result));
+      const bare = await startBaseline('http', {
+        BASELINE_BODY_FILE: join(dir, 'body.json'),
+        BASELINE_CONTENT_TYPE: sample.headers.get('content-type'),
+      });
+      await baseline(
+        toolsList,
+        bare,
+        'bare node:http',
+        5000,
+        (i) => envelope('tools/list', {}, i),
+        '≥ 30 %',
+      ).finally(bare.stop);
+      const raw = await startBaseline('sdk-raw', { BASELINE_TOOLS_FILE: join(dir, 'tools.json') });
+      await baseline(
+        toolsList,
+        raw,
+        "the SDK's low-level Server",
+        3000,
+        (i) => envelope('tools/list', {}, i),
+        'none',
+      ).finally(raw.stop);
+      const sdk = await startBaseline('sdk');
+      await baseline(
+        toolsList,
+        sdk,
+        'official SDK server',
+        2000,
+        (i) => envelope('tools/list', {}, i),
+        '≥ 10×',
+      ).finally(sdk.stop);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
   await scenario('tools/list (one SSE event)', 3, 5000, (i) => envelope('tools/list', {}, i), {
     Accept: 'text/event-stream',
   });
-  await scenario('list_documents (prefix, limit 50)', 15, 3000, (i) =>
-    tool(
-      'list_documents',
-      { prefix: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/`, limit: 50 },
-      i,
-    ),
-  );
-  await scenario('get_document', 10, 3000, (i) =>
-    tool('get_document', { document_id: idOf(pick(Math.abs(i))) }, i),
-  );
-  await scenario('batch_read (3 ids)', 10, 3000, (i) =>
-    tool('batch_read', { document_ids: [0, 1, 2].map((k) => idOf(pick(Math.abs(i) * 3 + k))) }, i),
-  );
+  const reads = [
+    [
+      'list_documents (prefix, limit 50)',
+      15,
+      (i) =>
+        tool(
+          'list_documents',
+          { prefix: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/`, limit: 50 },
+          i,
+        ),
+    ],
+    ['get_document', 10, (i) => tool('get_document', { document_id: idOf(pick(Math.abs(i))) }, i)],
+    [
+      'batch_read (3 ids)',
+      10,
+      (i) =>
+        tool(
+          'batch_read',
+          { document_ids: [0, 1, 2].map((k) => idOf(pick(Math.abs(i) * 3 + k))) },
+          i,
+        ),
+    ],
+  ];
+  const sql = await startBaseline('pg', { DATABASE_URL: databaseUrl });
+  try {
+    for (const [name, target, body] of reads) {
+      const ours = await scenario(name, target, 3000, body);
+      await baseline(ours, sql, 'the same SQL through pg', 3000, body, '≥ 50 %');
+    }
+  } finally {
+    await sql.stop();
+  }
 
   // Writes: new documents, then updates of seeded ones, then one patch per new document.
   const uploaded = (i) => `bench-writes/mcp/u-${i + 1}.md`;
