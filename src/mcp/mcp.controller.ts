@@ -1,4 +1,5 @@
-import { All, Controller, Req, Res, UseFilters, UseGuards, UseInterceptors } from '@nestjs/common';
+import { All, Controller, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
 import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
@@ -9,11 +10,11 @@ import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-
 import { readMcpBody } from '../transport/mcp-body';
 import { McpExceptionFilter } from '../transport/mcp-exception.filter';
 import {
-  McpFramingInterceptor,
+  McpFraming,
   negotiatedFraming,
   notAcceptable,
   replyChannel,
-} from '../transport/mcp-framing.interceptor';
+} from '../transport/mcp-framing';
 import type { McpReply } from '../transport/mcp-reply';
 import { batchRefusal, checkModernMessage, isModernRequest } from '../transport/modern-request';
 import { OriginGuard } from '../transport/origin.guard';
@@ -38,19 +39,20 @@ const ALLOWED_METHODS = 'GET, POST';
  * The MCP Streamable HTTP endpoints (SPEC §5–§6), one handler per route, the profile from
  * route metadata. POST carries JSON-RPC; GET answers a JSON info document (405 to a client
  * that wants an SSE stream: this server keeps none); PUT, PATCH, DELETE are 405.
- * Guards: Origin (403), then API key or secret token (401 / 403 / 404). The interceptor
- * frames answers (JSON or one SSE event), the filter turns every error into a JSON-RPC
- * envelope. Handlers take `@Res()` so that only the interceptor writes the response.
+ * Guards: Origin (403), then API key or secret token (401 / 403 / 404). Each handler has
+ * {@link McpFraming} negotiate the Accept header first and frame its answer (JSON or one
+ * SSE event) last; the filter turns every error into a JSON-RPC envelope. Handlers take
+ * `@Res()`: they write the response themselves.
  */
 @Controller()
 @UseGuards(OriginGuard, McpAuthGuard)
-@UseInterceptors(McpFramingInterceptor)
 @UseFilters(McpExceptionFilter)
 export class McpController {
   constructor(
     private readonly config: AppConfig,
     private readonly dispatcher: McpDispatcher,
     private readonly limits: RateLimits,
+    private readonly framing: McpFraming,
   ) {}
 
   @All([...MCP_ROUTES.internal])
@@ -58,9 +60,9 @@ export class McpController {
   internal(
     @Req() request: AuthenticatedRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() _response: unknown,
-  ): Promise<McpReply> {
-    return this.handle(request, profile);
+    @Res() response: Response,
+  ): Promise<void> {
+    return this.serve(request, response, profile);
   }
 
   @All([...MCP_ROUTES.readonly])
@@ -68,9 +70,9 @@ export class McpController {
   readonly(
     @Req() request: AuthenticatedRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() _response: unknown,
-  ): Promise<McpReply> {
-    return this.handle(request, profile);
+    @Res() response: Response,
+  ): Promise<void> {
+    return this.serve(request, response, profile);
   }
 
   @All([...MCP_ROUTES.gpt])
@@ -78,9 +80,9 @@ export class McpController {
   gpt(
     @Req() request: AuthenticatedRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() _response: unknown,
-  ): Promise<McpReply> {
-    return this.handle(request, profile);
+    @Res() response: Response,
+  ): Promise<void> {
+    return this.serve(request, response, profile);
   }
 
   @All([...MCP_ROUTES['gpt-full']])
@@ -88,9 +90,9 @@ export class McpController {
   gptFull(
     @Req() request: AuthenticatedRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() _response: unknown,
-  ): Promise<McpReply> {
-    return this.handle(request, profile);
+    @Res() response: Response,
+  ): Promise<void> {
+    return this.serve(request, response, profile);
   }
 
   /**
@@ -103,9 +105,9 @@ export class McpController {
   secret(
     @Req() request: AuthenticatedRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() _response: unknown,
-  ): Promise<McpReply> {
-    return this.handle(request, profile);
+    @Res() response: Response,
+  ): Promise<void> {
+    return this.serve(request, response, profile);
   }
 
   // Unknown paths in the MCP families answer a JSON-RPC 404 rather than the REST shape.
@@ -118,6 +120,15 @@ export class McpController {
   @All(['gpt-mcp/*rest', 'readonly/*rest', 'gpt/*rest', 'gpt-full/*rest'])
   unknownGptPath(@Res() _response: unknown): never {
     throw unknownPath();
+  }
+
+  private async serve(
+    request: AuthenticatedRequest,
+    response: Response,
+    profile: McpProfile,
+  ): Promise<void> {
+    const opened = this.framing.open(request, response);
+    this.framing.write(response, await this.handle(request, profile), opened);
   }
 
   private handle(request: AuthenticatedRequest, profile: McpProfile): Promise<McpReply> {

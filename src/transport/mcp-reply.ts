@@ -1,5 +1,5 @@
 /**
- * What the MCP controller hands to {@link McpFramingInterceptor}: the answer, not yet framed.
+ * What the MCP controller hands to {@link McpFraming}: the answer, not yet framed.
  *
  * * `rpc`: a JSON-RPC envelope or batch, framed by the Accept negotiation (JSON or one SSE
  *   event). 406 when the negotiation found nothing acceptable.

@@ -1,7 +1,6 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
 import type { IncomingMessage } from 'node:http';
-import { map, type Observable } from 'rxjs';
 import { AppConfig } from '../config/app-config';
 import { negotiate, type Negotiated } from './accept-negotiation';
 import { frameJson, frameSse, type FramedResponse } from './framing';
@@ -13,7 +12,7 @@ import { TransportMetrics } from './transport.metrics';
 const channels = new WeakMap<IncomingMessage, ReplyChannel>();
 
 /**
- * The reply channel {@link McpFramingInterceptor} opened for a POST: its negotiated framing
+ * The reply channel {@link McpFraming.open} opened for a POST: its negotiated framing
  * (the controller refuses with 406 before running anything whose answer could not be
  * delivered), notifications before the answer, and the client-gone signal.
  */
@@ -32,34 +31,41 @@ export function notAcceptable(): McpHttpException {
   );
 }
 
+/** What {@link McpFraming.open} negotiated for one request. */
+export interface OpenedReply {
+  readonly framing: Negotiated;
+  readonly channel: ReplyChannel | undefined;
+}
+
 /**
- * Negotiates the Accept header of a POST before the handler runs (opening its
- * {@link ReplyChannel}), then frames the handler's {@link McpReply}: a JSON body or one SSE
- * event with the anti-buffering headers (SPEC §6), 202 with an empty body for
+ * Negotiates the Accept header of a request before the controller works on it (opening a
+ * POST's {@link ReplyChannel}), then frames the controller's {@link McpReply}: a JSON body
+ * or one SSE event with the anti-buffering headers (SPEC §6), 202 with an empty body for
  * notifications. When the channel already streamed (progress, keep-alive), the answer is
- * the stream's last event. The handler takes `@Res()`, so Nest leaves the writing here.
+ * the stream's last event. Called by the controller itself, not as an interceptor: Nest's
+ * interceptor runner costs an `AsyncResource` and an observable per request (issue 12).
  */
 @Injectable()
-export class McpFramingInterceptor implements NestInterceptor {
+export class McpFraming {
   constructor(
     private readonly config: AppConfig,
     private readonly metrics: TransportMetrics,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler<McpReply>): Observable<void> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
+  open(request: IncomingMessage, response: Response): OpenedReply {
     const framing = negotiate(request.headers.accept, { postSse: this.config.mcpPostSse });
-    let channel: ReplyChannel | undefined;
-    if (request.method === 'POST') {
-      channel = new ReplyChannel(response, framing, this.config.mcpSseKeepAliveMs);
-      channels.set(request, channel);
-    }
-    return next.handle().pipe(map((reply) => this.write(response, reply, framing, channel)));
+    if (request.method !== 'POST') return { framing, channel: undefined };
+    const channel = new ReplyChannel(response, framing, this.config.mcpSseKeepAliveMs);
+    channels.set(request, channel);
+    return { framing, channel };
   }
 
-  private write(
+  /** Writes `reply` as {@link open} negotiated; throws 406 for an answer that cannot be framed. */
+  write(response: Response, reply: McpReply, { framing, channel }: OpenedReply): void {
+    this.frame(response, reply, framing, channel);
+  }
+
+  private frame(
     response: Response,
     reply: McpReply,
     framing: Negotiated,
