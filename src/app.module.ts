@@ -27,11 +27,13 @@ export class AppModule implements NestModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
+        // First among the modules with routes: Express tries routes in registration order,
+        // and the MCP endpoints take most of the traffic.
+        McpModule,
         MetricsModule,
         HealthModule,
         AuthModule,
         DocumentsModule,
-        McpModule,
         VectorsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],
