@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiKeyEntry, AppConfig, Profile } from '../config/app-config';
@@ -78,6 +78,7 @@ export function presentedCredential(
   return match ? { value: match[1], bearer: true } : undefined;
 }
 
+/** SHA-256 in one call (no Hash object per request). */
 function digest(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  return hash('sha256', key, 'buffer');
 }

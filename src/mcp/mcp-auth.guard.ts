@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { type Principal } from '../auth/api-key.service';
 import { Authenticator } from '../auth/authenticator';
@@ -54,12 +54,21 @@ export class McpAuthGuard implements CanActivate {
       request.principal = GPT_ROUTE_PRINCIPAL;
       return true;
     }
-    if (request.method === 'OPTIONS') return true;
+    await this.admit(request, profile);
+    return true;
+  }
+
+  /**
+   * Sets `request.principal` when the request's key or token grants `profile`; throws the
+   * 401 / 403 / 503 otherwise. A CORS preflight carries no credentials and passes.
+   */
+  async admit(request: AuthenticatedRequest, profile: McpProfile): Promise<void> {
+    if (request.method === 'OPTIONS') return;
     const admission = await this.auth.admit(request.headers, profile, routePathOf(request.path));
     switch (admission.kind) {
       case 'ok':
         request.principal = admission.principal;
-        return true;
+        return;
       case 'missing':
         throw new McpHttpException(
           401,
@@ -103,5 +112,5 @@ export class McpAuthGuard implements CanActivate {
 }
 
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }

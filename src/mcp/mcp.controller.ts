@@ -122,7 +122,11 @@ export class McpController {
     throw unknownPath();
   }
 
-  private async serve(
+  /**
+   * Answers a request to `profile`'s endpoint that passed the guards. Also called by
+   * {@link mcpFastPath}, which runs the same guards without Nest's router.
+   */
+  async serve(
     request: AuthenticatedRequest,
     response: Response,
     profile: McpProfile,

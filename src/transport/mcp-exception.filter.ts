@@ -20,7 +20,11 @@ export class McpExceptionFilter implements ExceptionFilter {
   constructor(private readonly metrics: TransportMetrics) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
+    this.reply(exception, host.switchToHttp().getResponse<Response>());
+  }
+
+  /** Answers `exception` on `response` (or ends a response already under way). */
+  reply(exception: unknown, response: Response): void {
     if (response.headersSent) {
       response.end();
       return;

@@ -14,19 +14,23 @@ export class OriginGuard implements CanActivate {
   constructor(private readonly config: AppConfig) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<Request>();
+    const http = context.switchToHttp();
+    this.check(http.getRequest<Request>(), http.getResponse<Response>());
+    return true;
+  }
+
+  /** Throws 403 for a foreign `Origin`; adds the CORS headers for an allowed one. */
+  check(request: Request, response: Response): void {
     const origin = request.headers.origin;
-    if (origin === undefined) return true;
+    if (origin === undefined) return;
     if (!isOriginAllowed(origin, this.config.allowedOrigins)) {
       throw new McpHttpException(
         403,
         `Forbidden: Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed`,
       );
     }
-    const response = context.switchToHttp().getResponse<Response>();
     response.setHeader('Access-Control-Allow-Origin', origin);
     response.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id');
     response.setHeader('Vary', 'Origin');
-    return true;
   }
 }

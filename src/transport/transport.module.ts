@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { McpExceptionFilter } from './mcp-exception.filter';
 import { McpFraming } from './mcp-framing';
+import { OriginGuard } from './origin.guard';
 import { TransportMetrics } from './transport.metrics';
 
 /**
@@ -8,5 +10,7 @@ import { TransportMetrics } from './transport.metrics';
  * Its guard and filter are applied by the MCP controller, which frames its answers with
  * {@link McpFraming}.
  */
-@Module({ providers: [TransportMetrics, McpFraming], exports: [TransportMetrics, McpFraming] })
+const PROVIDERS = [TransportMetrics, McpFraming, OriginGuard, McpExceptionFilter];
+
+@Module({ providers: PROVIDERS, exports: PROVIDERS })
 export class TransportModule {}
