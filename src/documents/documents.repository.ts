@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import type { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { escapeLike, prefixUpperBound } from './document-id';
@@ -80,6 +80,9 @@ const COLUMNS_BUT_BODY = COLUMNS.replace(' body,', '');
  */
 @Injectable()
 export class DocumentsRepository {
+  /** Names of the writing statements' prepared forms, by statement text. */
+  private readonly writeNames = new Map<string, string>();
+
   constructor(private readonly dataSource: DataSource) {}
 
   /**
@@ -467,19 +470,23 @@ export class DocumentsRepository {
    * rows of its RETURNING clause. The statement starts with {@link ACTOR} and reads from
    * `actor`, so the transaction-local `app.actor` is set before any row reaches a trigger:
    * one round trip, atomic on its own, instead of BEGIN / set_config / statement / COMMIT.
-   * The actor is always the last parameter.
+   * The actor is always the last parameter. It runs on the pool as a named prepared
+   * statement (one per statement text, parsed once per connection), without TypeORM's query
+   * runner; a failure is wrapped as TypeORM's QueryFailedError, as the runner did, so the
+   * error filters see what they saw before.
    */
   private async write(actor: string, sql: string, params: unknown[]): Promise<DocumentRow[]> {
-    const runner = this.dataSource.createQueryRunner('master');
+    const text = sql.replace('$actor', `$${params.length + 1}`);
+    let name = this.writeNames.get(text);
+    if (name === undefined) {
+      name = `kb_documents_write_${this.writeNames.size + 1}`;
+      this.writeNames.set(text, name);
+    }
+    const values = [...params, actor];
     try {
-      const result = await runner.query(
-        sql.replace('$actor', `$${params.length + 1}`),
-        [...params, actor],
-        true,
-      );
-      return result.records as DocumentRow[];
-    } finally {
-      await runner.release();
+      return await this.prepared<DocumentRow>(name, text, values);
+    } catch (error) {
+      throw new QueryFailedError(text, values, error as Error);
     }
   }
 
