@@ -1,6 +1,9 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import cluster from 'node:cluster';
 import { createApp } from './app.factory';
+import { runPrimary } from './cluster';
+import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { installGracefulShutdown } from './shutdown';
 
@@ -15,11 +18,16 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (config.webConcurrency > 1 && cluster.isPrimary) {
+    await runPrimary(config);
+    return;
+  }
   const app = await createApp(config);
   installGracefulShutdown(app, config.shutdownTimeoutMs, config.shutdownDrainMs);
   await app.listen(config.port, config.host);
+  tellPrimary(WORKER_LISTENING);
   new Logger('Main').log(
-    `listening on http://${config.host}:${config.port} (auth ${config.authEnabled ? 'on' : 'off'})`,
+    `listening on http://${config.host}:${config.port} (auth ${config.authEnabled ? 'on' : 'off'}${cluster.isWorker ? `, ${config.clusterRole} worker` : ''})`,
   );
 }
 

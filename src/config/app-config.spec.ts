@@ -124,6 +124,18 @@ describe('loadConfig', () => {
     expect(config.ingestTimeoutMs).toBe(500);
   });
 
+  it('runs one process unless WEB_CONCURRENCY asks for a cluster; web workers leave the vector work to another', () => {
+    expect(loadConfig({})).toMatchObject({
+      webConcurrency: 1,
+      clusterRole: 'single',
+      vectorWorkHere: true,
+    });
+    expect(loadConfig({ WEB_CONCURRENCY: '4' }).webConcurrency).toBe(4);
+    expect(loadConfig({ AGENT_DATA_CLUSTER_ROLE: 'vector' }).vectorWorkHere).toBe(true);
+    expect(loadConfig({ AGENT_DATA_CLUSTER_ROLE: 'web' }).vectorWorkHere).toBe(false);
+    expect(loadConfig({ VECTOR_SYNC_ENABLED: 'false' }).vectorWorkHere).toBe(false);
+  });
+
   it('weighs the vector side of hybrid search by embedder, unless told', () => {
     expect(loadConfig({})).toMatchObject({ searchRrfK: 60, searchVectorWeight: 0.3 });
     expect(
@@ -184,6 +196,9 @@ describe('loadConfig', () => {
     ],
     ['HOST', { HOST: '0.0.0.0' }],
     ['API_KEYS', { API_KEYS: 'nocolons' }],
+    ['WEB_CONCURRENCY', { WEB_CONCURRENCY: '0' }],
+    ['WEB_CONCURRENCY', { WEB_CONCURRENCY: 'auto' }],
+    ['AGENT_DATA_CLUSTER_ROLE', { AGENT_DATA_CLUSTER_ROLE: 'primary' }],
     ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: 'heavy' }],
     ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: '-1' }],
     ['SEARCH_VECTOR_WEIGHT', { SEARCH_VECTOR_WEIGHT: '11' }],

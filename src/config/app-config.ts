@@ -72,6 +72,20 @@ export class AppConfig {
   readonly reindexCron: string;
   /** `false` turns the listener, worker and sweep off (e.g. a migration-only process). */
   readonly vectorSyncEnabled: boolean;
+  /**
+   * `WEB_CONCURRENCY`: server processes per instance (node:cluster), 1 by default. With more,
+   * a primary process forks them: one runs the vector work beside its requests, the others
+   * requests only (src/cluster.ts).
+   */
+  readonly webConcurrency: number;
+  /**
+   * This process's part in cluster mode, set by the primary through
+   * `AGENT_DATA_CLUSTER_ROLE` (not an operator setting): `single` without cluster mode,
+   * `vector` for the worker that also runs the vector pipeline, `web` for the others.
+   */
+  readonly clusterRole: 'single' | 'vector' | 'web';
+  /** Whether this process runs the vector worker, listener and sweep (sync on, not a `web` worker). */
+  readonly vectorWorkHere: boolean;
   /** Batches of documents (up to 16 each) one process embeds at the same time. */
   readonly vectorWorkerConcurrency: number;
   /** Failed attempts after which a document's vector status becomes `error`. */
@@ -195,6 +209,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (vectorStore === 'qdrant' && !qdrantUrl) {
     throw new ConfigError('QDRANT_URL', 'is required when VECTOR_STORE=qdrant');
   }
+  const vectorSyncEnabled = boolean(read, 'VECTOR_SYNC_ENABLED', true);
+  const clusterRole = oneOf(read, 'AGENT_DATA_CLUSTER_ROLE', ['single', 'vector', 'web'], 'single');
   const embeddingsProvider = oneOf(
     read,
     'EMBEDDINGS_PROVIDER',
@@ -250,7 +266,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     embeddingsDimensions: optionalInteger(read, 'EMBEDDINGS_DIMENSIONS', 1, 16_384),
     vectorSkipPrefixes: list(read('VECTOR_SKIP_PREFIXES') ?? DEFAULT_SKIP_PREFIXES),
     reindexCron: cron(read, 'REINDEX_CRON', '*/5 * * * *'),
-    vectorSyncEnabled: boolean(read, 'VECTOR_SYNC_ENABLED', true),
+    vectorSyncEnabled,
+    webConcurrency: integer(read, 'WEB_CONCURRENCY', 1, 1, 64),
+    clusterRole,
+    vectorWorkHere: vectorSyncEnabled && clusterRole !== 'web',
     vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 2, 1, 64),
     vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 6, 1, 100),
     vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 2000, 10, 3_600_000),

@@ -1,5 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+} from 'prom-client';
+import { askPrimary, METRICS_REQUEST } from '../cluster-messages';
+
+/** How long a worker waits for the cluster's metrics before answering its own. */
+const CLUSTER_SCRAPE_TIMEOUT_MS = 6000;
 
 /**
  * The service's Prometheus registry, the HTTP request histogram, and gauges computed at
@@ -27,6 +39,28 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    if (cluster.isWorker) {
+      // The primary's AggregatorRegistry asks every worker for this registry's values.
+      new AggregatorRegistry();
+      AggregatorRegistry.setRegistries([this.registry]);
+    }
+  }
+
+  /**
+   * The exposition text of a scrape. In cluster mode (WEB_CONCURRENCY) the worker that
+   * received the scrape asks the primary for every worker's metrics, aggregated (counters
+   * and histograms summed, gauges read from the database by their maximum); should the
+   * primary not answer in time, the scrape still succeeds with this worker's own metrics,
+   * and `metrics_scrape_errors_total{collector="cluster"}` counts it.
+   */
+  async scrape(): Promise<string> {
+    if (!cluster.isWorker) return this.registry.metrics();
+    try {
+      return await askPrimary<string>(METRICS_REQUEST, CLUSTER_SCRAPE_TIMEOUT_MS);
+    } catch {
+      this.scrapeErrors.inc({ collector: 'cluster' });
+      return this.registry.metrics();
+    }
   }
 
   /**
@@ -67,7 +101,8 @@ class ScrapedGauge<T> extends Gauge {
     private readonly read: () => Promise<T | undefined>,
     private readonly value: (values: T) => number,
   ) {
-    super({ name, help, registers: [registry] });
+    // Every worker reads the same database: in cluster mode the value is theirs, not a sum.
+    super({ name, help, registers: [registry], aggregator: 'max' });
   }
 
   override async get(): ReturnType<Gauge['get']> {

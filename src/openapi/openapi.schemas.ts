@@ -111,6 +111,11 @@ export const searchResponseSchema = z.object({
 export const vectorsStatusSchema = z
   .object({
     sync_enabled: z.boolean(),
+    cluster_role: z
+      .enum(['single', 'vector', 'web'])
+      .describe(
+        'This process in cluster mode (WEB_CONCURRENCY): `listener` and `worker` are its own; only the `vector` worker runs them',
+      ),
     counts: z.record(vectorStatus, z.number().int()).describe('Documents per vector status'),
     leased: z.number().int().describe('Documents currently held by a worker'),
     lag_seconds: z.number().describe('Age of the oldest pending document (0 when none)'),

@@ -59,7 +59,7 @@ export class VectorRecoverySweep {
       );
     }
     // Also picks up retries another (stopped) server had scheduled.
-    if (this.config.vectorSyncEnabled) this.worker.wake();
+    if (this.config.vectorWorkHere) this.worker.wake();
     return counts;
   }
 }

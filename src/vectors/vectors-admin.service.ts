@@ -24,6 +24,8 @@ export interface VectorStatusReport {
 
 export interface VectorsStatus extends VectorStatusReport {
   sync_enabled: boolean;
+  /** `single`, or this process's part in cluster mode: `listener` and `worker` are its own. */
+  cluster_role: AppConfig['clusterRole'];
   listener: ListenerState;
   worker: VectorSyncWorker['state'];
   embedder: {
@@ -71,6 +73,9 @@ export class VectorsAdminService {
     const health = this.embedder.health();
     return {
       sync_enabled: this.config.vectorSyncEnabled,
+      // `listener` and `worker` below are this process's: in cluster mode (WEB_CONCURRENCY)
+      // only the `vector` worker runs them.
+      cluster_role: this.config.clusterRole,
       ...report,
       listener: this.listener.state,
       worker: this.worker.state,
@@ -90,7 +95,7 @@ export class VectorsAdminService {
   async reindex(prefix: string | undefined): Promise<{ queued: number; prefix: string | null }> {
     const queued = await this.queue.requeueAll(validatePrefix(prefix));
     // The statement also notified every listener; this covers a process whose listener is down.
-    if (this.config.vectorSyncEnabled) this.worker.wake();
+    if (this.config.vectorWorkHere) this.worker.wake();
     return { queued, prefix: prefix ?? null };
   }
 }

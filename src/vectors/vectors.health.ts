@@ -9,7 +9,7 @@ import { VectorStoreInitializer } from './vector-store.initializer';
 
 /**
  * Readiness checks of the vector pipeline. Only the listener is required (while sync is
- * on): without it writes would quietly stop reaching search. The store and the embedder
+ * on, in the process that runs the vector work): without it writes would quietly stop reaching search. The store and the embedder
  * are reported but not required: writes and reads of documents work without them, and the
  * pipeline catches up when they come back.
  */
@@ -25,14 +25,17 @@ export class VectorsHealth {
   ) {
     health.register('vector_listener', () => {
       // Asked while down: PostgreSQL may be back already; do not wait for the backoff.
-      if (config.vectorSyncEnabled && !listener.state.up) listener.reconnectNow();
-      return config.vectorSyncEnabled
-        ? { ok: listener.state.up, required: true, detail: { ...listener.state } }
-        : {
-            ok: true,
-            required: false,
-            detail: 'vector sync is disabled (VECTOR_SYNC_ENABLED=false)',
-          };
+      if (config.vectorWorkHere && !listener.state.up) listener.reconnectNow();
+      if (config.vectorWorkHere) {
+        return { ok: listener.state.up, required: true, detail: { ...listener.state } };
+      }
+      return {
+        ok: true,
+        required: false,
+        detail: config.vectorSyncEnabled
+          ? 'the listener runs in the vector worker of this cluster'
+          : 'vector sync is disabled (VECTOR_SYNC_ENABLED=false)',
+      };
     });
     health.register(
       'vector_store',

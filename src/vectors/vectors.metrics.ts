@@ -30,6 +30,8 @@ export class VectorsMetrics {
       name: 'vector_sync_listener_up',
       help: '1 while the LISTEN kb_vector_sync connection is open, else 0',
       registers,
+      // In cluster mode one worker listens: the others' 0 must not hide its 1.
+      aggregator: 'max',
     });
     this.listenerReconnects = new Counter({
       name: 'vector_sync_listener_reconnects_total',

@@ -77,6 +77,10 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.log('vector sync is disabled (VECTOR_SYNC_ENABLED=false)');
       return;
     }
+    if (!this.config.vectorWorkHere) {
+      this.logger.log('vector work runs in another worker of this cluster');
+      return;
+    }
     this.worker.start();
     await this.listener.start();
     this.sweep.start();
