@@ -9,8 +9,7 @@ import {
 } from './cluster-messages';
 import { createRootLogger } from './common/logging';
 import type { AppConfig } from './config/app-config';
-import { resolveDatabase } from './database/database-opener';
-import type { EmbeddedPostgresHandle } from './database/embedded-postgres';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
 
 type Role = 'vector' | 'web';
 
@@ -46,13 +45,12 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   let embedded: EmbeddedPostgresHandle | null = null;
   let databaseUrl = config.databaseUrl;
   if (databaseUrl === undefined) {
-    const resolved = await resolveDatabase(config, {
+    embedded = await startEmbeddedPostgres(config.dataDir, {
       info: (m) => log.info(m),
       warn: (m) => log.warn(m),
       debug: (m) => log.debug(m),
     });
-    databaseUrl = resolved.url;
-    embedded = resolved.embedded;
+    databaseUrl = embedded.url;
   }
   const aggregator = new AggregatorRegistry<PrometheusContentType>();
   const roles = new Map<Worker, Role>();

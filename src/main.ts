@@ -1,11 +1,7 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
 import cluster from 'node:cluster';
-import { createApp } from './app.factory';
-import { runPrimary } from './cluster';
 import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { installGracefulShutdown } from './shutdown';
 
 async function main(): Promise<void> {
   let config: AppConfig;
@@ -19,9 +15,16 @@ async function main(): Promise<void> {
     throw error;
   }
   if (config.webConcurrency > 1 && cluster.isPrimary) {
+    // The primary serves no request: it does not load the application at all.
+    const { runPrimary } = await import('./cluster');
     await runPrimary(config);
     return;
   }
+  const [{ Logger }, { createApp }, { installGracefulShutdown }] = await Promise.all([
+    import('@nestjs/common'),
+    import('./app.factory'),
+    import('./shutdown'),
+  ]);
   const app = await createApp(config);
   installGracefulShutdown(app, config.shutdownTimeoutMs, config.shutdownDrainMs);
   await app.listen(config.port, config.host);
