@@ -111,36 +111,37 @@ export default async function mcp({
     try {
       writeFileSync(join(dir, 'body.json'), bytes);
       writeFileSync(join(dir, 'tools.json'), JSON.stringify(JSON.parse(bytes).result));
-      const bare = await startBaseline('http', {
-        BASELINE_BODY_FILE: join(dir, 'body.json'),
-        BASELINE_CONTENT_TYPE: sample.headers.get('content-type'),
-      });
-      await baseline(
-        toolsList,
-        bare,
-        'bare node:http',
-        5000,
-        (i) => envelope('tools/list', {}, i),
-        '≥ 30 %',
-      ).finally(bare.stop);
-      const raw = await startBaseline('sdk-raw', { BASELINE_TOOLS_FILE: join(dir, 'tools.json') });
-      await baseline(
-        toolsList,
-        raw,
-        "the SDK's low-level Server",
-        3000,
-        (i) => envelope('tools/list', {}, i),
-        'none',
-      ).finally(raw.stop);
-      const sdk = await startBaseline('sdk');
-      await baseline(
-        toolsList,
-        sdk,
-        'official SDK server',
-        2000,
-        (i) => envelope('tools/list', {}, i),
-        '≥ 10×',
-      ).finally(sdk.stop);
+      const servers = [
+        [
+          'http',
+          {
+            BASELINE_BODY_FILE: join(dir, 'body.json'),
+            BASELINE_CONTENT_TYPE: sample.headers.get('content-type'),
+          },
+          'bare node:http',
+          5000,
+          '≥ 30 %',
+        ],
+        [
+          'sdk-raw',
+          { BASELINE_TOOLS_FILE: join(dir, 'tools.json') },
+          "the SDK's low-level Server",
+          3000,
+          'none',
+        ],
+        ['sdk', {}, 'official SDK server', 2000, '≥ 10×'],
+      ];
+      for (const [kind, env, label, requests, target] of servers) {
+        const server = await startBaseline(kind, env);
+        await baseline(
+          toolsList,
+          server,
+          label,
+          requests,
+          (i) => envelope('tools/list', {}, i),
+          target,
+        ).finally(server.stop);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -34,12 +34,7 @@ export function optionalInteger(
   max: number,
 ): number | undefined {
   const raw = read(name);
-  if (raw === undefined) return undefined;
-  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
+  return raw === undefined ? undefined : number(name, raw, /^-?\d+$/, 'an integer', min, max);
 }
 
 /** A decimal number such as `0.3` within [min, max], or `fallback` when unset. */
@@ -51,8 +46,19 @@ export function decimal(
   max: number,
 ): number {
   const raw = read(name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a number, got "${raw}"`);
+  return raw === undefined ? fallback : number(name, raw, /^\d+(\.\d+)?$/, 'a number', min, max);
+}
+
+/** `raw` as a number if it matches `pattern` (described as `kind`) and lies within [min, max]. */
+function number(
+  name: string,
+  raw: string,
+  pattern: RegExp,
+  kind: string,
+  min: number,
+  max: number,
+): number {
+  if (!pattern.test(raw)) throw new ConfigError(name, `must be ${kind}, got "${raw}"`);
   const value = Number(raw);
   if (value < min || value > max)
     throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
