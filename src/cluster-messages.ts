@@ -1,10 +1,21 @@
 // What the cluster primary and its workers say to each other over the IPC channel
-// (src/cluster.ts). Types are namespaced: prom-client uses the same channel for its own.
+// (src/cluster.ts). Types are namespaced: other libraries may use the same channel.
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 
 /** A worker listens: the primary may start the next one. */
 export const WORKER_LISTENING = 'agent-data:listening';
 /** A worker asks for the whole cluster's metrics (the answer is the exposition text). */
 export const METRICS_REQUEST = 'agent-data:metrics';
+/** The primary asks a worker for its registry's metrics, as JSON. */
+export const REGISTRY_REQUEST = 'agent-data:registry';
+/** A worker's answer to {@link REGISTRY_REQUEST}. */
+export const WORKER_METRICS = 'agent-data:registry-metrics';
+
+export interface WorkerMetrics {
+  readonly type: typeof WORKER_METRICS;
+  readonly id: number;
+  readonly metrics?: MetricObjectWithValues<MetricValue<string>>[];
+}
 
 export interface WorkerRequest {
   readonly type: string;

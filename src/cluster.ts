@@ -1,15 +1,20 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Logger } from 'pino';
 import {
   METRICS_REQUEST,
   type PrimaryAnswer,
+  REGISTRY_REQUEST,
   WORKER_LISTENING,
+  WORKER_METRICS,
+  type WorkerMetrics,
   type WorkerRequest,
 } from './cluster-messages';
 import { createRootLogger } from './common/logging';
 import type { AppConfig } from './config/app-config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
+
+let nextRequest = 0;
 
 type Role = 'vector' | 'web';
 
@@ -20,6 +25,8 @@ const RESTART_MAX_MS = 30_000;
 const STABLE_MS = 60_000;
 /** Beyond the drain and the shutdown timeout, how long a worker may take to exit. */
 const EXIT_GRACE_MS = 5000;
+/** How long a scrape waits for each worker's metrics (the asking worker waits 6 s in all). */
+const WORKER_METRICS_TIMEOUT_MS = 3000;
 
 /**
  * Cluster mode (`WEB_CONCURRENCY` > 1): this process is the primary. It serves no request
@@ -32,8 +39,8 @@ const EXIT_GRACE_MS = 5000;
  *   only); all of them share the port (node:cluster hands out connections);
  * - forks again a worker that dies, with the same role, after a delay that doubles from 1 s
  *   to 30 s while it keeps dying;
- * - aggregates the workers' metrics (prom-client's AggregatorRegistry) for the worker that
- *   received a scrape;
+ * - aggregates the metrics of the workers that listen (prom-client's
+ *   `AggregatorRegistry.aggregate`) for the worker that received a scrape;
  * - on SIGTERM or SIGINT, has every worker drain and stop as a single server would
  *   (src/shutdown.ts), kills those that outlive the shutdown timeout, stops the embedded
  *   PostgreSQL and exits.
@@ -42,44 +49,28 @@ const EXIT_GRACE_MS = 5000;
  */
 export async function runPrimary(config: AppConfig): Promise<void> {
   const log = createRootLogger(config).child({ context: 'Cluster' });
-  let embedded: EmbeddedPostgresHandle | null = null;
-  let databaseUrl = config.databaseUrl;
-  if (databaseUrl === undefined) {
-    embedded = await startEmbeddedPostgres(config.dataDir, {
-      info: (m) => log.info(m),
-      warn: (m) => log.warn(m),
-      debug: (m) => log.debug(m),
-    });
-    databaseUrl = embedded.url;
-  }
-  const aggregator = new AggregatorRegistry<PrometheusContentType>();
+  // Signals are handled from the first moment: a SIGTERM while the embedded PostgreSQL
+  // starts stops it once started, rather than leaving it running.
+  const database: Promise<EmbeddedPostgresHandle | null> =
+    config.databaseUrl === undefined
+      ? startEmbeddedPostgres(config.dataDir, {
+          info: (m) => log.info(m),
+          warn: (m) => log.warn(m),
+          debug: (m) => log.debug(m),
+        })
+      : Promise.resolve(null);
   const roles = new Map<Worker, Role>();
+  /** Workers that listen: the ones a scrape asks for their metrics. */
+  const listening = new Set<Worker>();
   const failures: Record<Role, number> = { vector: 0, web: 0 };
   let stopping = false;
+  let up = false;
 
-  const fork = (role: Role): Worker => {
-    const worker = cluster.fork({
-      DATABASE_URL: databaseUrl,
-      AGENT_DATA_CLUSTER_ROLE: role,
-      // The vector worker applied them before any web worker starts.
-      ...(role === 'web' ? { MIGRATIONS_RUN: 'false' } : {}),
-    });
-    roles.set(worker, role);
-    const started = Date.now();
-    worker.on('message', (message: WorkerRequest) => answer(worker, message, aggregator, log));
-    worker.once('exit', (code, signal) => {
-      roles.delete(worker);
-      if (stopping) return;
-      failures[role] = Date.now() - started >= STABLE_MS ? 1 : failures[role] + 1;
-      const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures[role] - 1));
-      log.error(
-        `${role} worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); a new one starts in ${delay} ms`,
-      );
-      setTimeout(() => {
-        if (!stopping) fork(role);
-      }, delay).unref();
-    });
-    return worker;
+  const stopDatabase = async () => {
+    const embedded = await database.catch(() => null);
+    await embedded
+      ?.stop()
+      .catch((error: Error) => log.error(`stopping PostgreSQL: ${error.message}`));
   };
 
   const stop = async (signal: NodeJS.Signals) => {
@@ -102,50 +93,115 @@ export async function runPrimary(config: AppConfig): Promise<void> {
     }, deadline);
     await Promise.all(exits);
     clearTimeout(timer);
-    await embedded
-      ?.stop()
-      .catch((error: Error) => log.error(`stopping PostgreSQL: ${error.message}`));
+    await stopDatabase();
     log.info('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', (signal) => void stop(signal));
   process.once('SIGINT', (signal) => void stop(signal));
 
+  const databaseUrl = (await database)?.url ?? config.databaseUrl;
+  if (stopping) return;
+
+  const fork = (role: Role): Worker => {
+    const worker = cluster.fork({
+      DATABASE_URL: databaseUrl,
+      AGENT_DATA_CLUSTER_ROLE: role,
+      // The vector worker applied them before any web worker starts.
+      ...(role === 'web' ? { MIGRATIONS_RUN: 'false' } : {}),
+    });
+    roles.set(worker, role);
+    const started = Date.now();
+    // A message to a worker that has just died fails: that must not end the primary.
+    worker.on('error', (error: Error) =>
+      log.warn(`worker ${worker.process.pid}: ${error.message}`),
+    );
+    worker.on('message', (message: WorkerRequest) => {
+      if (message?.type === WORKER_LISTENING) listening.add(worker);
+      else answer(worker, message, [...listening], log);
+    });
+    worker.once('exit', (code, signal) => {
+      roles.delete(worker);
+      listening.delete(worker);
+      // Before the cluster is up, start-up itself reports the failure.
+      if (stopping || !up) return;
+      failures[role] = Date.now() - started >= STABLE_MS ? 1 : failures[role] + 1;
+      const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures[role] - 1));
+      log.error(
+        `${role} worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); a new one starts in ${delay} ms`,
+      );
+      setTimeout(() => {
+        if (!stopping) fork(role);
+      }, delay).unref();
+    });
+    return worker;
+  };
+
   // The vector worker first: it applies the migrations; the others start once it listens.
   const first = fork('vector');
-  const listening = await new Promise<boolean>((resolve) => {
+  const firstListens = await new Promise<boolean>((resolve) => {
     first.on('message', (message: WorkerRequest) => {
       if (message?.type === WORKER_LISTENING) resolve(true);
     });
     first.once('exit', () => resolve(false));
   });
-  if (!listening) {
-    if (stopping) return;
+  if (stopping) return;
+  if (!firstListens) {
     stopping = true;
     log.error('the first worker could not start; see its log above');
-    await embedded?.stop().catch(() => undefined);
+    await stopDatabase();
     process.exit(1);
   }
+  up = true;
   for (let i = 1; i < config.webConcurrency; i++) fork('web');
   log.info(`cluster of ${config.webConcurrency} workers on port ${config.port}`);
 }
 
-/** Answers a worker's question (today: the aggregated metrics). */
-function answer(
-  worker: Worker,
-  message: WorkerRequest,
-  aggregator: AggregatorRegistry<PrometheusContentType>,
-  log: Logger,
-): void {
+/**
+ * Answers a worker's question (today: the metrics of the cluster). The metrics are those of
+ * the workers that listen, each asked for its registry: a worker still starting (or gone)
+ * is not waited for, and one that does not answer within {@link WORKER_METRICS_TIMEOUT_MS}
+ * is left out of that scrape.
+ */
+function answer(worker: Worker, message: WorkerRequest, workers: Worker[], log: Logger): void {
   if (message?.type !== METRICS_REQUEST) return;
   const reply = (fields: Partial<PrimaryAnswer>) => {
-    if (worker.isConnected()) worker.send({ type: 'agent-data:answer', id: message.id, ...fields });
+    if (!worker.isConnected()) return;
+    worker.send({ type: 'agent-data:answer', id: message.id, ...fields }, (error: Error | null) => {
+      if (error) log.warn(`answering worker ${worker.process.pid}: ${error.message}`);
+    });
   };
-  aggregator.clusterMetrics().then(
-    (value) => reply({ value }),
-    (error: Error) => {
+  Promise.all(workers.map(registryOf))
+    .then(async (registries) => {
+      const answered = registries.filter((r) => r !== undefined);
+      if (answered.length === 0) throw new Error('no worker answered');
+      reply({ value: await AggregatorRegistry.aggregate(answered).metrics() });
+    })
+    .catch((error: Error) => {
       log.warn(`aggregating the workers' metrics failed: ${error.message}`);
       reply({ error: error.message });
-    },
-  );
+    });
+}
+
+/** A worker's metrics as JSON, `undefined` when it does not answer in time. */
+function registryOf(
+  worker: Worker,
+): Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined> {
+  if (!worker.isConnected()) return Promise.resolve(undefined);
+  const id = nextRequest++;
+  return new Promise((resolve) => {
+    const done = (value: MetricObjectWithValues<MetricValue<string>>[] | undefined) => {
+      clearTimeout(timer);
+      worker.removeListener('message', onMessage);
+      resolve(value);
+    };
+    const onMessage = (message: WorkerMetrics) => {
+      if (message?.type === WORKER_METRICS && message.id === id) done(message.metrics);
+    };
+    const timer = setTimeout(() => done(undefined), WORKER_METRICS_TIMEOUT_MS);
+    worker.on('message', onMessage);
+    worker.send({ type: REGISTRY_REQUEST, id }, (error: Error | null) => {
+      if (error) done(undefined);
+    });
+  });
 }

@@ -141,6 +141,9 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
       'the primary to see the worker die',
     );
     for (let i = 0; i < 4; i++) expect(await getOnce(baseUrl, '/health/live')).toBe(200);
+    // A scrape meanwhile asks the workers that listen, without waiting for the new one.
+    const scrape = await request(baseUrl).get('/metrics').set('X-API-Key', KEY).expect(200);
+    expect(scrape.text).not.toMatch(/metrics_scrape_errors_total\{collector="cluster"\}/);
     await waitFor(async () => workers('web').length === 2, 'a new web worker', 25_000);
     const [, replacement] = workers('web');
     expect(replacement).not.toBe(web);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
-import type { Pool } from 'pg';
+import { DatabaseError, type Pool } from 'pg';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { escapeLike, prefixUpperBound } from './document-id';
 
@@ -462,7 +463,21 @@ export class DocumentsRepository {
     values: unknown[],
   ): Promise<T[]> {
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    return (await pool.query<T>({ name, text, values })).rows;
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return (await client.query<T>({ name, text, values })).rows;
+    } catch (error) {
+      // A statement PostgreSQL refused leaves its connection (and the statements prepared
+      // on it) good for the next one; only a connection that failed is dropped. The pool's
+      // own query() would drop it after any error, which a client could cause at will.
+      if (!(error instanceof DatabaseError) || isDatabaseUnavailable(error)) {
+        broken = error as Error;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /**

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import cluster from 'node:cluster';
-import {
-  AggregatorRegistry,
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-} from 'prom-client';
-import { askPrimary, METRICS_REQUEST } from '../cluster-messages';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { askPrimary, METRICS_REQUEST, REGISTRY_REQUEST, WORKER_METRICS } from '../cluster-messages';
 
 /** How long a worker waits for the cluster's metrics before answering its own. */
 const CLUSTER_SCRAPE_TIMEOUT_MS = 6000;
@@ -40,9 +33,13 @@ export class MetricsService {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     if (cluster.isWorker) {
-      // The primary's AggregatorRegistry asks every worker for this registry's values.
-      new AggregatorRegistry();
-      AggregatorRegistry.setRegistries([this.registry]);
+      // The primary asks every listening worker for this registry's values (src/cluster.ts).
+      process.on('message', (message: { type?: unknown; id?: unknown } | null) => {
+        if (message?.type !== REGISTRY_REQUEST) return;
+        const send = (metrics?: unknown) =>
+          process.send?.({ type: WORKER_METRICS, id: message.id, metrics }, () => undefined);
+        this.registry.getMetricsAsJSON().then(send, () => send());
+      });
     }
   }
 
