@@ -124,6 +124,31 @@ export function startBaseline(kind, env = {}) {
   });
 }
 
+/** The id run.mjs gives the seeded document number `n`: `bench/dNNN/doc-NNNNN.md`, 100 per folder. */
+export function seededId(n) {
+  return `bench/d${String(Math.floor(n / 100)).padStart(3, '0')}/doc-${String(n).padStart(5, '0')}.md`;
+}
+
+/** `headers` plus what a 2025-era MCP client sends with a POST. */
+export function mcpHeaders(headers) {
+  return {
+    ...headers,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': '2025-06-18',
+  };
+}
+
+/** A JSON-RPC request. */
+export function envelope(method, params, id) {
+  return { jsonrpc: '2.0', id, method, params };
+}
+
+/** A `tools/call` request. */
+export function toolCall(name, args, id) {
+  return envelope('tools/call', { name, arguments: args }, id);
+}
+
 export function round(value) {
   return Math.round(value * 100) / 100;
 }

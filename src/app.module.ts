@@ -27,8 +27,9 @@ export class AppModule implements NestModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
-        // First among the modules with routes: Express tries routes in registration order,
-        // and the MCP endpoints take most of the traffic.
+        // First among the modules with routes: Express tries routes in registration order.
+        // The exact endpoint paths never reach the router (src/mcp/mcp-fast-path.ts); the
+        // secret route and the other spellings of the endpoints do.
         McpModule,
         MetricsModule,
         HealthModule,

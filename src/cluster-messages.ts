@@ -22,8 +22,11 @@ export interface WorkerRequest {
   readonly id: number;
 }
 
+/** The primary's answer to a worker's question. */
+export const PRIMARY_ANSWER = 'agent-data:answer';
+
 export interface PrimaryAnswer {
-  readonly type: 'agent-data:answer';
+  readonly type: typeof PRIMARY_ANSWER;
   readonly id: number;
   readonly value?: unknown;
   readonly error?: string;
@@ -36,31 +39,52 @@ export function tellPrimary(type: string): void {
   process.send?.({ type, id: nextId++ });
 }
 
+/** Either side of the IPC channel: the worker's `process`, or the primary's `Worker`. */
+interface Endpoint {
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  removeListener(event: 'message', listener: (message: unknown) => void): unknown;
+  send?(message: unknown, callback: (error: Error | null) => void): unknown;
+}
+
+/**
+ * Sends `{ type, id }` over `endpoint` and resolves the message of `replyType` that comes
+ * back with the same id, or `undefined` when none does within `timeoutMs` or the message
+ * cannot be sent (the other side is gone).
+ */
+export function request<R extends { readonly id: number }>(
+  endpoint: Endpoint,
+  type: string,
+  replyType: string,
+  timeoutMs: number,
+): Promise<R | undefined> {
+  const id = nextId++;
+  return new Promise((resolve) => {
+    const done = (reply: R | undefined) => {
+      clearTimeout(timer);
+      endpoint.removeListener('message', onMessage);
+      resolve(reply);
+    };
+    const onMessage = (message: unknown) => {
+      const reply = message as { type?: unknown; id?: unknown } | null;
+      if (reply?.type === replyType && reply.id === id) done(message as R);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    endpoint.on('message', onMessage);
+    if (endpoint.send === undefined) done(undefined);
+    else endpoint.send({ type, id } satisfies WorkerRequest, (error) => error && done(undefined));
+  });
+}
+
 /**
  * Asks the primary a question of `type` and resolves its answer; rejects when the primary
  * answers an error, or not within `timeoutMs`, or when this process is not a worker.
  */
-export function askPrimary<T>(type: string, timeoutMs: number): Promise<T> {
-  const send = process.send?.bind(process);
-  if (send === undefined) return Promise.reject(new Error('not a cluster worker'));
-  const id = nextId++;
-  return new Promise<T>((resolve, reject) => {
-    const onMessage = (message: unknown) => {
-      const answer = message as Partial<PrimaryAnswer> | null;
-      if (answer?.type !== 'agent-data:answer' || answer.id !== id) return;
-      done();
-      if (answer.error !== undefined) reject(new Error(answer.error));
-      else resolve(answer.value as T);
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`the cluster primary did not answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const done = () => {
-      clearTimeout(timer);
-      process.removeListener('message', onMessage);
-    };
-    process.on('message', onMessage);
-    send({ type, id } satisfies WorkerRequest);
-  });
+export async function askPrimary<T>(type: string, timeoutMs: number): Promise<T> {
+  if (process.send === undefined) throw new Error('not a cluster worker');
+  const answer = await request<PrimaryAnswer>(process, type, PRIMARY_ANSWER, timeoutMs);
+  if (answer === undefined) {
+    throw new Error(`the cluster primary did not answer within ${timeoutMs} ms`);
+  }
+  if (answer.error !== undefined) throw new Error(answer.error);
+  return answer.value as T;
 }

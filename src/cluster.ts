@@ -3,18 +3,18 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Logger } from 'pino';
 import {
   METRICS_REQUEST,
+  PRIMARY_ANSWER,
   type PrimaryAnswer,
   REGISTRY_REQUEST,
   WORKER_LISTENING,
   WORKER_METRICS,
   type WorkerMetrics,
   type WorkerRequest,
+  request,
 } from './cluster-messages';
 import { createRootLogger } from './common/logging';
 import type { AppConfig } from './config/app-config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
-
-let nextRequest = 0;
 
 type Role = 'vector' | 'web';
 
@@ -118,7 +118,7 @@ export async function runPrimary(config: AppConfig): Promise<void> {
     );
     worker.on('message', (message: WorkerRequest) => {
       if (message?.type === WORKER_LISTENING) listening.add(worker);
-      else answer(worker, message, [...listening], log);
+      else if (message?.type === METRICS_REQUEST) answer(worker, message, [...listening], log);
     });
     worker.once('exit', (code, signal) => {
       roles.delete(worker);
@@ -164,10 +164,9 @@ export async function runPrimary(config: AppConfig): Promise<void> {
  * is left out of that scrape.
  */
 function answer(worker: Worker, message: WorkerRequest, workers: Worker[], log: Logger): void {
-  if (message?.type !== METRICS_REQUEST) return;
   const reply = (fields: Partial<PrimaryAnswer>) => {
     if (!worker.isConnected()) return;
-    worker.send({ type: 'agent-data:answer', id: message.id, ...fields }, (error: Error | null) => {
+    worker.send({ type: PRIMARY_ANSWER, id: message.id, ...fields }, (error: Error | null) => {
       if (error) log.warn(`answering worker ${worker.process.pid}: ${error.message}`);
     });
   };
@@ -184,24 +183,15 @@ function answer(worker: Worker, message: WorkerRequest, workers: Worker[], log: 
 }
 
 /** A worker's metrics as JSON, `undefined` when it does not answer in time. */
-function registryOf(
+async function registryOf(
   worker: Worker,
 ): Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined> {
-  if (!worker.isConnected()) return Promise.resolve(undefined);
-  const id = nextRequest++;
-  return new Promise((resolve) => {
-    const done = (value: MetricObjectWithValues<MetricValue<string>>[] | undefined) => {
-      clearTimeout(timer);
-      worker.removeListener('message', onMessage);
-      resolve(value);
-    };
-    const onMessage = (message: WorkerMetrics) => {
-      if (message?.type === WORKER_METRICS && message.id === id) done(message.metrics);
-    };
-    const timer = setTimeout(() => done(undefined), WORKER_METRICS_TIMEOUT_MS);
-    worker.on('message', onMessage);
-    worker.send({ type: REGISTRY_REQUEST, id }, (error: Error | null) => {
-      if (error) done(undefined);
-    });
-  });
+  if (!worker.isConnected()) return undefined;
+  const reply = await request<WorkerMetrics>(
+    worker,
+    REGISTRY_REQUEST,
+    WORKER_METRICS,
+    WORKER_METRICS_TIMEOUT_MS,
+  );
+  return reply?.metrics;
 }

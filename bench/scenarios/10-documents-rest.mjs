@@ -1,11 +1,12 @@
 // Admin REST API at concurrency 10 over the seeded documents (issue 2 targets).
+import { seededId } from '../lib.mjs';
+
 const CONCURRENCY = 10;
 
 export default async function documentsRest({ load, headers, documentCount }) {
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const pick = (i) => (i * 7919) % documentCount;
-  const idOf = (n) =>
-    `bench/d${String(Math.floor(n / 100)).padStart(3, '0')}/doc-${String(n).padStart(5, '0')}.md`;
+  const idOf = seededId;
   const rows = [];
 
   const list = await load({

@@ -4,7 +4,7 @@
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { summarize, round } from '../lib.mjs';
+import { round, seededId, summarize } from '../lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = (file) => pathToFileURL(join(root, 'dist/src/vectors', file)).href;
@@ -248,10 +248,6 @@ async function drained({ query, log }) {
     await sleep(200);
   }
   log(`queue drained in ${round(performance.now() - started)} ms`);
-}
-
-function seededId(n) {
-  return `bench/d${String(Math.floor(n / 100)).padStart(3, '0')}/doc-${String(n).padStart(5, '0')}.md`;
 }
 
 function words(seed, count) {

@@ -13,7 +13,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBaseline } from '../lib.mjs';
+import {
+  envelope,
+  mcpHeaders as withMcpHeaders,
+  round,
+  seededId,
+  startBaseline,
+  toolCall,
+} from '../lib.mjs';
+
 const CONCURRENCY = 10;
 const ENDPOINT = '/mcp';
 
@@ -28,16 +36,9 @@ export default async function mcp({
 }) {
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const pick = (i) => (i * 7919) % documentCount;
-  const idOf = (n) =>
-    `bench/d${String(Math.floor(n / 100)).padStart(3, '0')}/doc-${String(n).padStart(5, '0')}.md`;
-  const mcpHeaders = {
-    ...headers,
-    'Content-Type': 'application/json',
-    Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': '2025-06-18',
-  };
-  const envelope = (method, params, id) => ({ jsonrpc: '2.0', id, method, params });
-  const tool = (name, args, id) => envelope('tools/call', { name, arguments: args }, id);
+  const idOf = seededId;
+  const mcpHeaders = withMcpHeaders(headers);
+  const tool = toolCall;
   const rows = [];
 
   // `extraHeaders`: fixed, or per request (2026 headers mirror the body).
@@ -66,7 +67,7 @@ export default async function mcp({
     const row = { scenario: `mcp ${name}`, ...result, target_p95_ms: target };
     if (compareWith !== undefined) {
       const base = rows.find((r) => r.scenario === `mcp ${compareWith}`);
-      const ratio = Math.round((result.p975 / base.p975) * 100) / 100;
+      const ratio = round(result.p975 / base.p975);
       row.compared = `p97.5 ${ratio}× ${compareWith} (target ≤ 1.5×)`;
     }
     rows.push(row);

@@ -5,32 +5,21 @@
 // documents are inserted by SQL as `skipped` (never embedded), so that the vector pipeline
 // does not compete with the measurement; lists and reads do not look at vectors.
 // `BENCH_DOCS=3000 BENCH_ONLY=60 npm run bench` measures 3 000 → 300 000.
+import { mcpHeaders as mcp, round, seededId, toolCall } from '../lib.mjs';
+
 const CONCURRENCY = 10;
 const REQUESTS = 3000;
 
 export default async function scale({ baseUrl, headers, load, documentCount, query, log }) {
   const target = Number(process.env.BENCH_SCALE_DOCS ?? 300_000);
-  const mcpHeaders = {
-    ...headers,
-    'Content-Type': 'application/json',
-    Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': '2025-06-18',
-  };
-  const idOf = (n) =>
-    `bench/d${String(Math.floor(n / 100)).padStart(3, '0')}/doc-${String(n).padStart(5, '0')}.md`;
-  const call = (name, args, id) => ({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: { name, arguments: args },
-  });
+  const mcpHeaders = mcp(headers);
   // The same requests at both sizes: folders and documents of the seeded range.
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const scenarios = [
     [
       'list_documents (prefix, limit 50)',
       (i) =>
-        call(
+        toolCall(
           'list_documents',
           { prefix: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/`, limit: 50 },
           i,
@@ -38,7 +27,12 @@ export default async function scale({ baseUrl, headers, load, documentCount, que
     ],
     [
       'get_document',
-      (i) => call('get_document', { document_id: idOf((Math.abs(i) * 7919) % documentCount) }, i),
+      (i) =>
+        toolCall(
+          'get_document',
+          { document_id: seededId((Math.abs(i) * 7919) % documentCount) },
+          i,
+        ),
     ],
   ];
   const measure = async (body) => {
@@ -92,11 +86,10 @@ export default async function scale({ baseUrl, headers, load, documentCount, que
     const base = first[k];
     rows.push({ scenario: `mcp ${name} at ${before} documents`, ...base });
     const grown = await measure(body);
-    const ratio = (a, b) => Math.round((a / b) * 100) / 100;
     rows.push({
       scenario: `mcp ${name} at ${after} documents`,
       ...grown,
-      compared: `p97.5 ${ratio(grown.p975, base.p975)}×, rps ${ratio(grown.rps, base.rps)}× of ${before} documents`,
+      compared: `p97.5 ${round(grown.p975 / base.p975)}×, rps ${round(grown.rps / base.rps)}× of ${before} documents`,
     });
   }
   return rows;

@@ -78,7 +78,7 @@ export function presentedCredential(
   return match ? { value: match[1], bearer: true } : undefined;
 }
 
-/** SHA-256 in one call (no Hash object per request). */
-function digest(key: string): Buffer {
+/** SHA-256 in one call (no Hash object per request), for comparing secrets in constant time. */
+export function digest(key: string): Buffer {
   return hash('sha256', key, 'buffer');
 }

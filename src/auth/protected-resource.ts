@@ -24,11 +24,15 @@ export interface ProtectedResourceMetadata {
 export class ProtectedResources {
   private readonly origin: string;
   private readonly basePath: string;
+  /** {@link audiences} of each profile (`undefined`: the admin API), computed once. */
+  private readonly audiencesOf: Map<McpProfile | undefined, readonly string[]>;
 
   constructor(private readonly settings: OAuthSettings) {
     const url = new URL(settings.resource);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
+    const profiles = [undefined, ...(Object.keys(MCP_ROUTES) as McpProfile[])];
+    this.audiencesOf = new Map(profiles.map((profile) => [profile, this.audiencesFor(profile)]));
   }
 
   /** The resource identifier of an MCP route path (`readonly/mcp`), or of the whole server. */
@@ -43,8 +47,12 @@ export class ProtectedResources {
    * `OAUTH_AUDIENCE` when set; else the server's resource identifier and the profile's own
    * (any of its paths), or, for the admin API (`undefined`), any MCP route's.
    */
-  audiences(profile: McpProfile | undefined): string[] {
-    if (this.settings.audiences) return [...this.settings.audiences];
+  audiences(profile: McpProfile | undefined): readonly string[] {
+    return this.audiencesOf.get(profile)!;
+  }
+
+  private audiencesFor(profile: McpProfile | undefined): readonly string[] {
+    if (this.settings.audiences) return this.settings.audiences;
     const paths = profile === undefined ? MCP_ROUTE_PATHS : MCP_ROUTES[profile];
     return [this.resourceOf(), `${this.resourceOf()}/`, ...paths.map((p) => this.resourceOf(p))];
   }

@@ -81,9 +81,6 @@ const COLUMNS_BUT_BODY = COLUMNS.replace(' body,', '');
  */
 @Injectable()
 export class DocumentsRepository {
-  /** Names of the writing statements' prepared forms, by statement text. */
-  private readonly writeNames = new Map<string, string>();
-
   constructor(private readonly dataSource: DataSource) {}
 
   /**
@@ -301,6 +298,7 @@ export class DocumentsRepository {
     actor: string,
   ): Promise<DocumentRow | null> {
     const rows = await this.write(
+      'kb_documents_insert_or_revive',
       actor,
       `${ACTOR}
        INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
@@ -338,6 +336,7 @@ export class DocumentsRepository {
     actor: string,
   ): Promise<DocumentRow | null> {
     const rows = await this.write(
+      'kb_documents_update',
       actor,
       `${ACTOR}
        UPDATE kb_documents
@@ -375,6 +374,7 @@ export class DocumentsRepository {
     actor: string,
   ): Promise<DocumentRow | null> {
     const rows = await this.write(
+      'kb_documents_soft_delete',
       actor,
       `${ACTOR}
        UPDATE kb_documents SET deleted_at = now(), revision = revision + 1
@@ -390,6 +390,7 @@ export class DocumentsRepository {
   /** Brings a soft-deleted document back as it was when deleted. */
   async undelete(documentId: string, actor: string): Promise<DocumentRow | null> {
     const rows = await this.write(
+      'kb_documents_undelete',
       actor,
       `${ACTOR}
        UPDATE kb_documents SET deleted_at = NULL, revision = revision + 1
@@ -412,6 +413,7 @@ export class DocumentsRepository {
     actor: string,
   ): Promise<{ row: DocumentRow; changed: boolean } | null> {
     const rows = await this.write(
+      'kb_documents_restore_snapshot',
       actor,
       `${ACTOR},
        snapshot AS (
@@ -486,17 +488,17 @@ export class DocumentsRepository {
    * `actor`, so the transaction-local `app.actor` is set before any row reaches a trigger:
    * one round trip, atomic on its own, instead of BEGIN / set_config / statement / COMMIT.
    * The actor is always the last parameter. It runs on the pool as a named prepared
-   * statement (one per statement text, parsed once per connection), without TypeORM's query
+   * statement named by its caller (parsed once per connection), without TypeORM's query
    * runner; a failure is wrapped as TypeORM's QueryFailedError, as the runner did, so the
    * error filters see what they saw before.
    */
-  private async write(actor: string, sql: string, params: unknown[]): Promise<DocumentRow[]> {
+  private async write(
+    name: string,
+    actor: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<DocumentRow[]> {
     const text = sql.replace('$actor', `$${params.length + 1}`);
-    let name = this.writeNames.get(text);
-    if (name === undefined) {
-      name = `kb_documents_write_${this.writeNames.size + 1}`;
-      this.writeNames.set(text, name);
-    }
     const values = [...params, actor];
     try {
       return await this.prepared<DocumentRow>(name, text, values);

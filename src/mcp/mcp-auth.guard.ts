@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
-import { type Principal } from '../auth/api-key.service';
+import { digest, type Principal } from '../auth/api-key.service';
 import { Authenticator } from '../auth/authenticator';
 import { routePathOf } from '../auth/protected-resource';
 import { RETRY_AFTER_SECONDS } from '../common/fault';
@@ -109,8 +109,4 @@ export class McpAuthGuard implements CanActivate {
       }
     }
   }
-}
-
-function digest(value: string): Buffer {
-  return hash('sha256', value, 'buffer');
 }

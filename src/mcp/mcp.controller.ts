@@ -9,12 +9,7 @@ import { parseAccept } from '../transport/accept-negotiation';
 import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
 import { readMcpBody } from '../transport/mcp-body';
 import { McpExceptionFilter } from '../transport/mcp-exception.filter';
-import {
-  McpFraming,
-  negotiatedFraming,
-  notAcceptable,
-  replyChannel,
-} from '../transport/mcp-framing';
+import { McpFraming, type OpenedReply, notAcceptable } from '../transport/mcp-framing';
 import type { McpReply } from '../transport/mcp-reply';
 import { batchRefusal, checkModernMessage, isModernRequest } from '../transport/modern-request';
 import { OriginGuard } from '../transport/origin.guard';
@@ -132,13 +127,17 @@ export class McpController {
     profile: McpProfile,
   ): Promise<void> {
     const opened = this.framing.open(request, response);
-    this.framing.write(response, await this.handle(request, profile), opened);
+    this.framing.write(response, await this.handle(request, profile, opened), opened);
   }
 
-  private handle(request: AuthenticatedRequest, profile: McpProfile): Promise<McpReply> {
+  private handle(
+    request: AuthenticatedRequest,
+    profile: McpProfile,
+    opened: OpenedReply,
+  ): Promise<McpReply> {
     switch (request.method) {
       case 'POST':
-        return this.post(request, profile);
+        return this.post(request, profile, opened);
       case 'GET':
       case 'HEAD':
         // The 2026 revision has no GET stream and no info document: 405 (SPEC §6a).
@@ -151,13 +150,17 @@ export class McpController {
     }
   }
 
-  private async post(request: AuthenticatedRequest, profile: McpProfile): Promise<McpReply> {
+  private async post(
+    request: AuthenticatedRequest,
+    profile: McpProfile,
+    { framing, channel }: OpenedReply,
+  ): Promise<McpReply> {
     const body = await readMcpBody(request, this.config.maxRequestBytes);
     if (!body.ok) {
       return rpc(400, jsonRpcError(null, ErrorCode.ParseError, `Parse error: ${body.problem}`));
     }
     if (isModernRequest(request.headers, body.value)) {
-      return this.postModern(request, profile, body.value);
+      return this.postModern(request, profile, body.value, { framing, channel });
     }
     const protocolVersion = requestProtocolVersion(request.headers);
     const parsed = parseBody(body.value);
@@ -170,7 +173,7 @@ export class McpController {
       return { kind: 'accepted' };
     }
     // Refuse before running anything whose answer could not be delivered.
-    if (negotiatedFraming(request) === 'not-acceptable') throw notAcceptable();
+    if (framing === 'not-acceptable') throw notAcceptable();
     const calls = parsed.messages.filter(
       (m) => m.kind === 'request' && m.message.method === 'tools/call',
     ).length;
@@ -181,7 +184,6 @@ export class McpController {
       parsed.batch ? null : idOfMessage(first),
     );
     if (limited !== undefined) return limited;
-    const channel = replyChannel(request);
     channel?.start();
     const answers = await this.dispatcher.answerAll(parsed.messages, {
       profile,
@@ -204,6 +206,7 @@ export class McpController {
     request: AuthenticatedRequest,
     profile: McpProfile,
     body: unknown,
+    { framing, channel }: OpenedReply,
   ): Promise<McpReply> {
     const checked = Array.isArray(body)
       ? batchRefusal()
@@ -212,7 +215,7 @@ export class McpController {
       return { kind: 'json', status: checked.status, payload: checked.error };
     if (checked.kind === 'notification') return { kind: 'accepted' };
     const id = checked.request.id;
-    if (negotiatedFraming(request) === 'not-acceptable') {
+    if (framing === 'not-acceptable') {
       return {
         kind: 'json',
         status: 406,
@@ -224,7 +227,6 @@ export class McpController {
     const calls = checked.request.method === 'tools/call' ? 1 : 0;
     const limited = await this.rateLimited(request, profile, calls, checked.request.id);
     if (limited !== undefined) return limited;
-    const channel = replyChannel(request);
     channel?.start();
     const answer = await this.dispatcher.answerModern(checked.request, {
       profile,

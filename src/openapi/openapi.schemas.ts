@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from '../common/domain-error';
+import { SEARCH_MODES } from '../vectors/search.service';
 
 /**
  * Shapes of the admin REST answers, for the OpenAPI document only (nothing validates
@@ -100,7 +101,7 @@ export const searchResponseSchema = z.object({
       snippet: z.string().describe('The best passage, query words in **bold** where found'),
     }),
   ),
-  mode: z.enum(['hybrid', 'vector', 'lexical']),
+  mode: z.enum(SEARCH_MODES),
   degraded: z
     .boolean()
     .optional()

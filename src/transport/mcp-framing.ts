@@ -9,21 +9,6 @@ import type { McpReply } from './mcp-reply';
 import { ReplyChannel } from './reply-channel';
 import { TransportMetrics } from './transport.metrics';
 
-const channels = new WeakMap<IncomingMessage, ReplyChannel>();
-
-/**
- * The reply channel {@link McpFraming.open} opened for a POST: its negotiated framing
- * (the controller refuses with 406 before running anything whose answer could not be
- * delivered), notifications before the answer, and the client-gone signal.
- */
-export function replyChannel(request: IncomingMessage): ReplyChannel | undefined {
-  return channels.get(request);
-}
-
-export function negotiatedFraming(request: IncomingMessage): Negotiated {
-  return channels.get(request)?.framing ?? 'json';
-}
-
 export function notAcceptable(): McpHttpException {
   return new McpHttpException(
     406,
@@ -56,21 +41,11 @@ export class McpFraming {
     const framing = negotiate(request.headers.accept, { postSse: this.config.mcpPostSse });
     if (request.method !== 'POST') return { framing, channel: undefined };
     const channel = new ReplyChannel(response, framing, this.config.mcpSseKeepAliveMs);
-    channels.set(request, channel);
     return { framing, channel };
   }
 
   /** Writes `reply` as {@link open} negotiated; throws 406 for an answer that cannot be framed. */
   write(response: Response, reply: McpReply, { framing, channel }: OpenedReply): void {
-    this.frame(response, reply, framing, channel);
-  }
-
-  private frame(
-    response: Response,
-    reply: McpReply,
-    framing: Negotiated,
-    channel: ReplyChannel | undefined,
-  ): void {
     switch (reply.kind) {
       case 'rpc': {
         if (framing === 'not-acceptable') throw notAcceptable();

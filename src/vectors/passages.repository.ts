@@ -21,7 +21,6 @@ export interface LexicalSearchOptions {
 export interface LexicalHit {
   readonly documentId: string;
   readonly title: string;
-  readonly chunkIndex: number;
   readonly heading: string;
   readonly content: string;
   readonly rank: number;
@@ -81,15 +80,24 @@ const MAX_TERMS = 32;
 export class PassagesRepository {
   private readonly frequencies = new Map<string, { df: number; until: number }>();
   private total: { n: number; until: number } | undefined;
+  private totalRead: Promise<number> | undefined;
+  /** Counts being read now, by lexeme. */
+  private readonly counting = new Map<string, Promise<number>>();
 
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Makes these passages the documents' only ones, in one transaction. */
-  async replace(documents: readonly DocumentPassages[]): Promise<void> {
-    if (documents.length === 0) return;
+  /**
+   * Makes these passages the documents' only ones, and removes those of `removed` (deleted
+   * or skipped documents), in one transaction.
+   */
+  async replace(
+    documents: readonly DocumentPassages[],
+    removed: readonly string[] = [],
+  ): Promise<void> {
+    if (documents.length === 0 && removed.length === 0) return;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
-        documents.map((d) => d.documentId),
+        [...documents.map((d) => d.documentId), ...removed],
       ]);
       const rows = documents.flatMap((d) =>
         d.passages.map((p) => [d.documentId, p.index, d.revision, d.title, p.heading, p.content]),
@@ -104,13 +112,6 @@ export class PassagesRepository {
         );
       }
     });
-  }
-
-  async delete(documentIds: readonly string[]): Promise<void> {
-    if (documentIds.length === 0) return;
-    await this.dataSource.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
-      documentIds,
-    ]);
   }
 
   /**
@@ -135,7 +136,6 @@ export class PassagesRepository {
     const rows: Array<{
       document_id: string;
       title: string;
-      chunk_index: number;
       heading: string;
       content: string;
       rank: number;
@@ -145,7 +145,6 @@ export class PassagesRepository {
       hits: rows.map((row) => ({
         documentId: row.document_id,
         title: row.title,
-        chunkIndex: row.chunk_index,
         heading: row.heading,
         content: row.content,
         rank: row.rank,
@@ -183,38 +182,69 @@ export class PassagesRepository {
    */
   async weigh(terms: readonly QueryTerm[]): Promise<WeightedTerm[]> {
     const now = Date.now();
-    if (this.total === undefined || this.total.until < now) {
-      const [row]: Array<{ n: number }> = await this.dataSource.query(
-        `SELECT count(*)::int AS n FROM kb_passages`,
-      );
-      this.total = { n: row.n, until: now + FREQUENCY_CACHE_MS };
-    }
-    const missing = terms.filter((t) => (this.frequencies.get(t.lexeme)?.until ?? 0) < now);
-    if (missing.length > 0) {
-      const rows: Array<{ tsquery: string; df: number }> = await this.dataSource.query(
+    // Searches that find a count missing at the same moment share one query for it.
+    const stale = terms.filter(
+      (t) => (this.frequencies.get(t.lexeme)?.until ?? 0) < now && !this.counting.has(t.lexeme),
+    );
+    if (stale.length > 0) this.countFrequencies(stale, now);
+    const [total, dfs] = await Promise.all([
+      this.passageCount(now),
+      Promise.all(
+        terms.map((t) => this.counting.get(t.lexeme) ?? this.frequencies.get(t.lexeme)?.df ?? 0),
+      ),
+    ]);
+    const n = Math.max(total, 1);
+    return terms.flatMap((term, i) => {
+      const df = dfs[i];
+      return df === 0 ? [] : [{ ...term, df, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) }];
+    });
+  }
+
+  /** Passages in all, read again once a minute (one query for the searches that need it). */
+  private passageCount(now: number): Promise<number> | number {
+    if (this.total !== undefined && this.total.until >= now) return this.total.n;
+    this.totalRead ??= this.dataSource
+      .query(`SELECT count(*)::int AS n FROM kb_passages`)
+      .then(([row]: Array<{ n: number }>) => {
+        this.total = { n: row.n, until: now + FREQUENCY_CACHE_MS };
+        return row.n;
+      })
+      .finally(() => (this.totalRead = undefined));
+    return this.totalRead;
+  }
+
+  /** Counts the passages of each term (capped), caches the counts, and shares them meanwhile. */
+  private countFrequencies(terms: readonly QueryTerm[], now: number): void {
+    const read: Promise<number[]> = this.dataSource
+      .query(
         `SELECT t.q AS tsquery,
                 (SELECT count(*)::int FROM (SELECT FROM kb_passages WHERE search @@ t.q::tsquery
                                              LIMIT ${FREQUENCY_COUNT_MAX}) x) AS df
            FROM unnest($1::text[]) AS t(q)`,
-        [missing.map((t) => t.tsquery)],
+        [terms.map((t) => t.tsquery)],
+      )
+      .then((rows: Array<{ tsquery: string; df: number }>) =>
+        rows.map((row, i) => {
+          // A word no passage holds yet is asked again next time: it may be written any moment.
+          if (row.df === 0) {
+            this.frequencies.delete(terms[i].lexeme);
+            return 0;
+          }
+          if (this.frequencies.size >= FREQUENCY_CACHE_ENTRIES) {
+            this.frequencies.delete(this.frequencies.keys().next().value!);
+          }
+          this.frequencies.set(terms[i].lexeme, { df: row.df, until: now + FREQUENCY_CACHE_MS });
+          return row.df;
+        }),
       );
-      rows.forEach((row, i) => {
-        // A word no passage holds yet is asked again next time: it may be written any moment.
-        if (row.df === 0) {
-          this.frequencies.delete(missing[i].lexeme);
-          return;
-        }
-        if (this.frequencies.size >= FREQUENCY_CACHE_ENTRIES) {
-          this.frequencies.delete(this.frequencies.keys().next().value!);
-        }
-        this.frequencies.set(missing[i].lexeme, { df: row.df, until: now + FREQUENCY_CACHE_MS });
-      });
-    }
-    const n = Math.max(this.total.n, 1);
-    return terms.flatMap((term) => {
-      const df = this.frequencies.get(term.lexeme)?.df ?? 0;
-      return df === 0 ? [] : [{ ...term, df, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) }];
-    });
+    terms.forEach((t, i) =>
+      this.counting.set(
+        t.lexeme,
+        read.then((dfs) => dfs[i]),
+      ),
+    );
+    const done = () => terms.forEach((t) => this.counting.delete(t.lexeme));
+    read.then(done, done);
   }
 
   /**
@@ -261,7 +291,7 @@ export class PassagesRepository {
            FROM scored s JOIN kb_documents d ON d.document_id = s.document_id
           WHERE d.deleted_at IS NULL AND ($4::text[] IS NULL OR d.tags @> $4::text[])
           ORDER BY s.document_id, s.rank DESC)
-       SELECT b.document_id, b.title, b.chunk_index, p.heading, p.content, b.rank, b.catching_up
+       SELECT b.document_id, b.title, p.heading, p.content, b.rank, b.catching_up
          FROM (SELECT * FROM best ORDER BY rank DESC, document_id LIMIT $5) b
          JOIN kb_passages p ON p.document_id = b.document_id AND p.chunk_index = b.chunk_index
         ORDER BY b.rank DESC, b.document_id`,

@@ -124,7 +124,7 @@ export class SearchService {
 
     if (mode === 'vector') {
       const hits = await this.vectorSide(parsed.query, limit, scope, input.signal);
-      return { mode, results: this.present(hits.slice(0, limit), parsed.query) };
+      return { mode, results: this.present(hits, parsed.query) };
     }
     if (mode === 'lexical') {
       const { hits, lexemes } = await this.lexicalSide(parsed.query, limit, scope);
@@ -269,19 +269,20 @@ export function fuse(
   k: number,
   vectorWeight = 1,
 ): Candidate[] {
-  const fused = new Map<string, { candidate: Candidate; score: number; order: number }>();
-  const add = (list: readonly Candidate[], side: number, weight: number) =>
+  // Lexical hits go in first, then those only the vector side found, each in rank order:
+  // the stable sort keeps that order among equal scores.
+  const fused = new Map<string, { candidate: Candidate; score: number }>();
+  const add = (list: readonly Candidate[], weight: number) =>
     list.forEach((candidate, rank) => {
       const gain = weight / (k + rank + 1);
       const seen = fused.get(candidate.documentId);
       if (seen) seen.score += gain;
-      else
-        fused.set(candidate.documentId, { candidate, score: gain, order: side * 100_000 + rank });
+      else fused.set(candidate.documentId, { candidate, score: gain });
     });
-  add(lexical, 0, 1);
-  add(vector, 1, vectorWeight);
+  add(lexical, 1);
+  add(vector, vectorWeight);
   return [...fused.values()]
-    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .sort((a, b) => b.score - a.score)
     .map(({ candidate, score }) => ({ ...candidate, score }));
 }
 

@@ -78,7 +78,6 @@ export class VectorBatchProcessor {
       const skipped = items.filter((i) => !i.deleted && this.isSkipped(i));
       const embeddable = items.filter((i) => !i.deleted && !this.isSkipped(i));
       const gone = [...removed, ...skipped].map((i) => i.document_id);
-      await this.passages.delete(gone);
 
       const local = this.embedder.provider === 'local' ? this.embedder.dimensions : undefined;
       const stop = local && this.metrics.embeddingDuration.startTimer({ provider: 'local' });
@@ -94,19 +93,23 @@ export class VectorBatchProcessor {
         this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
         this.embedder.recordSuccess?.();
       }
+      const headings = prepared.chunks.map((chunks) =>
+        chunks.map((chunk) => chunk.headings.join(' › ')),
+      );
       // Lexical search gets the passages before the store and the embedder are asked: it
-      // keeps up even while either is down.
+      // keeps up even while either is down. Removed and skipped documents lose theirs.
       await this.passages.replace(
         embeddable.map((item, i) => ({
           documentId: item.document_id,
           revision: item.revision,
           title: item.title,
-          passages: prepared.chunks[i].map((chunk) => ({
+          passages: prepared.chunks[i].map((chunk, k) => ({
             index: chunk.index,
-            heading: chunk.headings.join(' › '),
+            heading: headings[i][k],
             content: chunk.content,
           })),
         })),
+        gone,
       );
       // Lexical search is current from here on, even if the store or the embedder fails.
       await this.stores.ready();
@@ -138,7 +141,7 @@ export class VectorBatchProcessor {
           chunks: chunks.map((chunk, k) => ({
             chunkIndex: chunk.index,
             vector: own[k],
-            heading: chunk.headings.join(' › '),
+            heading: headings[i][k],
             content: chunk.content,
           })),
         });
