@@ -2,10 +2,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { createRootLogger, PinoNestLogger, requestLogging } from './common/logging';
-import { TunedExpressAdapter } from './common/http-server';
+import { observing, TunedExpressAdapter } from './common/http-server';
 import { AppConfig } from './config/app-config';
 import { mcpFastPath } from './mcp/mcp-fast-path';
-import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
+import { httpMetrics } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
 import { setupOpenApi } from './openapi/openapi.setup';
 
@@ -18,9 +18,10 @@ import { setupOpenApi } from './openapi/openapi.setup';
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   const root = createRootLogger(config);
+  const adapter = new TunedExpressAdapter(config);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.register(config),
-    new TunedExpressAdapter(config),
+    adapter,
     {
       bodyParser: false,
       bufferLogs: true,
@@ -31,10 +32,11 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestLogging(root));
-  app.use(httpMetricsMiddleware(app.get(MetricsService)));
-  // Ahead of every route: the MCP endpoints without Nest's router (same guards and filter).
-  app.use(mcpFastPath(app));
+  const observers = [requestLogging(root), httpMetrics(app.get(MetricsService))];
+  for (const observer of observers) app.use(observing(observer));
+  // Ahead of Express: the MCP endpoints without its router or Nest's (same guards, filter,
+  // request id, access log and metrics).
+  adapter.setFrontDoor(mcpFastPath(app, observers));
   setupOpenApi(app);
   return app;
 }

@@ -50,6 +50,22 @@ describe('the server process', () => {
         .set('Content-Type', 'application/json')
         .send('{"body": ')
         .expect(400);
+      // The MCP endpoints are answered ahead of Express: the same request id and log line.
+      await request(baseUrl)
+        .post('/readonly/mcp')
+        .set('X-API-Key', READER_KEY)
+        .set('X-Request-Id', 'trace-mcp-1')
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+        .expect(200)
+        .expect('X-Request-Id', 'trace-mcp-1');
+      await request(baseUrl)
+        .post('/readonly/mcp')
+        .set('X-API-Key', WRONG_KEY)
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
+        .expect(401)
+        .expect('X-Request-Id', /^[0-9a-f-]{36}$/);
 
       server.child.kill('SIGTERM');
       exitCode = await server.exit;
@@ -89,6 +105,17 @@ describe('the server process', () => {
         res: { statusCode: 201 },
       });
       for (const line of requests) expect((line.req as { id: string }).id).toBeTruthy();
+      const mcp = requests.find((line) => (line.req as { id: string }).id === 'trace-mcp-1');
+      expect(mcp).toMatchObject({
+        req: { method: 'POST', url: '/readonly/mcp', headers: { 'x-api-key': '[redacted]' } },
+        res: { statusCode: 200 },
+        msg: 'request completed',
+      });
+      expect(
+        requests.some(
+          (line) => (line.req as { url: string }).url === '/readonly/mcp' && line.level === 40,
+        ),
+      ).toBe(true);
     });
 
     it('never writes an API key, valid or not, nor the database password', () => {

@@ -41,6 +41,24 @@ describe('ApiKeyService', () => {
     });
     expect(keys.authenticate({ authorization: 'Bearer nope' })).toEqual({ outcome: 'invalid' });
   });
+
+  it('answers alike for a key it has seen before, and still refuses its neighbours', () => {
+    const fresh = new ApiKeyService(
+      loadConfig({ API_KEYS: `ops:${OPS_KEY}:admin;reader:${READER_KEY}:readonly` }),
+    );
+    const first = fresh.authenticate({ 'x-api-key': OPS_KEY });
+    expect(fresh.authenticate({ 'x-api-key': ` ${OPS_KEY} ` })).toEqual(first);
+    expect(fresh.authenticate({ authorization: `Bearer ${OPS_KEY}` })).toEqual(first);
+    expect(first).toMatchObject({ outcome: 'ok', principal: { name: 'ops' } });
+    for (const near of [`${OPS_KEY}x`, OPS_KEY.slice(0, -1), OPS_KEY.toUpperCase(), READER_KEY]) {
+      const result = fresh.authenticate({ 'x-api-key': near });
+      expect(result.outcome === 'ok' ? result.principal.name : result.outcome).toBe(
+        near === READER_KEY ? 'reader' : 'invalid',
+      );
+    }
+    // Twice, in case the first answer was remembered.
+    expect(fresh.authenticate({ 'x-api-key': `${OPS_KEY}x` })).toEqual({ outcome: 'invalid' });
+  });
 });
 
 describe('presentedKey', () => {

@@ -29,10 +29,16 @@ export const LOCAL_PRINCIPAL: Principal = { name: 'local', profiles: null };
 export type Authentication =
   { outcome: 'ok'; principal: Principal } | { outcome: 'missing' } | { outcome: 'invalid' };
 
-/** Checks API keys (SPEC §5). Keys are compared as SHA-256 digests in constant time. */
+/**
+ * Checks API keys (SPEC §5). A key is compared as a SHA-256 digest with every configured
+ * key in constant time. A key found valid is remembered by its value (one entry per
+ * configured key at most), so its later requests skip the digest; a key not found is never
+ * remembered, and always costs the full comparison.
+ */
 @Injectable()
 export class ApiKeyService {
   private readonly entries: ReadonlyArray<{ entry: ApiKeyEntry; digest: Buffer }>;
+  private readonly verified = new Map<string, Principal>();
 
   constructor(private readonly config: AppConfig) {
     this.entries = config.apiKeys.map((entry) => ({ entry, digest: digest(entry.key) }));
@@ -46,15 +52,18 @@ export class ApiKeyService {
     if (!this.enabled) return { outcome: 'ok', principal: LOCAL_PRINCIPAL };
     const key = presentedKey(headers);
     if (key === undefined) return { outcome: 'missing' };
+    const known = this.verified.get(key);
+    if (known !== undefined) return { outcome: 'ok', principal: known };
     const presented = digest(key);
     let match: ApiKeyEntry | undefined;
     // Look at every entry, so the time taken says nothing about which one matched.
     for (const { entry, digest: known } of this.entries) {
       if (timingSafeEqual(presented, known) && match === undefined) match = entry;
     }
-    return match
-      ? { outcome: 'ok', principal: { name: match.name, profiles: match.profiles } }
-      : { outcome: 'invalid' };
+    if (match === undefined) return { outcome: 'invalid' };
+    const principal: Principal = { name: match.name, profiles: match.profiles };
+    this.verified.set(key, principal);
+    return { outcome: 'ok', principal };
   }
 
   static allows(principal: Principal, profile: Profile): boolean {

@@ -1,7 +1,31 @@
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import {
+  createServer,
+  type IncomingMessage,
+  STATUS_CODES,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import type { AppConfig } from '../config/app-config';
+
+/** Per-request work every answer needs (request id, access log, metrics), whoever answers. */
+export type RequestObserver = (request: Request, response: Response) => void;
+
+/** Runs `observer`, then the next middleware: the observer as Express middleware. */
+export function observing(observer: RequestObserver) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    observer(request, response);
+    next();
+  };
+}
+
+/**
+ * Answers a request before Express sees it (true), or leaves it to Express (false): the
+ * MCP endpoints' fast path.
+ */
+export type FrontDoor = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /**
  * Express under Nest, on an HTTP server with explicit limits for slow and idle clients
@@ -10,11 +34,20 @@ import type { AppConfig } from '../config/app-config';
  * Node's defaults (60 s, checked every 30 s).
  */
 export class TunedExpressAdapter extends ExpressAdapter {
+  private frontDoor: FrontDoor | undefined;
+
   constructor(private readonly config: AppConfig) {
     super();
   }
 
+  /** Lets `door` answer the requests it wants ahead of Express (set once, at bootstrap). */
+  setFrontDoor(door: FrontDoor): void {
+    this.frontDoor = door;
+  }
+
   override initHttpServer(): void {
+    const express =
+      this.getInstance<(request: IncomingMessage, response: ServerResponse) => void>();
     const server = createServer(
       {
         headersTimeout: this.config.httpHeadersTimeoutMs,
@@ -22,7 +55,9 @@ export class TunedExpressAdapter extends ExpressAdapter {
         keepAliveTimeout: this.config.httpKeepAliveTimeoutMs,
         connectionsCheckingInterval: 1000,
       },
-      this.getInstance(),
+      (request, response) => {
+        if (this.frontDoor?.(request, response) !== true) express(request, response);
+      },
     );
     server.on('clientError', answerClientError);
     this.httpServer = server;

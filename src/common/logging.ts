@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LoggerService } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { RequestObserver } from './http-server';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 
@@ -34,15 +35,15 @@ export function createRootLogger(config: AppConfig): Logger {
  * echoed back) and one access log line when the answer is complete. Costs nothing beyond
  * the id when the line's level is off: no per-request child logger, no async context.
  */
-export function requestLogging(root: Logger) {
-  return (request: Request, response: Response, next: NextFunction): void => {
+export function requestLogging(root: Logger): RequestObserver {
+  return (request: Request, response: Response): void => {
     const given = request.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     (request as Request & { id: string }).id = id;
     response.setHeader('X-Request-Id', id);
     const started = performance.now();
-    const done = () => {
-      response.removeListener('close', done);
+    // 'close' follows 'finish' on a complete answer and comes alone on an aborted one.
+    response.once('close', () => {
       const status = response.statusCode;
       const completed = response.writableFinished;
       const level = !completed || status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
@@ -64,10 +65,7 @@ export function requestLogging(root: Logger) {
         },
         completed ? 'request completed' : 'request aborted',
       );
-    };
-    response.once('finish', done);
-    response.once('close', done);
-    next();
+    });
   };
 }
 

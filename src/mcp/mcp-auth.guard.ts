@@ -60,11 +60,16 @@ export class McpAuthGuard implements CanActivate {
 
   /**
    * Sets `request.principal` when the request's key or token grants `profile`; throws the
-   * 401 / 403 / 503 otherwise. A CORS preflight carries no credentials and passes.
+   * 401 / 403 / 503 otherwise. A CORS preflight carries no credentials and passes. `path`
+   * is the request's path (the fast path has it without Express's getter).
    */
-  async admit(request: AuthenticatedRequest, profile: McpProfile): Promise<void> {
+  async admit(
+    request: AuthenticatedRequest,
+    profile: McpProfile,
+    path: string = request.path,
+  ): Promise<void> {
     if (request.method === 'OPTIONS') return;
-    const admission = await this.auth.admit(request.headers, profile, routePathOf(request.path));
+    const admission = await this.auth.admit(request.headers, profile, routePathOf(path));
     switch (admission.kind) {
       case 'ok':
         request.principal = admission.principal;

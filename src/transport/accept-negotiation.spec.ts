@@ -199,4 +199,22 @@ describe('parseAccept', () => {
   it('sees nothing valid in an absent header', () => {
     expect(parseAccept(undefined).anyValid).toBe(false);
   });
+
+  it('answers the same for a header it has parsed before, past its memory of 64 headers', () => {
+    const header = (n: number) => `application/json;q=0.${n % 10}, text/event-stream;q=0.5`;
+    const first = Array.from({ length: 200 }, (_, n) => parseAccept(header(n)));
+    const again = Array.from({ length: 200 }, (_, n) => parseAccept(header(n)));
+    expect(again).toEqual(first);
+    expect(first[3]).toEqual({
+      anyValid: true,
+      wantsJson: true,
+      wantsSse: true,
+      qJson: 0.3,
+      qSse: 0.5,
+    });
+    expect(Object.isFrozen(first[3])).toBe(true);
+    const long = `${'x'.repeat(300)}/y, text/event-stream`;
+    expect(parseAccept(long)).toEqual(parseAccept(long));
+    expect(parseAccept(long)).toMatchObject({ wantsSse: true, wantsJson: false });
+  });
 });

@@ -46,19 +46,39 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const MEDIA_RANGE = new RegExp(`^(${TOKEN})/(${TOKEN})$`);
 const QVALUE = /^(?:0(?:\.\d*)?|1(?:\.0*)?|\.\d+)$/;
 
-const NOTHING: AcceptPreferences = {
+const NOTHING: AcceptPreferences = Object.freeze({
   anyValid: false,
   wantsJson: false,
   wantsSse: false,
   qJson: 0,
   qSse: 0,
-};
+});
+
+/**
+ * Headers parsed lately. A client sends the same Accept on every request, so most requests
+ * find theirs here; bounded in entries and in the length of a header worth keeping.
+ */
+const parsed = new Map<string, AcceptPreferences>();
+const PARSED_MAX_ENTRIES = 64;
+const PARSED_MAX_LENGTH = 256;
 
 /** Parses an Accept header value (or the values of repeated headers). Never throws. */
 export function parseAccept(accept: string | readonly string[] | undefined): AcceptPreferences {
   const header = Array.isArray(accept) ? accept.join(',') : (accept as string | undefined);
-  if (header === undefined || header.trim() === '') return NOTHING;
+  if (header === undefined) return NOTHING;
+  let preferences = parsed.get(header);
+  if (preferences === undefined) {
+    preferences = parseHeader(header);
+    if (header.length <= PARSED_MAX_LENGTH) {
+      if (parsed.size >= PARSED_MAX_ENTRIES) parsed.clear();
+      parsed.set(header, preferences);
+    }
+  }
+  return preferences;
+}
 
+function parseHeader(header: string): AcceptPreferences {
+  if (header.trim() === '') return NOTHING;
   let anyValid = false;
   let qJson = 0;
   let qSse = 0;
@@ -83,7 +103,7 @@ export function parseAccept(accept: string | readonly string[] | undefined): Acc
       qSse = Math.max(qSse, q);
     }
   }
-  return { anyValid, wantsJson, wantsSse, qJson, qSse };
+  return Object.freeze({ anyValid, wantsJson, wantsSse, qJson, qSse });
 }
 
 /** Decides the framing of a POST answer from its request's Accept header (SPEC §6). */

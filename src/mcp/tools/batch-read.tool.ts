@@ -4,7 +4,7 @@ import { validateDocumentId } from '../../documents/document-id';
 import { DocumentsService, type Document } from '../../documents/documents.service';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
-import { cut, pick, timestamp } from './document-fields';
+import { cut, timestamp } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
 export const BATCH_READ_MAX_IDS = 20;
@@ -88,7 +88,10 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
       return {
         document_id: id,
         found: true,
-        ...pick(document, ['title', 'tags', 'revision', 'updated_at']),
+        title: document.title,
+        tags: document.tags,
+        revision: document.revision,
+        updated_at: document.updated_at,
         body: body.text,
         body_chars: document.body.length,
         truncated: body.truncated,

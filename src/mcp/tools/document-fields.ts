@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Document } from '../../documents/documents.service';
 
 /** Zod pieces shared by the document tools: argument fields and result shapes. */
 
@@ -56,6 +57,23 @@ export const documentFields = {
   created_at: timestamp,
   updated_at: timestamp,
 };
+
+/** A document's {@link documentFields}, in their order (written out: built per read). */
+export function documentView(document: Document): DocumentView {
+  return {
+    document_id: document.document_id,
+    parent_id: document.parent_id,
+    title: document.title,
+    tags: document.tags,
+    metadata: document.metadata,
+    revision: document.revision,
+    vector_status: document.vector_status,
+    created_at: document.created_at,
+    updated_at: document.updated_at,
+  };
+}
+
+type DocumentView = { [K in keyof typeof documentFields]: z.output<(typeof documentFields)[K]> };
 
 export const documentSummary = z.object({
   document_id: documentFields.document_id,

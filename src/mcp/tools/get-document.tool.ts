@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
-import { cut, documentFields, documentIdArgs, keysOf, pick } from './document-fields';
+import { cut, documentFields, documentIdArgs, documentView } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
 /** Longest body `get_document` returns, in characters; get_document_for_rewrite has no cut. */
@@ -39,7 +39,7 @@ export class GetDocumentTool extends McpTool<typeof input, typeof output> {
     const document = await this.documents.get(args.document_id);
     const body = cut(document.body, GET_DOCUMENT_MAX_CHARS);
     return {
-      ...pick(document, keysOf(documentFields)),
+      ...documentView(document),
       body: body.text,
       body_chars: document.body.length,
       truncated: body.truncated,

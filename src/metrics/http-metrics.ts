@@ -1,18 +1,18 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { RequestObserver } from '../common/http-server';
 import { MetricsService } from './metrics.service';
 
 /**
  * Times every request. The route label is the matched route's template (`/documents/*id`),
  * never the raw path, so ids and tokens never become label values.
  */
-export function httpMetricsMiddleware(metrics: MetricsService) {
-  return (request: Request, response: Response, next: NextFunction): void => {
+export function httpMetrics(metrics: MetricsService): RequestObserver {
+  return (request: Request, response: Response): void => {
     const end = metrics.httpDuration.startTimer();
     response.once('finish', () => {
       const template = (request.route as { path?: unknown } | undefined)?.path;
       const route = typeof template === 'string' ? `${request.baseUrl}${template}` : 'unmatched';
       end({ method: request.method, route, status: String(response.statusCode) });
     });
-    next();
   };
 }
