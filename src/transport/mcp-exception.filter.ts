@@ -1,8 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Response } from 'express';
-import { frameJson } from './framing';
+import { JSON_HEADERS, serializeBytes } from './framing';
 import { HTTP_REFUSAL, jsonRpcError, McpHttpException } from './json-rpc-error';
+import { send } from './mcp-framing';
 import { TransportMetrics } from './transport.metrics';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="agent-data", charset="UTF-8"';
@@ -44,8 +45,13 @@ export class McpExceptionFilter implements ExceptionFilter {
       );
     }
     if (status === 401) headers['WWW-Authenticate'] ??= WWW_AUTHENTICATE;
-    const framed = frameJson(status, jsonRpcError(null, code, message));
-    response.writeHead(status, { ...headers, ...framed.headers }).end(framed.body);
+    send(
+      response,
+      status,
+      JSON_HEADERS,
+      serializeBytes(jsonRpcError(null, code, message)),
+      headers,
+    );
     this.metrics.answered('json');
   }
 }

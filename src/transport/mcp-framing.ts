@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { negotiate, type Negotiated } from './accept-negotiation';
-import { frameJson, frameSse, type FramedResponse } from './framing';
+import { JSON_HEADERS, serializeBytes, SSE_HEADERS, sseEventBytes } from './framing';
 import { McpHttpException } from './json-rpc-error';
 import type { McpReply } from './mcp-reply';
 import { ReplyChannel } from './reply-channel';
@@ -49,22 +49,25 @@ export class McpFraming {
     switch (reply.kind) {
       case 'rpc': {
         if (framing === 'not-acceptable') throw notAcceptable();
-        const framed =
-          framing === 'sse'
-            ? frameSse(reply.status, reply.payload)
-            : frameJson(reply.status, reply.payload);
-        if (channel?.finish(framed.body) !== true) this.send(response, framed);
+        if (framing === 'sse') {
+          const event = sseEventBytes(reply.payload);
+          if (channel?.finish(event) !== true) send(response, reply.status, SSE_HEADERS, event);
+        } else {
+          // A JSON answer never opens the stream: finish only ends the channel.
+          channel?.finish();
+          send(response, reply.status, JSON_HEADERS, serializeBytes(reply.payload));
+        }
         this.metrics.answered(framing);
         return;
       }
       case 'json':
         // Refusals come before any work starts; should a stream be open all the same, the
         // answer still reaches the client, as its last event.
-        if (channel?.finish(frameSse(reply.status, reply.payload).body) === true) {
+        if (channel?.finish(sseEventBytes(reply.payload)) === true) {
           this.metrics.answered('sse');
           return;
         }
-        this.send(response, frameJson(reply.status, reply.payload), reply.headers);
+        send(response, reply.status, JSON_HEADERS, serializeBytes(reply.payload), reply.headers);
         this.metrics.answered('json');
         return;
       case 'accepted':
@@ -82,13 +85,20 @@ export class McpFraming {
       }
     }
   }
+}
 
-  private send(
-    response: Response,
-    framed: FramedResponse,
-    extra?: Readonly<Record<string, string>>,
-  ): void {
-    const headers = extra === undefined ? framed.headers : { ...extra, ...framed.headers };
-    response.writeHead(framed.status, headers).end(framed.body);
-  }
+/**
+ * Writes a whole answer: its status, `headers` after `extra`, its length and its bytes,
+ * in one write (a body of known length, not chunked).
+ */
+export function send(
+  response: ServerResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: Buffer,
+  extra?: Readonly<Record<string, string>>,
+): void {
+  response
+    .writeHead(status, { ...extra, ...headers, 'Content-Length': String(body.length) })
+    .end(body);
 }

@@ -83,7 +83,7 @@ export class ReplyChannel {
    * `false`, writing nothing, when the stream never opened: the caller frames the answer
    * whole, with its own status and headers.
    */
-  finish(sseEvent?: string): boolean {
+  finish(sseEvent?: string | Buffer): boolean {
     this.done = true;
     clearTimeout(this.keepAlive);
     if (!this.isOpen) return false;
