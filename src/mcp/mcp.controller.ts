@@ -2,7 +2,7 @@ import { All, Controller, Req, Res, UseFilters, UseGuards } from '@nestjs/common
 import type { Response } from 'express';
 import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
-import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
+import { LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
 import { describeLimit, RateLimits } from '../auth/rate-limits';
 import { AppConfig } from '../config/app-config';
 import { parseAccept } from '../transport/accept-negotiation';
@@ -10,6 +10,7 @@ import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-
 import { readMcpBody } from '../transport/mcp-body';
 import { McpExceptionFilter } from '../transport/mcp-exception.filter';
 import { McpFraming, type OpenedReply, notAcceptable } from '../transport/mcp-framing';
+import type { ReplyChannel } from '../transport/reply-channel';
 import type { McpReply } from '../transport/mcp-reply';
 import { batchRefusal, checkModernMessage, isModernRequest } from '../transport/modern-request';
 import { OriginGuard } from '../transport/origin.guard';
@@ -21,7 +22,7 @@ import {
 } from '../transport/protocol-version';
 import { classify, type IncomingMessage, parseBody } from '../transport/json-rpc-messages';
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
-import { NEVER_CANCELLED } from './mcp-context';
+import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
 import { MCP_ROUTES, type McpProfile, PROFILE_TOOLS } from './profiles';
@@ -228,17 +229,15 @@ export class McpController {
     const limited = await this.rateLimited(request, profile, calls, checked.request.id);
     if (limited !== undefined) return limited;
     channel?.start();
-    const answer = await this.dispatcher.answerModern(checked.request, {
-      profile,
-      principal: request.principal ?? LOCAL_PRINCIPAL,
-      protocolVersion: checked.envelope.protocolVersion,
-      era: 'modern',
-      // Made on first use: most answers never look at it.
-      get signal() {
-        return channel?.signal ?? NEVER_CANCELLED;
-      },
-      notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
-    });
+    const answer = await this.dispatcher.answerModern(
+      checked.request,
+      new ModernContext(
+        profile,
+        request.principal ?? LOCAL_PRINCIPAL,
+        checked.envelope.protocolVersion,
+        channel,
+      ),
+    );
     return rpc(200, answer);
   }
 
@@ -328,5 +327,27 @@ function idOfMessage(message: IncomingMessage): RequestId | null {
       return message.id;
     default:
       return null;
+  }
+}
+
+/**
+ * The context of a 2026-era request. Its signal is made on first use: most answers never
+ * look at it. (A class, not an object literal with a getter, which V8 builds slowly.)
+ */
+class ModernContext implements McpContext {
+  readonly era = 'modern';
+  readonly notify: McpContext['notify'];
+
+  constructor(
+    readonly profile: McpProfile,
+    readonly principal: Principal,
+    readonly protocolVersion: string,
+    private readonly channel: ReplyChannel | undefined,
+  ) {
+    this.notify = channel?.streams ? (notification) => channel.notify(notification) : undefined;
+  }
+
+  get signal(): AbortSignal {
+    return this.channel?.signal ?? NEVER_CANCELLED;
   }
 }

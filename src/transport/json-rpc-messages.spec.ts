@@ -1,3 +1,4 @@
+import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { classify, parseBody } from './json-rpc-messages';
 
 describe('JSON-RPC message sorting', () => {
@@ -54,4 +55,58 @@ describe('JSON-RPC message sorting', () => {
       reason: 'Invalid Request: initialize must not be part of a batch',
     });
   });
+});
+
+describe('requests recognised without the schema', () => {
+  const meta = (value: unknown) => ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: { _meta: value },
+  });
+  /** Near-misses around every check of the shortcut, each decided as the SDK schema decides. */
+  const CASES: unknown[] = [
+    { jsonrpc: '2.0', id: 1, method: 'ping' },
+    { method: 'ping', id: 'x', jsonrpc: '2.0' },
+    { jsonrpc: '2.0', id: 0, method: '' },
+    { jsonrpc: '2.0', id: -7, method: 'ping', params: {} },
+    { jsonrpc: '2.0', id: 2 ** 53, method: 'ping' },
+    { jsonrpc: '2.0', id: 2 ** 53 - 1, method: 'ping' },
+    { jsonrpc: '2.0', id: 1.5, method: 'ping' },
+    { jsonrpc: '2.0', id: null, method: 'ping' },
+    { jsonrpc: '2.0', id: true, method: 'ping' },
+    { jsonrpc: '2.0', method: 'ping' },
+    { jsonrpc: 2, id: 1, method: 'ping' },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: null },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: [] },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: 'x' },
+    { jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: { cursor: 'c', any: [1, { x: 2 }] } },
+    meta({}),
+    meta(null),
+    meta([]),
+    meta('x'),
+    meta({ progressToken: 'p' }),
+    meta({ progressToken: 3 }),
+    meta({ progressToken: 3.5 }),
+    meta({ progressToken: null }),
+    meta({ progressToken: {} }),
+    meta({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', other: { deep: [1] } }),
+    meta({ 'io.modelcontextprotocol/related-task': { taskId: 't' } }),
+    meta({ 'io.modelcontextprotocol/related-task': { taskId: 1 } }),
+    JSON.parse('{"jsonrpc":"2.0","id":1,"method":"ping","__proto__":{"x":1}}'),
+    JSON.parse('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"__proto__":{}}}'),
+    JSON.parse('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"__proto__":{}}}}'),
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: undefined } },
+  ];
+
+  it.each(CASES.map((value) => [JSON.stringify(value), value]))(
+    '%s: a request exactly when the SDK schema says so, with the same content',
+    (_text, value) => {
+      const schema = JSONRPCRequestSchema.safeParse(value);
+      const message = classify(value);
+      expect(message.kind === 'request').toBe(schema.success);
+      if (message.kind === 'request') expect(message.message).toEqual(schema.data);
+    },
+  );
 });

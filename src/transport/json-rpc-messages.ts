@@ -5,6 +5,7 @@ import {
   JSONRPCResultResponseSchema,
   type JSONRPCNotification,
   type JSONRPCRequest,
+  RELATED_TASK_META_KEY,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
@@ -45,6 +46,7 @@ export function parseBody(body: unknown): ParsedBody {
 }
 
 export function classify(value: unknown): IncomingMessage {
+  if (isPlainRequest(value)) return { kind: 'request', message: value };
   const request = JSONRPCRequestSchema.safeParse(value);
   if (request.success) return { kind: 'request', message: request.data };
   const notification = JSONRPCNotificationSchema.safeParse(value);
@@ -52,6 +54,36 @@ export function classify(value: unknown): IncomingMessage {
   if (JSONRPCResultResponseSchema.safeParse(value).success) return { kind: 'response' };
   if (JSONRPCErrorResponseSchema.safeParse(value).success) return { kind: 'response' };
   return { kind: 'invalid', id: idOf(value), reason: `Invalid Request: ${whyInvalid(value)}` };
+}
+
+/**
+ * The shape nearly every request has, recognised without zod: `jsonrpc` "2.0", a string or
+ * safe-integer `id`, a string `method`, and nothing else but object `params`, whose `_meta`
+ * (when present) is an object with no `progressToken` but a string or safe integer, and no
+ * related-task entry. {@link JSONRPCRequestSchema} accepts all of these; anything else is
+ * left to it, so what is accepted and refused does not change. The message is used as
+ * parsed: the schema would copy it, and every method re-parses its params by its own schema.
+ */
+function isPlainRequest(value: unknown): value is JSONRPCRequest {
+  if (!isObject(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') {
+    return false;
+  }
+  if (typeof value.id !== 'string' && !Number.isSafeInteger(value.id)) return false;
+  const params = value.params;
+  if (Object.keys(value).length !== (params === undefined ? 3 : 4)) return false;
+  if (params === undefined) return true;
+  // The schema drops an own `__proto__` (JSON.parse makes one from the text): left to it.
+  if (!isObject(params) || Object.hasOwn(params, '__proto__')) return false;
+  const meta = params._meta;
+  if (meta === undefined) return !Object.hasOwn(params, '_meta');
+  if (!isObject(meta) || Object.hasOwn(meta, '__proto__')) return false;
+  if (Object.hasOwn(meta, RELATED_TASK_META_KEY)) return false;
+  const token = meta.progressToken;
+  return (
+    !Object.hasOwn(meta, 'progressToken') ||
+    typeof token === 'string' ||
+    Number.isSafeInteger(token)
+  );
 }
 
 function idOf(value: unknown): RequestId | null {
