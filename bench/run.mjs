@@ -66,12 +66,14 @@ try {
     databaseUrl: cluster.url,
     documentCount,
     log,
+    settle: drainVectorWork,
   };
   const files = readdirSync(join(here, 'scenarios'))
     .filter((f) => f.endsWith('.mjs') && (!only || f.includes(only)))
     .sort();
   for (const file of files) {
     log(`scenario file ${file}`);
+    await drainVectorWork(`embedding of the writes before ${file}`);
     const { default: run } = await import(pathToFileURL(join(here, 'scenarios', file)).href);
     const rows = await run(context);
     for (const row of rows) {
@@ -140,7 +142,12 @@ async function seed(count) {
   }
 }
 
-async function drainVectorWork() {
+/**
+ * Waits until the vector pipeline has embedded every document written so far: before the
+ * first scenario, and between scenarios, so that none is measured while the pipeline
+ * catches up with the writes of the one before it.
+ */
+async function drainVectorWork(what = `initial embedding of ${documentCount} documents`) {
   const status = await fetch(`${baseUrl}/admin/vectors/status`, { headers });
   if (!status.ok) {
     log('no vector pipeline endpoint; not waiting for embeddings');
@@ -154,9 +161,9 @@ async function drainVectorWork() {
           .n,
       ) === 0,
     600_000,
-    'initial embedding',
+    what,
   );
-  log(`initial embedding of ${documentCount} documents took ${Date.now() - started} ms`);
+  log(`${what} took ${Date.now() - started} ms`);
 }
 
 async function waitFor(check, timeoutMs, what) {

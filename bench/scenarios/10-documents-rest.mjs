@@ -3,7 +3,7 @@ import { seededId } from '../lib.mjs';
 
 const CONCURRENCY = 10;
 
-export default async function documentsRest({ load, headers, documentCount }) {
+export default async function documentsRest({ load, headers, documentCount, settle }) {
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const pick = (i) => (i * 7919) % documentCount;
   const idOf = seededId;
@@ -41,6 +41,8 @@ export default async function documentsRest({ load, headers, documentCount }) {
     }),
   });
   rows.push({ scenario: 'rest create', ...create, target_p95_ms: 20 });
+  // Each write scenario has the vector pipeline to itself (see 30-mcp.mjs).
+  await settle('embedding of the creates');
 
   const update = await load({
     concurrency: CONCURRENCY,
@@ -53,6 +55,7 @@ export default async function documentsRest({ load, headers, documentCount }) {
     }),
   });
   rows.push({ scenario: 'rest update', ...update, target_p95_ms: 20 });
+  await settle('embedding of the updates');
 
   const patch = await load({
     concurrency: CONCURRENCY,

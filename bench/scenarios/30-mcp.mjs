@@ -33,6 +33,7 @@ export default async function mcp({
   query,
   log,
   databaseUrl,
+  settle,
 }) {
   const folders = Math.max(1, Math.floor(documentCount / 100));
   const pick = (i) => (i * 7919) % documentCount;
@@ -196,6 +197,9 @@ export default async function mcp({
       i,
     ),
   );
+  // Each write scenario has the vector pipeline to itself: its own writes' embedding, not
+  // the backlog of the one before.
+  await settle('embedding of the uploads');
   await scenario('update_document', 20, 2000, (i) =>
     tool(
       'update_document',
@@ -206,6 +210,7 @@ export default async function mcp({
       i,
     ),
   );
+  await settle('embedding of the updates');
   await scenario('patch_document', 20, 2000, (i) =>
     tool(
       'patch_document',
@@ -213,6 +218,9 @@ export default async function mcp({
       i,
     ),
   );
+
+  // Compared with reads measured while the pipeline was idle: measured while it is idle.
+  await settle('embedding of the patches');
 
   // The 2026-07-28 era: one request per POST, the envelope in _meta, mirrored headers.
   const modern = (method, params, id) => ({
