@@ -467,6 +467,12 @@ export class DocumentsRepository {
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
     const client = await pool.connect();
     let broken: Error | undefined;
+    // A checked-out client has no listener of the pool's: a connection that fails while
+    // no statement runs on it (PostgreSQL restarting just before the query, or just after)
+    // emits 'error', which must not go unheard (it would end the process). pg-pool's own
+    // query() listens the same way.
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
     try {
       return (await client.query<T>({ name, text, values })).rows;
     } catch (error) {
@@ -478,6 +484,7 @@ export class DocumentsRepository {
       }
       throw error;
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }
