@@ -4,6 +4,7 @@ import { AppModule } from './app.module';
 import { createRootLogger, PinoNestLogger, requestLogging } from './common/logging';
 import { observing, TunedExpressAdapter } from './common/http-server';
 import { AppConfig } from './config/app-config';
+import { documentsFastPath } from './documents/documents-fast-path';
 import { mcpFastPath } from './mcp/mcp-fast-path';
 import { httpMetrics } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
@@ -34,9 +35,9 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.set('query parser', 'simple');
   const observers = [requestLogging(root), httpMetrics(app.get(MetricsService))];
   for (const observer of observers) app.use(observing(observer));
-  // Ahead of Express: the MCP endpoints without its router or Nest's (same guards, filter,
-  // request id, access log and metrics).
-  adapter.setFrontDoor(mcpFastPath(app, observers));
+  // Ahead of Express: the MCP endpoints and the hottest admin reads without its router or
+  // Nest's (same guards, handlers, filters, request id, access log and metrics).
+  adapter.setFrontDoors(mcpFastPath(app, observers), documentsFastPath(app, observers));
   setupOpenApi(app);
   return app;
 }

@@ -23,7 +23,7 @@ export function observing(observer: RequestObserver) {
 
 /**
  * Answers a request before Express sees it (true), or leaves it to Express (false): the
- * MCP endpoints' fast path.
+ * fast paths of the MCP endpoints and of the hottest admin reads.
  */
 export type FrontDoor = (request: IncomingMessage, response: ServerResponse) => boolean;
 
@@ -34,15 +34,15 @@ export type FrontDoor = (request: IncomingMessage, response: ServerResponse) => 
  * Node's defaults (60 s, checked every 30 s).
  */
 export class TunedExpressAdapter extends ExpressAdapter {
-  private frontDoor: FrontDoor | undefined;
+  private frontDoors: readonly FrontDoor[] = [];
 
   constructor(private readonly config: AppConfig) {
     super();
   }
 
-  /** Lets `door` answer the requests it wants ahead of Express (set once, at bootstrap). */
-  setFrontDoor(door: FrontDoor): void {
-    this.frontDoor = door;
+  /** Lets `doors`, in order, answer the requests they want ahead of Express (at bootstrap). */
+  setFrontDoors(...doors: FrontDoor[]): void {
+    this.frontDoors = doors;
   }
 
   override initHttpServer(): void {
@@ -56,7 +56,8 @@ export class TunedExpressAdapter extends ExpressAdapter {
         connectionsCheckingInterval: 1000,
       },
       (request, response) => {
-        if (this.frontDoor?.(request, response) !== true) express(request, response);
+        for (const door of this.frontDoors) if (door(request, response)) return;
+        express(request, response);
       },
     );
     server.on('clientError', answerClientError);
