@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { connect } from 'node:net';
 import { startTestApp, TestApp } from './support/app';
 import { type RawResponse, send } from './support/mcp-http';
 
@@ -49,6 +50,16 @@ const CASES: Array<[string, string, Record<string, string>]> = [
     'a document, stale tag',
     '/documents/fast/one.md',
     { 'X-API-Key': ADMIN_KEY, 'If-None-Match': '"7", "8"' },
+  ],
+  [
+    'a document, unquoted tag',
+    '/documents/fast/one.md',
+    { 'X-API-Key': ADMIN_KEY, 'If-None-Match': '1' },
+  ],
+  [
+    'a document, tag and no-cache',
+    '/documents/fast/one.md',
+    { 'X-API-Key': ADMIN_KEY, 'If-None-Match': '"1"', 'Cache-Control': 'no-cache' },
   ],
   ['a missing document', '/documents/fast/none.md', { 'X-API-Key': ADMIN_KEY }],
   ['an invalid id', '/documents/fast/nul%00.md', { 'X-API-Key': ADMIN_KEY }],
@@ -122,6 +133,29 @@ describe('admin reads fast path', () => {
     await send(t.baseUrl, { method, path, headers: { 'X-API-Key': ADMIN_KEY } });
     expect(routed).toHaveBeenCalled();
   });
+
+  // A URL with a fragment (which `new URL` would drop), written on a socket as it is.
+  it.each(['/documents/fast/one.md#part', '/documents?prefix=fast/#part'])(
+    'leaves GET %s, which Express reads with url.parse, to Express',
+    async (path) => {
+      const head = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1', () =>
+          socket.write(
+            Buffer.from(
+              `GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${ADMIN_KEY}\r\nConnection: close\r\n\r\n`,
+              'latin1',
+            ),
+          ),
+        );
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1').split('\r\n')[0]));
+        socket.on('error', reject);
+      });
+      expect(head).toBe('HTTP/1.1 200 OK');
+      expect(routed).toHaveBeenCalled();
+    },
+  );
 
   it('labels its requests with the route templates and echoes their request ids', async () => {
     const count = async (route: string) => {

@@ -11,6 +11,8 @@ const ITEM_PREFIX = '/documents/';
 /** The route templates the Nest routes register; the HTTP metrics label requests by them. */
 const LIST_ROUTE = '/documents';
 const ITEM_ROUTE = '/documents/*id';
+/** What makes `parseurl` (Express's path reader) leave its fast path for `url.parse`. */
+const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
 /**
  * The two hottest admin reads without Express's router or Nest's (issue 12):
@@ -25,8 +27,9 @@ const ITEM_ROUTE = '/documents/*id';
  *
  * Everything else goes on to Express, unchanged: other methods (HEAD included), another
  * case (`/Documents/...`, which Express also matches), a trailing slash or an empty
- * segment, a segment that does not decode, and `.../history` (a route of its own, declared
- * ahead of the document route).
+ * segment, a segment that does not decode, `.../history` (a route of its own, declared
+ * ahead of the document route), and a URL that Express reads another way (a fragment,
+ * white space).
  */
 export function documentsFastPath(
   app: NestExpressApplication,
@@ -42,11 +45,14 @@ export function documentsFastPath(
     const context = new ExecutionContextHost([request, response]);
     try {
       await guard.canActivate(context);
+      // As Nest's route does: the route's status before the handler (which may set 304),
+      // then the reply without one.
+      adapter.status(response, 200);
       const result =
         id === undefined
           ? await controller.list(request.query as Record<string, unknown>)
           : await controller.get(id, request.headers['if-none-match'], response);
-      adapter.reply(response, result, 200);
+      adapter.reply(response, result);
     } catch (error) {
       filter.catch(error, context);
     }
@@ -55,6 +61,8 @@ export function documentsFastPath(
   return (incoming, outgoing) => {
     if (incoming.method !== 'GET') return false;
     const url = incoming.url ?? '';
+    // Express reads such a URL with url.parse (a fragment dropped, and more): left to it.
+    if (SLOW_PARSE.test(url)) return false;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     let id: string[] | undefined;
