@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { connect } from 'node:net';
 import { startTestApp, TestApp } from './support/app';
-import { type RawResponse, send } from './support/mcp-http';
+import { comparable, send } from './support/mcp-http';
 
 const ADMIN_KEY = 'rest-fast-admin-key-0123456';
 const READER_KEY = 'rest-fast-reader-key-012345';
@@ -70,13 +70,6 @@ const CASES: Array<[string, string, Record<string, string>]> = [
     { 'X-API-Key': READER_KEY },
   ],
 ];
-
-/** What must be equal: status, body, and every header but the per-request ones. */
-function comparable(response: RawResponse) {
-  const headers = { ...response.headers };
-  for (const name of ['date', 'x-request-id', 'connection', 'keep-alive']) delete headers[name];
-  return { status: response.status, headers, text: response.text };
-}
 
 /**
  * The admin reads' fast path (src/documents/documents-fast-path.ts) answers exactly what

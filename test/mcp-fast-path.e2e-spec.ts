@@ -1,6 +1,6 @@
 import { OriginGuard } from '../src/transport/origin.guard';
 import { startTestApp, TestApp } from './support/app';
-import { type RawRequest, type RawResponse, send } from './support/mcp-http';
+import { comparable, type RawRequest, send } from './support/mcp-http';
 
 const KEY = 'fast-path-key-0123456789';
 const READONLY_KEY = 'fast-path-readonly-0123456';
@@ -122,13 +122,6 @@ const CASES: Array<[string, Omit<RawRequest, 'path'>]> = [
   ['DELETE (405)', { method: 'DELETE', headers: { 'X-API-Key': KEY } }],
   ['OPTIONS preflight', { method: 'OPTIONS', headers: { Origin: 'http://localhost:6274' } }],
 ];
-
-/** What must be equal: status, body, and every header but the per-request ones. */
-function comparable(response: RawResponse) {
-  const headers = { ...response.headers };
-  for (const name of ['date', 'x-request-id', 'connection', 'keep-alive']) delete headers[name];
-  return { status: response.status, headers, text: response.text };
-}
 
 /**
  * The MCP endpoints' fast path (src/mcp/mcp-fast-path.ts) answers exactly what the Nest

@@ -166,3 +166,13 @@ export function toolJson(envelope: Json): Json {
   if (typeof text !== 'string') throw new Error(`not a tool result: ${JSON.stringify(envelope)}`);
   return JSON.parse(text);
 }
+
+/**
+ * What two answers to the same request must share to be the same answer: status, body,
+ * and every header but the per-request ones (date, request id, connection handling).
+ */
+export function comparable(response: RawResponse) {
+  const headers = { ...response.headers };
+  for (const name of ['date', 'x-request-id', 'connection', 'keep-alive']) delete headers[name];
+  return { status: response.status, headers, text: response.text };
+}
