@@ -101,28 +101,45 @@ export default async function mcp({
     ours.compared = ours.compared ? `${ours.compared}; ${text}` : text;
   }
 
-  // Warm-up, unmeasured: the server has only answered the seeding so far. Reads of each
-  // kind measured below, so that the first rows do not carry the JIT's first compilations.
-  const warmUps = [
-    (i) =>
-      envelope(
-        'initialize',
-        {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'bench', version: '1.0' },
-        },
-        i,
-      ),
-    (i) => envelope('tools/list', {}, i),
-    (i) => tool('get_document', { document_id: idOf(pick(i)) }, i),
-    (i) =>
-      tool(
-        'list_documents',
-        { prefix: `bench/d${String(i % folders).padStart(3, '0')}/`, limit: 50 },
-        i,
-      ),
+  const initialize = (i) =>
+    envelope(
+      'initialize',
+      {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1.0' },
+      },
+      i,
+    );
+  const toolsListBody = (i) => envelope('tools/list', {}, i);
+  const reads = [
+    [
+      'list_documents (prefix, limit 50)',
+      15,
+      (i) =>
+        tool(
+          'list_documents',
+          { prefix: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/`, limit: 50 },
+          i,
+        ),
+    ],
+    ['get_document', 10, (i) => tool('get_document', { document_id: idOf(pick(Math.abs(i))) }, i)],
+    [
+      'batch_read (3 ids)',
+      10,
+      (i) =>
+        tool(
+          'batch_read',
+          { document_ids: [0, 1, 2].map((k) => idOf(pick(Math.abs(i) * 3 + k))) },
+          i,
+        ),
+    ],
   ];
+
+  // Warm-up, unmeasured: the server has only answered the seeding so far. Requests of each
+  // kind of read measured below, so that the first rows do not carry the JIT's first
+  // compilations.
+  const warmUps = [initialize, toolsListBody, ...reads.map(([, , body]) => body)];
   await load({
     concurrency: CONCURRENCY,
     requests: 4000,
@@ -134,23 +151,13 @@ export default async function mcp({
     }),
   });
 
-  await scenario('initialize', 3, 5000, (i) =>
-    envelope(
-      'initialize',
-      {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1.0' },
-      },
-      i,
-    ),
-  );
-  const toolsList = await scenario('tools/list', 3, 5000, (i) => envelope('tools/list', {}, i));
+  await scenario('initialize', 3, 5000, initialize);
+  const toolsList = await scenario('tools/list', 3, 5000, toolsListBody);
   {
     const sample = await fetch(`${baseUrl}${ENDPOINT}`, {
       method: 'POST',
       headers: mcpHeaders,
-      body: JSON.stringify(envelope('tools/list', {}, 1)),
+      body: JSON.stringify(toolsListBody(1)),
     });
     const bytes = Buffer.from(await sample.arrayBuffer());
     const dir = mkdtempSync(join(tmpdir(), 'agent-data-baseline-'));
@@ -179,45 +186,17 @@ export default async function mcp({
       ];
       for (const [kind, env, label, requests, target] of servers) {
         const server = await startBaseline(kind, env);
-        await baseline(
-          toolsList,
-          server,
-          label,
-          requests,
-          (i) => envelope('tools/list', {}, i),
-          target,
-        ).finally(server.stop);
+        await baseline(toolsList, server, label, requests, toolsListBody, target).finally(
+          server.stop,
+        );
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  await scenario('tools/list (one SSE event)', 3, 5000, (i) => envelope('tools/list', {}, i), {
+  await scenario('tools/list (one SSE event)', 3, 5000, toolsListBody, {
     Accept: 'text/event-stream',
   });
-  const reads = [
-    [
-      'list_documents (prefix, limit 50)',
-      15,
-      (i) =>
-        tool(
-          'list_documents',
-          { prefix: `bench/d${String(Math.abs(i) % folders).padStart(3, '0')}/`, limit: 50 },
-          i,
-        ),
-    ],
-    ['get_document', 10, (i) => tool('get_document', { document_id: idOf(pick(Math.abs(i))) }, i)],
-    [
-      'batch_read (3 ids)',
-      10,
-      (i) =>
-        tool(
-          'batch_read',
-          { document_ids: [0, 1, 2].map((k) => idOf(pick(Math.abs(i) * 3 + k))) },
-          i,
-        ),
-    ],
-  ];
   const sql = await startBaseline('pg', { DATABASE_URL: databaseUrl });
   try {
     for (const [name, target, body] of reads) {

@@ -21,6 +21,31 @@ export function observing(observer: RequestObserver) {
   };
 }
 
+/** The path of a request URL: what comes before its query. */
+export function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * For a front door: leaves on `request` what Express's router leaves on a request it routes
+ * to the route template `route` with `params` (the observers read them), then runs the
+ * observers, as Express would run them as middleware.
+ */
+export function enterRoute(
+  request: Request,
+  response: Response,
+  route: string,
+  params: Request['params'],
+  observers: readonly RequestObserver[],
+): void {
+  request.originalUrl = request.url;
+  request.baseUrl = '';
+  (request as Request & { route: { path: string } }).route = { path: route };
+  request.params = params;
+  for (const observe of observers) observe(request, response);
+}
+
 /**
  * Answers a request before Express sees it (true), or leaves it to Express (false): the
  * fast paths of the MCP endpoints and of the hottest admin reads.

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import type { Express, Request, Response } from 'express';
 import { AdminGuard } from '../auth/admin.guard';
-import type { FrontDoor, RequestObserver } from '../common/http-server';
+import { enterRoute, type FrontDoor, pathOf, type RequestObserver } from '../common/http-server';
 import { RestExceptionFilter } from '../common/rest-exception.filter';
 import { DocumentsController } from './documents.controller';
 
@@ -63,8 +63,7 @@ export function documentsFastPath(
     const url = incoming.url ?? '';
     // Express reads such a URL with url.parse (a fragment dropped, and more): left to it.
     if (SLOW_PARSE.test(url)) return false;
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    const path = pathOf(url);
     let id: string[] | undefined;
     if (path !== LIST_PATH) {
       if (!path.startsWith(ITEM_PREFIX)) return false;
@@ -79,13 +78,8 @@ export function documentsFastPath(
     Object.setPrototypeOf(request, express.request);
     Object.setPrototypeOf(response, express.response);
     response.locals ??= Object.create(null) as Record<string, unknown>;
-    request.originalUrl = url;
-    request.baseUrl = '';
-    (request as Request & { route: { path: string } }).route = {
-      path: id === undefined ? LIST_ROUTE : ITEM_ROUTE,
-    };
-    request.params = id === undefined ? {} : { id: id as unknown as string };
-    for (const observe of observers) observe(request, response);
+    if (id === undefined) enterRoute(request, response, LIST_ROUTE, {}, observers);
+    else enterRoute(request, response, ITEM_ROUTE, { id: id as unknown as string }, observers);
     serve(request, response, id).catch(() => response.destroy());
     return true;
   };

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
-import type { FrontDoor, RequestObserver } from '../common/http-server';
+import { enterRoute, type FrontDoor, pathOf, type RequestObserver } from '../common/http-server';
 import { McpExceptionFilter } from '../transport/mcp-exception.filter';
 import { OriginGuard } from '../transport/origin.guard';
 import { McpAuthGuard } from './mcp-auth.guard';
@@ -49,19 +49,12 @@ export function mcpFastPath(
   };
 
   return (incoming, outgoing) => {
-    const url = incoming.url ?? '';
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    const path = pathOf(incoming.url ?? '');
     const profile = profiles.get(path);
     if (profile === undefined) return false;
     const request = incoming as Request;
     const response = outgoing as Response;
-    // What Express and a matched route leave on the request: the observers read them.
-    request.originalUrl = url;
-    request.baseUrl = '';
-    (request as Request & { route: { path: string } }).route = { path };
-    request.params = {};
-    for (const observe of observers) observe(request, response);
+    enterRoute(request, response, path, {}, observers);
     serve(request as AuthenticatedRequest, response, profile, path)
       .catch((error: unknown) => filter.reply(error, response))
       // The filter answers every error; should writing that answer fail, the socket goes.
