@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
-import { JsonBodyMiddleware } from './common/json-body.middleware';
+import { JsonBodyMiddleware } from './auth/json-body.middleware';
 import { RestExceptionFilter } from './common/rest-exception.filter';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { type PlanNode, planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
-import { PassagesRepository } from '../src/vectors/passages.repository';
+import { PassagesRepository } from '../src/vectors/stores/passages.repository';
 import { waitFor } from './support/wait';
 
 const DOCS = [

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
-import { PostgresVectorStore } from '../src/vectors/postgres.vector-store';
-import { QdrantVectorStore } from '../src/vectors/qdrant.vector-store';
-import { decodeVector, folderOf } from '../src/vectors/vector-payload';
-import { ChunkPoint, VectorStore } from '../src/vectors/vector-store.interface';
+import { PostgresVectorStore } from '../src/vectors/stores/postgres.vector-store';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant.vector-store';
+import { decodeVector, folderOf } from '../src/vectors/stores/vector-payload';
+import { ChunkPoint, VectorStore } from '../src/vectors/stores/vector-store.interface';
 import { createTestDatabase, TestDatabase } from './support/database';
 
 /** Unit vector from plain numbers (8 dimensions in these tests). */

@@ -1,9 +1,9 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Client } from 'pg';
 import request from 'supertest';
-import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/vector-queue.repository';
-import { LISTENER_APPLICATION_NAME } from '../src/vectors/vector-sync.listener';
-import { VectorRecoverySweep } from '../src/vectors/vector-recovery.sweep';
+import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/sync/vector-queue.repository';
+import { LISTENER_APPLICATION_NAME } from '../src/vectors/sync/vector-sync.listener';
+import { VectorRecoverySweep } from '../src/vectors/sync/vector-recovery.sweep';
 import { aDocument } from './factories';
 import { startTestApp, TestApp } from './support/app';
 import { waitFor } from './support/wait';

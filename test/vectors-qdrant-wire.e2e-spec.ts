@@ -1,5 +1,5 @@
-import { QdrantVectorStore } from '../src/vectors/qdrant.vector-store';
-import { pointId } from '../src/vectors/vector-payload';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant.vector-store';
+import { pointId } from '../src/vectors/stores/vector-payload';
 import { FakeQdrant } from './support/fake-qdrant';
 
 /**

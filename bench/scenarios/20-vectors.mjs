@@ -33,9 +33,9 @@ export default async function vectors(ctx) {
 
 /** Chunks and embeds seeded bodies in this process with the built local embedder. */
 async function embedderThroughput({ query, log }) {
-  const { LocalEmbedder } = await import(dist('local.embedder.js'));
-  const { chunkMarkdown } = await import(dist('markdown-chunker.js'));
-  const { warmTokenizer } = await import(dist('tokenizer.js'));
+  const { LocalEmbedder } = await import(dist('embedders/local.embedder.js'));
+  const { chunkMarkdown } = await import(dist('work/markdown-chunker.js'));
+  const { warmTokenizer } = await import(dist('embedders/tokenizer.js'));
   warmTokenizer();
   const bodies = await query(
     `SELECT title, body FROM kb_documents WHERE document_id LIKE 'bench/%' ORDER BY document_id LIMIT 2000`,

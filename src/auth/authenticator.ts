@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { AppConfig, type Profile } from '../config/app-config';
 import { ApiKeyService, presentedCredential, type Principal } from './api-key.service';
-import { profileOfPath } from '../mcp/profiles';
+import { profileOfPath } from './mcp-routes';
 import { OAuthService } from './oauth.service';
 import { API_KEY_CHALLENGE, ProtectedResources } from './protected-resource';
 

@@ -1,5 +1,5 @@
 import type { OAuthSettings, Profile } from '../config/app-config';
-import { MCP_ROUTE_PATHS, MCP_ROUTES, type McpProfile, profileOfPath } from '../mcp/profiles';
+import { MCP_ROUTE_PATHS, MCP_ROUTES, type McpProfile, profileOfPath } from './mcp-routes';
 
 export const PRM_PATH = '.well-known/oauth-protected-resource';
 

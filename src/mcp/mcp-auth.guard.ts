@@ -9,7 +9,7 @@ import { RETRY_AFTER_SECONDS } from '../common/fault';
 import { AppConfig } from '../config/app-config';
 import { HTTP_REFUSAL, McpHttpException } from '../transport/json-rpc-error';
 import { MCP_PROFILE, MCP_SECRET_ROUTE } from './mcp-endpoint.decorator';
-import type { McpProfile } from './profiles';
+import type { McpProfile } from '../auth/mcp-routes';
 
 /** Who calls through the secret GPT route: logs and audit rows name it, never the token. */
 export const GPT_ROUTE_PRINCIPAL: Principal = { name: 'gpt-route', profiles: new Set(['gpt']) };

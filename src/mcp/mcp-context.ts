@@ -1,6 +1,6 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/api-key.service';
-import type { McpProfile } from './profiles';
+import type { McpProfile } from '../auth/mcp-routes';
 
 /**
  * Which rules serve a request (SPEC §6, §6a): `legacy` for the `initialize`-based

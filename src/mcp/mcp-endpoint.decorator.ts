@@ -4,7 +4,7 @@ import {
   ExecutionContext,
   SetMetadata,
 } from '@nestjs/common';
-import type { McpProfile } from './profiles';
+import type { McpProfile } from '../auth/mcp-routes';
 
 export const MCP_PROFILE = 'mcp:profile';
 export const MCP_SECRET_ROUTE = 'mcp:secret-route';

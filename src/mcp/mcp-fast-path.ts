@@ -6,7 +6,7 @@ import { McpExceptionFilter } from '../transport/mcp-exception.filter';
 import { OriginGuard } from '../transport/origin.guard';
 import { McpAuthGuard } from './mcp-auth.guard';
 import { McpController } from './mcp.controller';
-import { MCP_ROUTES, type McpProfile } from './profiles';
+import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 
 /**
  * The MCP endpoints without Express's router or Nest's (issue 12). The HTTP server hands

@@ -25,7 +25,8 @@ import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
-import { MCP_ROUTES, type McpProfile, PROFILE_TOOLS } from './profiles';
+import { PROFILE_TOOLS } from './profiles';
+import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
 
 /** Methods an MCP endpoint answers, for `Allow` on 405. */

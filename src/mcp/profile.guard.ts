@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { PreSerialized } from '../transport/framing';
-import { type McpProfile } from './profiles';
+import { type McpProfile } from '../auth/mcp-routes';
 import { RpcError } from './rpc-error';
 import type { McpTool } from './tools/tool';
 import { ToolRegistry } from './tools/tool-registry';

@@ -1,7 +1,8 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type McpProfile, PROFILE_TOOLS } from './profiles';
+import { PROFILE_TOOLS } from './profiles';
+import { type McpProfile } from '../auth/mcp-routes';
 
 export const SERVER_NAME = 'agent-data';
 export const SERVER_TITLE = 'Agent Data knowledge base';

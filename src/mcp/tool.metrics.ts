@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { MetricsService } from '../metrics/metrics.service';
-import type { McpProfile, ToolName } from './profiles';
+import type { ToolName } from './profiles';
+import type { McpProfile } from '../auth/mcp-routes';
 
 /**
  * `mcp_tool_calls_total{profile,tool,outcome}` and `mcp_tool_duration_seconds{profile,tool}`.

@@ -6,7 +6,7 @@ import {
   restoreSchema,
   updateSchema,
 } from '../documents/documents.controller';
-import { reindexSchema } from '../vectors/vectors.controller';
+import { reindexSchema } from '../vectors/vectors-admin.controller';
 import type { ResponseSchemaName } from './openapi.schemas';
 
 /** What the OpenAPI document says about one admin REST operation. */

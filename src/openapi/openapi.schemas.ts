@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from '../common/domain-error';
-import { SEARCH_MODES } from '../vectors/search.service';
+import { SEARCH_MODES } from '../vectors/search/search.service';
 
 /**
  * Shapes of the admin REST answers, for the OpenAPI document only (nothing validates

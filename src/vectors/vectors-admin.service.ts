@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import type { VectorStatus } from '../documents/documents.repository';
 import { validatePrefix } from '../documents/document-id';
-import { VectorQueueRepository } from './vector-queue.repository';
-import { EMBEDDER, Embedder } from './embedder.interface';
-import { ListenerState, VectorSyncListener } from './vector-sync.listener';
-import { VectorSyncWorker } from './vector-sync.worker';
-import { VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorStoreInitializer } from './vector-store.initializer';
+import { VectorQueueRepository } from './sync/vector-queue.repository';
+import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { ListenerState, VectorSyncListener } from './sync/vector-sync.listener';
+import { VectorSyncWorker } from './sync/vector-sync.worker';
+import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
+import { VectorStoreInitializer } from './stores/vector-store.initializer';
 
 /** What `GET /admin/vectors/status` reports from the documents table. */
 export interface VectorStatusReport {

@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { safeMessage } from '../common/fault';
 import { HealthService } from '../health/health.service';
-import { EMBEDDER, Embedder } from './embedder.interface';
-import { VectorSyncListener } from './vector-sync.listener';
-import { VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorStoreInitializer } from './vector-store.initializer';
+import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { VectorSyncListener } from './sync/vector-sync.listener';
+import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
+import { VectorStoreInitializer } from './stores/vector-store.initializer';
 
 /**
  * Readiness checks of the vector pipeline. Only the listener is required (while sync is

@@ -2,29 +2,39 @@ import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy } from 
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { DocumentsModule } from '../documents/documents.module';
-import { SearchService } from './search.service';
-import { warmTokenizer } from './tokenizer';
-import { VectorBatchProcessor } from './vector-batch.processor';
-import { VectorQueueMetrics } from './vector-queue.metrics';
-import { VectorQueueRepository } from './vector-queue.repository';
-import { VectorRecoverySweep } from './vector-recovery.sweep';
-import { VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorStoreInitializer } from './vector-store.initializer';
-import { VectorSyncListener } from './vector-sync.listener';
-import { VectorSyncWorker } from './vector-sync.worker';
+import { EmbedderMetrics } from './embedders/embedder.metrics';
+import { warmTokenizer } from './embedders/tokenizer';
+import { SearchController } from './search/search.controller';
+import { SearchMetrics } from './search/search.metrics';
+import { SearchService } from './search/search.service';
+import { PassagesRepository } from './stores/passages.repository';
+import { VectorStoreInitializer } from './stores/vector-store.initializer';
+import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
+import { VectorBatchProcessor } from './sync/vector-batch.processor';
+import { VectorQueueMetrics } from './sync/vector-queue.metrics';
+import { VectorQueueRepository } from './sync/vector-queue.repository';
+import { VectorRecoverySweep } from './sync/vector-recovery.sweep';
+import { VectorSyncListener } from './sync/vector-sync.listener';
+import { VectorSyncMetrics } from './sync/vector-sync.metrics';
+import { VectorSyncWorker } from './sync/vector-sync.worker';
+import { VectorsAdminController } from './vectors-admin.controller';
 import { VectorsAdminService } from './vectors-admin.service';
-import { SearchController, VectorsAdminController } from './vectors.controller';
 import { VectorsHealth } from './vectors.health';
-import { VectorsMetrics } from './vectors.metrics';
 import { embedderProvider, vectorStoreProvider } from './vectors.providers';
 import { VectorWorkPool } from './work/vector-work.pool';
-import { PassagesRepository } from './passages.repository';
 
 /**
- * The vector pipeline (SPEC §8): the queue over the `vector_*` columns (its repository and
- * gauges), LISTEN/NOTIFY listener, sync worker, the worker threads that chunk and embed
- * locally, embedders (`EMBEDDER`), stores (`VECTOR_STORE`), search, recovery sweep and
- * admin endpoints.
+ * Search and the pipeline that makes documents searchable, one folder per role:
+ * - `embedders/`: text to vectors (`EMBEDDER`: local feature hashing or any OpenAI-compatible
+ *   server);
+ * - `stores/`: where passages and vectors live (`VECTOR_STORE`: PostgreSQL or Qdrant; the
+ *   passages table that the lexical ranking reads);
+ * - `sync/`: how a write becomes searchable (the queue over the `vector_*` columns, the
+ *   LISTEN/NOTIFY listener, the worker and its batches, the recovery sweep);
+ * - `work/`: the CPU work of sync on worker threads (markdown chunking, local hashing);
+ * - `search/`: how a query is ranked (lexical and vector sides, fusion, snippets, `GET /search`).
+ * Dependencies run sync → stores ← search, both using embedders (checked by `npm run lint`).
+ * This folder wires them and serves the admin endpoints and the health checks.
  * With VECTOR_SYNC_ENABLED=false the listener, worker and sweep do not run; search still
  * answers from what is indexed.
  */
@@ -32,7 +42,9 @@ import { PassagesRepository } from './passages.repository';
   imports: [ScheduleModule.forRoot(), DocumentsModule],
   controllers: [SearchController, VectorsAdminController],
   providers: [
-    VectorsMetrics,
+    EmbedderMetrics,
+    SearchMetrics,
+    VectorSyncMetrics,
     VectorQueueRepository,
     PassagesRepository,
     VectorQueueMetrics,

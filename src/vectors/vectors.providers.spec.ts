@@ -1,14 +1,14 @@
 import { DataSource } from 'typeorm';
 import { AppConfig, loadConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
-import { LocalEmbedder } from './local.embedder';
-import { OpenAiEmbedder } from './openai.embedder';
-import { PostgresVectorStore } from './postgres.vector-store';
-import { QdrantVectorStore } from './qdrant.vector-store';
+import { LocalEmbedder } from './embedders/local.embedder';
+import { OpenAiEmbedder } from './embedders/openai.embedder';
+import { PostgresVectorStore } from './stores/postgres.vector-store';
+import { QdrantVectorStore } from './stores/qdrant.vector-store';
 import { createEmbedder, createVectorStore } from './vectors.providers';
-import { VectorsMetrics } from './vectors.metrics';
+import { EmbedderMetrics } from './embedders/embedder.metrics';
 
-const metrics = new VectorsMetrics(new MetricsService());
+const metrics = new EmbedderMetrics(new MetricsService());
 const dataSource = {} as DataSource;
 
 describe('vector factories', () => {

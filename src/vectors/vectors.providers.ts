@@ -1,19 +1,19 @@
 import { FactoryProvider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { EMBEDDER, Embedder } from './embedder.interface';
-import { LOCAL_DEFAULT_DIMENSIONS, LocalEmbedder } from './local.embedder';
-import { OpenAiEmbedder } from './openai.embedder';
-import { PostgresVectorStore } from './postgres.vector-store';
-import { QdrantVectorStore } from './qdrant.vector-store';
-import { VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorsMetrics } from './vectors.metrics';
+import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { LOCAL_DEFAULT_DIMENSIONS, LocalEmbedder } from './embedders/local.embedder';
+import { OpenAiEmbedder } from './embedders/openai.embedder';
+import { PostgresVectorStore } from './stores/postgres.vector-store';
+import { QdrantVectorStore } from './stores/qdrant.vector-store';
+import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
+import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { VectorWorkPool } from './work/vector-work.pool';
 
 /** The embedder named by EMBEDDINGS_PROVIDER. Throws on a name it does not know. */
 export function createEmbedder(
   config: AppConfig,
-  metrics: VectorsMetrics,
+  metrics: EmbedderMetrics,
   pool?: VectorWorkPool,
 ): Embedder {
   const provider: string = config.embeddingsProvider;
@@ -71,7 +71,7 @@ export function createVectorStore(
 
 export const embedderProvider: FactoryProvider<Embedder> = {
   provide: EMBEDDER,
-  inject: [AppConfig, VectorsMetrics, VectorWorkPool],
+  inject: [AppConfig, EmbedderMetrics, VectorWorkPool],
   useFactory: createEmbedder,
 };
 

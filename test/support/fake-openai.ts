@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LocalEmbedder } from '../../src/vectors/local.embedder';
+import { LocalEmbedder } from '../../src/vectors/embedders/local.embedder';
 
 export interface EmbeddingRequest {
   readonly model: string;

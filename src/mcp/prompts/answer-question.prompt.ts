@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { validateDocumentId } from '../../documents/document-id';
-import { SearchService } from '../../vectors/search.service';
+import { SearchService } from '../../vectors/search/search.service';
 import { linkMessage, McpPrompt, userMessage, type PromptContext } from './prompt';
 
 /** Best search hits linked into the prompt, for the model to read first. */

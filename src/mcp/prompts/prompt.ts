@@ -1,6 +1,6 @@
 import type { GetPromptResult, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
 import { supportsResourceLinks } from '../../transport/protocol-version';
-import type { McpProfile } from '../profiles';
+import type { McpProfile } from '../../auth/mcp-routes';
 import { resourceLink } from '../resources/document-resources';
 
 /** Where `completion/complete` takes the values of an argument from. */

@@ -6,7 +6,7 @@ import {
   SEARCH_MAX_QUERY_CHARS,
   SEARCH_MODES,
   SearchService,
-} from '../../vectors/search.service';
+} from '../../vectors/search/search.service';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
 import { tagsArg } from './document-fields';

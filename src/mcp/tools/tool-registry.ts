@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { PreSerialized } from '../../transport/framing';
-import { type McpProfile, PROFILE_TOOLS, TOOL_NAMES, type ToolName } from '../profiles';
+import { PROFILE_TOOLS, TOOL_NAMES, type ToolName } from '../profiles';
+import { type McpProfile } from '../../auth/mcp-routes';
 import { portableJsonSchema } from './portable-json-schema';
 import type { McpTool } from './tool';
 

@@ -1,6 +1,7 @@
 import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { McpProfile, ToolName } from '../profiles';
+import type { ToolName } from '../profiles';
+import type { McpProfile } from '../../auth/mcp-routes';
 
 /**
  * Reports how far a long call has got (`notifications/progress`): `progress` grows with

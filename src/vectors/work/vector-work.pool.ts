@@ -2,7 +2,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
-import type { ChunkerOptions } from '../markdown-chunker';
+import type { ChunkerOptions } from './markdown-chunker';
 import {
   splitVectors,
   type EmbedTask,

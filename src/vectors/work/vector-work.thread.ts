@@ -1,5 +1,5 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { warmTokenizer } from '../tokenizer';
+import { warmTokenizer } from '../embedders/tokenizer';
 import { runWork, type WorkTask } from './vector-work';
 
 // The cl100k ranks load once per thread, when it starts, not on its first document.

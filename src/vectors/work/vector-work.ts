@@ -1,5 +1,5 @@
-import { LocalEmbedder } from '../local.embedder';
-import { chunkMarkdown, type ChunkerOptions } from '../markdown-chunker';
+import { featureHash } from '../embedders/feature-hashing';
+import { chunkMarkdown, type ChunkerOptions } from './markdown-chunker';
 
 /** A document to chunk (and, with the local embedder, to embed) off the request loop. */
 export interface WorkDocument {
@@ -75,16 +75,9 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
   };
 }
 
-const embedders = new Map<number, LocalEmbedder>();
-
 function embedFlat(texts: readonly string[], dimensions: number): Float32Array {
-  let embedder = embedders.get(dimensions);
-  if (embedder === undefined) {
-    embedder = new LocalEmbedder(dimensions);
-    embedders.set(dimensions, embedder);
-  }
   const flat = new Float32Array(texts.length * dimensions);
-  texts.forEach((text, i) => flat.set(embedder.embedOne(text), i * dimensions));
+  texts.forEach((text, i) => flat.set(featureHash(text, dimensions), i * dimensions));
   return flat;
 }
 

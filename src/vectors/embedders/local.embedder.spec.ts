@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { LocalEmbedder, tokenize } from './local.embedder';
+import { tokenize } from './feature-hashing';
+import { LocalEmbedder } from './local.embedder';
 
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 

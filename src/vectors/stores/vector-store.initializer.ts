@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { VectorQueueRepository } from './vector-queue.repository';
-import { EMBEDDER, Embedder } from './embedder.interface';
+import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { VECTOR_STORE, VectorStore } from './vector-store.interface';
 
 /** After a failed attempt, callers get the same error for this long before the next try. */
@@ -18,12 +17,17 @@ export class VectorStoreInitializer {
   private done = false;
   private attempt: Promise<void> | undefined;
   private lastFailure: { at: number; error: Error } | undefined;
+  private resetHandler: (() => Promise<void>) | undefined;
 
   constructor(
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
-    private readonly queue: VectorQueueRepository,
   ) {}
+
+  /** What to do when the store dropped another embedder's vectors (set once, at start-up). */
+  onReset(handler: () => Promise<void>): void {
+    this.resetHandler = handler;
+  }
 
   /** Resolves once the store is ready; rejects with the reason it is not. */
   ready(): Promise<void> {
@@ -51,10 +55,7 @@ export class VectorStoreInitializer {
         id: `${this.embedder.provider}:${this.embedder.model}`,
         dimensions: this.embedder.dimensions,
       });
-      if (reset) {
-        const queued = await this.queue.requeueAll('');
-        this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
-      }
+      if (reset) await this.resetHandler?.();
       this.done = true;
       this.lastFailure = undefined;
       this.logger.log(

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Client, Notification } from 'pg';
-import { safeMessage } from '../common/fault';
-import { DATABASE_URL } from '../database/database.module';
+import { safeMessage } from '../../common/fault';
+import { DATABASE_URL } from '../../database/database.module';
 import { VectorSyncWorker } from './vector-sync.worker';
-import { VectorsMetrics } from './vectors.metrics';
+import { VectorSyncMetrics } from './vector-sync.metrics';
 
 export const VECTOR_SYNC_CHANNEL = 'kb_vector_sync';
 /** How the listener's connection shows in pg_stat_activity. */
@@ -48,7 +48,7 @@ export class VectorSyncListener {
   constructor(
     @Inject(DATABASE_URL) private readonly databaseUrl: string,
     private readonly worker: VectorSyncWorker,
-    private readonly metrics: VectorsMetrics,
+    private readonly metrics: VectorSyncMetrics,
   ) {
     metrics.listenerUp.set(0);
   }

@@ -1,18 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
-import { DomainError, ErrorCode } from '../common/domain-error';
-import { faultOf, safeMessage } from '../common/fault';
-import { parseInput } from '../common/validation';
-import { validatePrefix } from '../documents/document-id';
-import { DocumentsService } from '../documents/documents.service';
-import { EMBEDDER, Embedder } from './embedder.interface';
-import { AppConfig } from '../config/app-config';
-import { PassagesRepository } from './passages.repository';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { faultOf, safeMessage } from '../../common/fault';
+import { parseInput } from '../../common/validation';
+import { validatePrefix } from '../../documents/document-id';
+import { DocumentsService } from '../../documents/documents.service';
+import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
+import { AppConfig } from '../../config/app-config';
+import { PassagesRepository } from '../stores/passages.repository';
 import { highlight, snippetOf } from './snippet';
-import { VectorStoreInitializer } from './vector-store.initializer';
-import { folderOf } from './vector-payload';
-import { VECTOR_STORE, VectorHit, VectorStore } from './vector-store.interface';
-import { VectorsMetrics } from './vectors.metrics';
+import { VectorStoreInitializer } from '../stores/vector-store.initializer';
+import { folderOf } from '../stores/vector-payload';
+import { VECTOR_STORE, VectorHit, VectorStore } from '../stores/vector-store.interface';
+import { type Candidate, fuse } from './fusion';
+import { SearchMetrics } from './search.metrics';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
@@ -75,17 +76,6 @@ const searchSchema = z.object({
   mode: z.enum(SEARCH_MODES).optional(),
 });
 
-/** A document found by one side, with the passage that side liked best. */
-interface Candidate {
-  readonly documentId: string;
-  readonly title: string;
-  readonly score: number;
-  readonly heading: string;
-  readonly content: string;
-  /** Found by the lexical side while its current revision waits to be embedded. */
-  readonly catchingUp?: boolean;
-}
-
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
  * `GET /search` (SPEC §8a): a lexical ranking of passages in PostgreSQL and a vector
@@ -105,7 +95,7 @@ export class SearchService {
     private readonly stores: VectorStoreInitializer,
     private readonly documents: DocumentsService,
     private readonly passages: PassagesRepository,
-    private readonly metrics: VectorsMetrics,
+    private readonly metrics: SearchMetrics,
     private readonly config: AppConfig,
   ) {}
 
@@ -255,35 +245,6 @@ export class SearchService {
       };
     });
   }
-}
-
-/**
- * Weighted reciprocal rank fusion: a document's score is the sum over the sides that found
- * it of weight / (k + rank), rank counted from 1, the lexical side's weight 1 and the vector
- * side's `vectorWeight`. Ties keep the lexical side's order. The passage is the lexical
- * side's when it has one (it holds the query's words).
- */
-export function fuse(
-  lexical: readonly Candidate[],
-  vector: readonly Candidate[],
-  k: number,
-  vectorWeight = 1,
-): Candidate[] {
-  // Lexical hits go in first, then those only the vector side found, each in rank order:
-  // the stable sort keeps that order among equal scores.
-  const fused = new Map<string, { candidate: Candidate; score: number }>();
-  const add = (list: readonly Candidate[], weight: number) =>
-    list.forEach((candidate, rank) => {
-      const gain = weight / (k + rank + 1);
-      const seen = fused.get(candidate.documentId);
-      if (seen) seen.score += gain;
-      else fused.set(candidate.documentId, { candidate, score: gain });
-    });
-  add(lexical, 1);
-  add(vector, vectorWeight);
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score)
-    .map(({ candidate, score }) => ({ ...candidate, score }));
 }
 
 function degradedReason(error: unknown): string {

@@ -1,5 +1,5 @@
 import OpenAI, { APIError, APIUserAbortError } from 'openai';
-import { safeMessage } from '../common/fault';
+import { safeMessage } from '../../common/fault';
 import {
   Embedder,
   EmbedderHealth,
@@ -8,7 +8,7 @@ import {
   normalise,
 } from './embedder.interface';
 import { countTokens } from './tokenizer';
-import { VectorsMetrics } from './vectors.metrics';
+import { EmbedderMetrics } from './embedder.metrics';
 
 /** Vector length of OpenAI's models when EMBEDDINGS_DIMENSIONS is not set. */
 export const KNOWN_MODEL_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -57,7 +57,7 @@ export class OpenAiEmbedder implements Embedder {
 
   constructor(
     options: OpenAiEmbedderOptions,
-    private readonly metrics: VectorsMetrics,
+    private readonly metrics: EmbedderMetrics,
   ) {
     const dimensions = options.dimensions ?? KNOWN_MODEL_DIMENSIONS[options.model];
     if (dimensions === undefined) {

@@ -1,4 +1,4 @@
-import { countTokens, splitAtTokens, splitByTokens, tailTokens } from './tokenizer';
+import { countTokens, splitAtTokens, splitByTokens, tailTokens } from '../embedders/tokenizer';
 
 /** One piece of a document, as embedded and stored. */
 export interface Chunk {

@@ -1,5 +1,5 @@
 import { chunkMarkdown, ChunkerOptions, contextLine } from './markdown-chunker';
-import { countTokens } from './tokenizer';
+import { countTokens } from '../embedders/tokenizer';
 
 const small: ChunkerOptions = { targetTokens: 60, overlapTokens: 12, maxTokens: 120 };
 

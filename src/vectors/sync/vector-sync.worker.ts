@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { logFault } from '../common/fault';
-import { AppConfig } from '../config/app-config';
-import { isDatabaseUnavailable } from '../database/database-errors';
-import { DocumentsService } from '../documents/documents.service';
-import { EMBEDDER, Embedder } from './embedder.interface';
+import { logFault } from '../../common/fault';
+import { AppConfig } from '../../config/app-config';
+import { isDatabaseUnavailable } from '../../database/database-errors';
+import { DocumentsService } from '../../documents/documents.service';
+import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import {
   BatchDeadline,
   BatchOutcome,
@@ -11,8 +11,8 @@ import {
   VectorBatchProcessor,
 } from './vector-batch.processor';
 import { VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
-import { VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorStoreInitializer } from './vector-store.initializer';
+import { VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
+import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 
 /** Documents claimed and processed together (one embed call, one store write, one update). */
 export const BATCH_DOCUMENTS = 16;
@@ -72,7 +72,13 @@ export class VectorSyncWorker {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
-  ) {}
+  ) {
+    // A store that dropped another embedder's vectors needs every document embedded again.
+    stores.onReset(async () => {
+      const queued = await queue.requeueAll('');
+      this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
+    });
+  }
 
   get state(): {
     running: boolean;

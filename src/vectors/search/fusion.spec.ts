@@ -1,4 +1,4 @@
-import { fuse } from './search.service';
+import { fuse } from './fusion';
 
 const hit = (documentId: string) => ({
   documentId,

@@ -1,15 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { logFault } from '../common/fault';
-import { AppConfig } from '../config/app-config';
-import { isDatabaseUnavailable } from '../database/database-errors';
-import { EMBEDDER, Embedder, EmbeddingError } from './embedder.interface';
-import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from './markdown-chunker';
-import { PassagesRepository } from './passages.repository';
+import { logFault } from '../../common/fault';
+import { AppConfig } from '../../config/app-config';
+import { isDatabaseUnavailable } from '../../database/database-errors';
+import { EMBEDDER, Embedder, EmbeddingError } from '../embedders/embedder.interface';
+import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from '../work/markdown-chunker';
+import { PassagesRepository } from '../stores/passages.repository';
 import { VectorLease, VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
-import { DocumentPoints, VECTOR_STORE, VectorStore } from './vector-store.interface';
-import { VectorStoreInitializer } from './vector-store.initializer';
-import { SyncResult, VectorsMetrics } from './vectors.metrics';
-import { VectorWorkPool } from './work/vector-work.pool';
+import { DocumentPoints, VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
+import { VectorStoreInitializer } from '../stores/vector-store.initializer';
+import { EmbedderMetrics } from '../embedders/embedder.metrics';
+import { SyncResult, VectorSyncMetrics } from './vector-sync.metrics';
+import { VectorWorkPool } from '../work/vector-work.pool';
 
 /** Longest wait between two retries of a failed document. */
 const MAX_RETRY_MS = 2 * 60 * 1000;
@@ -43,7 +44,7 @@ export type BatchOutcome = 'done' | 'database-down' | 'embedder-down' | 'stopped
  */
 @Injectable()
 export class VectorBatchProcessor {
-  private readonly logger = new Logger('VectorSyncWorker');
+  private readonly logger = new Logger('VectorBatchProcessor');
   private readonly chunker: ChunkerOptions;
 
   constructor(
@@ -54,7 +55,8 @@ export class VectorBatchProcessor {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
-    private readonly metrics: VectorsMetrics,
+    private readonly metrics: VectorSyncMetrics,
+    private readonly embedderMetrics: EmbedderMetrics,
   ) {
     this.chunker = { ...DEFAULT_CHUNKER_OPTIONS, maxTokens: embedder.maxInputTokens };
   }
@@ -80,7 +82,8 @@ export class VectorBatchProcessor {
       const gone = [...removed, ...skipped].map((i) => i.document_id);
 
       const local = this.embedder.provider === 'local' ? this.embedder.dimensions : undefined;
-      const stop = local && this.metrics.embeddingDuration.startTimer({ provider: 'local' });
+      const stop =
+        local && this.embedderMetrics.embeddingDuration.startTimer({ provider: 'local' });
       const prepared = await this.pool.prepare(
         embeddable.map((i) => ({ id: i.document_id, title: i.title, body: i.body })),
         this.chunker,
@@ -90,7 +93,7 @@ export class VectorBatchProcessor {
       if (stop) {
         // Chunked and embedded in one pass on the worker threads: one local embedding request.
         stop();
-        this.metrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
+        this.embedderMetrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
         this.embedder.recordSuccess?.();
       }
       const headings = prepared.chunks.map((chunks) =>

@@ -1,12 +1,8 @@
-import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
-import { z } from 'zod';
-import { AdminGuard } from '../auth/admin.guard';
-import { invalidArgument } from '../common/domain-error';
-import { parseInput, queryInteger } from '../common/validation';
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { AdminGuard } from '../../auth/admin.guard';
+import { invalidArgument } from '../../common/domain-error';
+import { queryInteger } from '../../common/validation';
 import { SearchMode, SearchService } from './search.service';
-import { VectorsAdminService } from './vectors-admin.service';
-
-export const reindexSchema = z.strictObject({ prefix: z.string().optional() }).optional();
 
 /**
  * `GET /search?query&limit&prefix&tags&mode`: the search service behind `search_knowledge`,
@@ -35,25 +31,6 @@ export class SearchController {
       tags: tagList(tags),
       mode: mode as SearchMode | undefined,
     });
-  }
-}
-
-/** `GET /admin/vectors/status` and `POST /admin/vectors/reindex`. */
-@Controller('admin/vectors')
-@UseGuards(AdminGuard)
-export class VectorsAdminController {
-  constructor(private readonly admin: VectorsAdminService) {}
-
-  @Get('status')
-  status() {
-    return this.admin.status();
-  }
-
-  /** Body `{}` (or none) re-queues everything, `{"prefix": "a/"}` the ids starting so. */
-  @Post('reindex')
-  @HttpCode(202)
-  reindex(@Body() body: unknown) {
-    return this.admin.reindex(parseInput(reindexSchema, body)?.prefix);
   }
 }
 

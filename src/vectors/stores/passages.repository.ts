@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { prefixUpperBound } from '../documents/document-id';
+import { prefixUpperBound } from '../../documents/document-id';
 
 /** One document's passages, as the chunker cut them. */
 export interface DocumentPassages {

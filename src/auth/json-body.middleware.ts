@@ -1,8 +1,8 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { Authenticator } from '../auth/authenticator';
+import { Authenticator } from './authenticator';
 import { AppConfig } from '../config/app-config';
-import { readJsonBody } from './json-body';
+import { readJsonBody } from '../common/json-body';
 
 /** Parses JSON bodies of REST routes (size limit, media type, malformed JSON → clear errors). */
 @Injectable()

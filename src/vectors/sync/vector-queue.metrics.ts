@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { MetricsService } from '../metrics/metrics.service';
+import { MetricsService } from '../../metrics/metrics.service';
 import { VectorQueueRepository } from './vector-queue.repository';
 
 /**

@@ -51,7 +51,7 @@ interface SyncPosition {
  * of those transactions. A transaction that starts later gets higher ids.
  */
 export class PostgresVectorReplica {
-  private readonly logger = new Logger('PostgresVectorStore');
+  private readonly logger = new Logger('PostgresVectorReplica');
   private index: ChunkIndex | undefined;
   private position: SyncPosition | undefined;
   private refreshing: Promise<void> | undefined;

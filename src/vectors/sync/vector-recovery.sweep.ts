@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../config/app-config';
 import { VectorQueueRepository } from './vector-queue.repository';
 import { VectorSyncWorker } from './vector-sync.worker';
 

@@ -1,4 +1,4 @@
-import { tokenize } from './local.embedder';
+import { tokenize } from '../embedders/feature-hashing';
 
 export const SNIPPET_MAX_CHARS = 300;
 /** Text kept before the first query word, so the snippet starts with some context. */
