@@ -134,7 +134,7 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
     const [web] = workers('web');
     process.kill(web, 'SIGKILL');
     // Once the primary knows (a connection handed over at the very instant of the death is
-    // lost with the worker: node:cluster's round-robin limit, see README), the other worker
+    // lost with the worker: node:cluster's round-robin limit, see docs/operations.md), the other worker
     // answers everything while the replacement starts.
     await waitFor(
       async () => logs().some((l) => l.msg.startsWith(`web worker ${web} exited (SIGKILL)`)),

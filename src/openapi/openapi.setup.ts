@@ -11,7 +11,7 @@ import { SERVER_VERSION } from '../mcp/server-info';
 import { ADMIN_API_OPERATIONS, OperationDoc } from './admin-api.operations';
 import { RESPONSE_SCHEMAS } from './openapi.schemas';
 
-/** The MCP routes speak JSON-RPC over Streamable HTTP; the README documents them, not OpenAPI. */
+/** The MCP routes speak JSON-RPC over Streamable HTTP; docs/mcp.md documents them, not OpenAPI. */
 const MCP_PATH = /^\/((gpt-)?mcp|readonly\/|gpt\/|gpt-full\/)/;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -88,7 +88,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '`/health/*` and `/metrics` needs an API key with the `admin` profile, in `X-API-Key` ' +
         'or `Authorization: Bearer`. Errors are `{"error": {"code", "message", ...}}`. ' +
         'Agents use the MCP endpoints (`/mcp`, `/readonly/mcp`, `/gpt/mcp`, `/gpt-full/mcp`) ' +
-        'instead, described in the README.',
+        'instead, described in docs/mcp.md.',
     )
     .setVersion(SERVER_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')

@@ -1,11 +1,11 @@
 /**
- * The curl examples of the README's MCP section, verbatim (a test checks that the README holds
+ * The curl examples of docs/mcp.md, verbatim (a test checks that the page holds
  * each one). test/mcp-readme.e2e-spec.ts
  * runs each one against a live server (with the real curl when installed, and always through
- * an equivalent Node request) and checks the answer the README describes.
+ * an equivalent Node request) and checks the answer the page describes.
  */
 export interface CurlExample {
-  /** What the README says about it. */
+  /** What docs/mcp.md says about it. */
   readonly title: string;
   readonly command: string;
   readonly expect: {

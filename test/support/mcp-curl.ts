@@ -1,5 +1,5 @@
 /**
- * Just enough of curl's command line to replay the README examples without curl: the
+ * Just enough of curl's command line to replay the documented examples without curl: the
  * flags they use (-s -S -N -i -X -H -d), shell quoting ('…', "…" with $VAR, \ newlines),
  * and curl's defaults (`Accept: *\/*`, POST with a form Content-Type when -d is given).
  */

@@ -10,7 +10,7 @@ const KEY = 'readme-key-0123456789abcdef';
 const env = { AGENT_DATA_KEY: KEY };
 const CURL = spawnSync('curl', ['--version']).status === 0;
 
-/** Points an example at the test server instead of the README's 127.0.0.1:8080. */
+/** Points an example at the test server instead of the documented 127.0.0.1:8080. */
 function relocate(url: string, baseUrl: string): string {
   const target = new URL(url);
   return new URL(`${target.pathname}${target.search}`, baseUrl).toString();
@@ -81,7 +81,7 @@ function check(example: CurlExample, response: RawResponse): void {
   }
 }
 
-describe('the README curl examples', () => {
+describe('the curl examples of docs/mcp.md', () => {
   let open: TestApp;
   let keyed: TestApp;
   beforeAll(async () => {
@@ -109,8 +109,8 @@ describe('the README curl examples', () => {
     check(example, await runCurl(example, appFor(example).baseUrl));
   });
 
-  it('the README shows every example, verbatim, with its title', () => {
-    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+  it('docs/mcp.md shows every example, verbatim, with its title', () => {
+    const readme = readFileSync(join(__dirname, '..', 'docs', 'mcp.md'), 'utf8');
     for (const example of CURL_EXAMPLES) {
       expect(readme).toContain(`# ${example.title}\n${example.command}\n`);
     }
