@@ -1,4 +1,4 @@
-// Baseline servers for `npm run bench` (issue 12, SPEC §10): what our request paths are
+// Baseline servers for `npm run bench` (docs/performance.md): what our request paths are
 // measured against in the same run, on the same machine, with the same load generator.
 // Each runs in a process of its own, like the server, and prints `listening <port>`:
 //

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Documents, their audit trail and their snapshots, with the triggers of SPEC §3.
+ * Documents, their audit trail and their snapshots, with their triggers (docs/architecture.md).
  *
  * "Content" below means body, title, tags, metadata and deleted_at: the columns a user
  * writes. The `vector_*` columns are the sync pipeline's bookkeeping; changing only those

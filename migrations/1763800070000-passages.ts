@@ -6,7 +6,7 @@ const PUNCTUATION_SQL = `'${PUNCTUATION.replace(/'/g, "''")}'`;
 const SPACES_SQL = `'${' '.repeat(PUNCTUATION.length)}'`;
 
 /**
- * The lexical side of search (SPEC §8a): the same passages (chunks) the vector side embeds,
+ * The lexical side of search (docs/search.md): the same passages (chunks) the vector side embeds,
  * with a weighted full-text vector kept by the database (a generated column) and a GIN
  * index. Title A, heading path B, body C, each in two configurations: `simple` keeps
  * identifiers, option names and code tokens as written, `english` adds stems so that

@@ -5,7 +5,7 @@ import { DocumentsRepository } from '../src/documents/documents.repository';
 import { startTestApp, TestApp } from './support/app';
 
 /**
- * Hot reads and writes run as named prepared statements on the pool (issue 12). A statement
+ * Hot reads and writes run as named prepared statements on the pool. A statement
  * PostgreSQL refuses must not cost its connection: pg-pool's own query() drops a client after
  * any error, which a client of the API could then cause at will.
  */

@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
 
 /**
  * The server against a PostgreSQL it does not own, which the test stops, starts and
- * restarts (SPEC §8b): no acknowledged write is lost, no vector work is stranded, an outage
+ * restarts (docs/operations.md): no acknowledged write is lost, no vector work is stranded, an outage
  * is answered 503 / UNAVAILABLE without internal addresses, /metrics keeps answering, and
  * readiness follows the database. Times are the bench's business: these tests wait for
  * outcomes (bounded), never assert durations.

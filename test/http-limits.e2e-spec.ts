@@ -5,7 +5,7 @@ import { startTestApp, TestApp } from './support/app';
 jest.setTimeout(60_000);
 
 /**
- * What Node's HTTP parser and timers refuse before any route runs (SPEC §8b): oversized
+ * What Node's HTTP parser and timers refuse before any route runs (docs/operations.md): oversized
  * headers, a broken request line, a client too slow with its head or its body. Each gets a
  * JSON answer in the shape of the edge it aimed at (REST or JSON-RPC), then the connection
  * closes; nothing hangs. The timeouts are set short here; the test waits for the answer,

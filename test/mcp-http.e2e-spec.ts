@@ -17,7 +17,7 @@ function expectRpcError(
   expect(response.body.result).toBeUndefined();
 }
 
-// SPEC §6 "Other HTTP cases on MCP routes", row by row, on every profile route.
+// The other HTTP cases on MCP routes (docs/mcp.md), row by row, on every profile route.
 describe.each(MCP_ROUTES)('HTTP cases on $path', ({ path, profile, tools }) => {
   let t: TestApp;
   beforeAll(async () => {

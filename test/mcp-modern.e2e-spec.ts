@@ -22,7 +22,7 @@ function expectRefusal(response: RawResponse, status: number, code: number, id: 
   expect(response.body.result).toBeUndefined();
 }
 
-// SPEC §6a, rule by rule, on every route.
+// The 2026-07-28 rules of docs/mcp.md, rule by rule, on every route.
 describe.each(ALL_MCP_ROUTES)('the 2026-07-28 era on $path', ({ path, profile, tools }) => {
   let t: TestApp;
   beforeAll(async () => {

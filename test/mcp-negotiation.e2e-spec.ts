@@ -8,7 +8,7 @@ const SSE_HEADERS = {
 };
 
 // The predecessor's Accept matrix (reference 000, U1–U21) on every profile route, with 202
-// where it answered 204 (SPEC §6).
+// where it answered 204 (docs/mcp.md).
 describe.each(MCP_ROUTES)('Accept negotiation on $path (U1–U21)', ({ path, tools }) => {
   let t: TestApp;
   beforeAll(async () => {

@@ -106,7 +106,7 @@ const progressEvents = (text: string) =>
     .map((event) => event.data as Json)
     .filter((message) => message.method === 'notifications/progress');
 
-describe('progress, keep-alive and cancellation on SSE answers (SPEC §6c, §6a)', () => {
+describe('progress, keep-alive and cancellation on SSE answers (docs/mcp.md)', () => {
   let t: TestApp;
   let pages: PageServer;
   let gates: Record<string, ReturnType<typeof gatedPage>>;

@@ -43,7 +43,7 @@ async function call(
   return response.body as Json;
 }
 
-describe('documents as resources, completions and prompts (SPEC §6b)', () => {
+describe('documents as resources, completions and prompts (docs/mcp.md)', () => {
   let t: TestApp;
   let db: Client;
   const many = Array.from({ length: 250 }, (_, i) => `pages/p${String(i).padStart(3, '0')}.md`);

@@ -16,7 +16,7 @@ const KINDS: Array<{ kind: SdkClientKind; version: string }> = [
 ];
 
 /**
- * The official SDK clients as a new user meets them (SPEC §6, §6a, §6b): v1 with the 2025
+ * The official SDK clients as a new user meets them (docs/mcp.md): v1 with the 2025
  * handshake, v2 probing with server/discover (`auto`) and v2 pinned to 2026-07-28, on every
  * route. Each connects, lists and calls every tool of its profile (the clients validate
  * structured results against the output schemas), lists and reads resources, lists the

@@ -13,7 +13,7 @@ function base64url(value: unknown): string {
 }
 
 /**
- * Tokens no honest authorization server issues (SPEC §5a, "bad input"): each is a 401, 403
+ * Tokens no honest authorization server issues (docs/oauth.md; bad input): each is a 401, 403
  * or 503 with a JSON body that names the problem and never echoes the token; nothing is
  * written; the server stays healthy. The issuer is one of our own making, so that it can
  * sign what a real one would refuse to, and lose or slow its key set.

@@ -9,7 +9,7 @@ const OPS = 'ops-key-0123456789abcdef-xyz';
 const CANONICAL = 'https://kb.example.test';
 
 /**
- * OAuth 2.1 as a resource server (SPEC §5a) against a real authorization server
+ * OAuth 2.1 as a resource server (docs/oauth.md) against a real authorization server
  * (`oidc-provider` on loopback): tokens come from it over HTTP, nothing in the server is
  * replaced.
  */

@@ -10,7 +10,7 @@ function listCall(id: number) {
 }
 
 /**
- * Per-principal rate limits (SPEC §5a), kept in PostgreSQL: two servers on one database
+ * Per-principal rate limits (docs/oauth.md), kept in PostgreSQL: two servers on one database
  * draw on one budget, as replicas do.
  */
 describe('rate limits per principal', () => {

@@ -31,7 +31,7 @@ const DOCS = [
 ];
 
 /**
- * Hybrid search (SPEC §8a): PostgreSQL full text over the passages the vector side
+ * Hybrid search (docs/search.md): PostgreSQL full text over the passages the vector side
  * embeds, fused with the vector ranking; `mode` picks one side.
  */
 describe('hybrid search', () => {

@@ -1,4 +1,4 @@
-// Admin REST API at concurrency 10 over the seeded documents (issue 2 targets).
+// Admin REST API at concurrency 10 over the seeded documents (targets in docs/performance.md).
 import { seededId } from '../lib.mjs';
 
 const CONCURRENCY = 10;

@@ -1,4 +1,4 @@
-// Vector pipeline (issue 3): local-embedder throughput, write-to-ready lag under a steady
+// Vector pipeline (docs/search.md): local-embedder throughput, write-to-ready lag under a steady
 // 50 writes/s, and /search latency at concurrency 10 over every seeded document (hybrid,
 // then each side alone).
 import { dirname, join } from 'node:path';

@@ -1,11 +1,11 @@
-// MCP over Streamable HTTP at concurrency 10 (issue 4 targets): initialize, tools/list,
+// MCP over Streamable HTTP at concurrency 10 (targets in docs/performance.md): initialize, tools/list,
 // list_documents over the seeded documents, get_document, batch_read of 3, and the writes;
-// then the 2026-07-28 era (issue 8): server/discover, tools/list, resources/list (first and
+// then the 2026-07-28 era: server/discover, tools/list, resources/list (first and
 // deep pages), resources/read and completion/complete, each compared by p97.5 with tools/list
 // or get_document of the same run (target: within 1.5×).
 // Each scenario first sends one request and checks its answer (no JSON-RPC error, no
 // isError), so a fast wrong answer is never reported as a latency.
-// Baselines (issue 12, SPEC §10), run beside the scenario they measure with the same
+// Baselines (docs/performance.md), run beside the scenario they measure with the same
 // requests: bare node:http answering our tools/list bytes and the official SDK's stateless
 // server listing our tools (for tools/list), and the same SQL straight through `pg` (for
 // list_documents, get_document, batch_read); see bench/baselines.mjs. The ratio of

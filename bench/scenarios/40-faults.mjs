@@ -1,4 +1,4 @@
-// Faults and load (issue 9, SPEC §8b):
+// Faults and load (docs/operations.md, Faults and outages):
 // 1. tools/list sampled every 50 ms (open loop) while twenty 1 MiB documents are uploaded at
 //    once and embedded: worst and p99 against the same sampler on the idle server of the
 //    same run (target: worst ≤ 100 ms; no request more than 50 ms behind vector work).

@@ -1,4 +1,4 @@
-// Retrieval quality (issue 11): the graded benchmark of bench/retrieval/ (485 sections of
+// Retrieval quality (docs/search.md): the graded benchmark of bench/retrieval/ (485 sections of
 // the markdown documentation of permissively licensed packages in node_modules, 95 queries
 // written by reading them) run against the bench server, in every search mode, beside a
 // BM25 baseline (minisearch) computed in the same run over the same corpus. Prints the

@@ -1,4 +1,4 @@
-// Whether the hot reads stay flat as the table grows (issue 12): MCP list_documents (prefix,
+// Whether the hot reads stay flat as the table grows: MCP list_documents (prefix,
 // limit 50) and get_document at the seeded size, then again after the table has grown to
 // BENCH_SCALE_DOCS (300 000) documents, each row compared by p97.5 and requests/s with its
 // first measurement. Last of the scenarios: it leaves the big table behind. The added

@@ -30,7 +30,7 @@ export type Authentication =
   { outcome: 'ok'; principal: Principal } | { outcome: 'missing' } | { outcome: 'invalid' };
 
 /**
- * Checks API keys (SPEC §5). A key is compared as a SHA-256 digest with every configured
+ * Checks API keys (docs/mcp.md). A key is compared as a SHA-256 digest with every configured
  * key in constant time. A key found valid is remembered by its value (one entry per
  * configured key at most), so its later requests skip the digest; a key not found is never
  * remembered, and always costs the full comparison.

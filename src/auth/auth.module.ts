@@ -7,7 +7,7 @@ import { ProtectedResourceController } from './protected-resource.controller';
 import { RateLimits } from './rate-limits';
 
 /**
- * Who may do what (SPEC §5, §5a): API keys, OAuth access tokens with the Protected
+ * Who may do what (docs/mcp.md): API keys, OAuth access tokens with the Protected
  * Resource Metadata that lets clients find the authorization server, and the per-principal
  * rate limits.
  */

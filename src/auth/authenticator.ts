@@ -27,7 +27,7 @@ export type Admission =
 const ADMISSION = Symbol('admission');
 
 /**
- * API keys and, with `OAUTH_ISSUER`, OAuth access tokens (SPEC §5, §5a), both at once: a
+ * API keys and, with `OAUTH_ISSUER`, OAuth access tokens (docs/mcp.md), both at once: a
  * value in `X-API-Key` is only ever a key; a `Bearer` value is a key if one matches, else
  * an access token.
  */

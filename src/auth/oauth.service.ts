@@ -27,7 +27,7 @@ const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt', 'jwt']);
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
- * OAuth 2.1 access tokens (SPEC §5a), as a resource server: JWTs verified against the
+ * OAuth 2.1 access tokens (docs/oauth.md), as a resource server: JWTs verified against the
  * issuer's JWKS (signature, `iss`, `aud` = this resource, `exp`/`nbf` with a small skew,
  * `typ` where present), opaque tokens by introspection (RFC 7662) when configured. Scopes
  * map to profiles. Tokens are never forwarded (except to the introspection endpoint, which

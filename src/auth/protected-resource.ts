@@ -3,7 +3,7 @@ import { MCP_ROUTE_PATHS, MCP_ROUTES, type McpProfile, profileOfPath } from './m
 
 export const PRM_PATH = '.well-known/oauth-protected-resource';
 
-/** `WWW-Authenticate` of a 401 when only API keys are configured (unchanged since SPEC §5). */
+/** `WWW-Authenticate` of a 401 when only API keys are configured (unchanged since OAuth support came). */
 export const API_KEY_CHALLENGE = 'Bearer realm="agent-data", charset="UTF-8"';
 
 /** RFC 9728 Protected Resource Metadata, as served. */

@@ -22,7 +22,7 @@ export type RateDecision =
 const TABLE = 'kb_rate_limits';
 
 /**
- * Per-principal budgets (SPEC §5a), kept in PostgreSQL by `rate-limiter-flexible` so every
+ * Per-principal budgets (docs/oauth.md), kept in PostgreSQL by `rate-limiter-flexible` so every
  * replica draws on the same one. A principal that used up its budget is refused from
  * memory until the window ends, without asking the database again. Should the database
  * not answer, each process falls back to a budget of its own (the insurance limiter)

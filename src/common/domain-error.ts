@@ -1,4 +1,4 @@
-/** Error codes shared by tool results and REST bodies (SPEC §4). */
+/** Error codes shared by tool results and REST bodies (docs/documents.md). */
 export enum ErrorCode {
   NOT_FOUND = 'NOT_FOUND',
   ALREADY_EXISTS = 'ALREADY_EXISTS',

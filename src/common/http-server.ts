@@ -90,7 +90,7 @@ export class TunedExpressAdapter extends ExpressAdapter {
   }
 }
 
-/** MCP routes answer every error as a JSON-RPC envelope (SPEC §6); the others as REST. */
+/** MCP routes answer every error as a JSON-RPC envelope (docs/mcp.md); the others as REST. */
 const MCP_PATH = /^\/(mcp([-/?].*)?|readonly\/|gpt\/|gpt-full\/|gpt-mcp\/)/;
 
 /**

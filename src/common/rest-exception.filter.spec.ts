@@ -17,7 +17,7 @@ describe('restStatus', () => {
     [ErrorCode.FORBIDDEN_URL, 403],
     [ErrorCode.UPSTREAM_ERROR, 502],
     [ErrorCode.NOT_IMPLEMENTED, 501],
-  ])('maps %s to %i (SPEC §4)', (code, status) => {
+  ])('maps %s to %i (docs/documents.md)', (code, status) => {
     expect(restStatus(code, plain)).toBe(status);
   });
 

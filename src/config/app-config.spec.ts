@@ -17,7 +17,7 @@ function refusal(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('has the SPEC defaults on an empty environment', () => {
+  it('has the documented defaults on an empty environment', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       host: '127.0.0.1',

@@ -126,7 +126,7 @@ export class AppConfig {
   /** Whole-fetch deadline of ingest_document (DNS, connect, redirects, body), in ms. */
   readonly ingestTimeoutMs: number;
   readonly gptRouteToken: string | undefined;
-  /** OAuth access tokens are accepted beside API keys when set (`OAUTH_ISSUER`, SPEC §5a). */
+  /** OAuth access tokens are accepted beside API keys when set (`OAUTH_ISSUER`, docs/oauth.md). */
   readonly oauth: OAuthSettings | undefined;
   /** `RATE_LIMIT_TOOL_CALLS`: MCP `tools/call` per principal; `undefined` is no limit. */
   readonly rateLimitToolCalls: RateLimit | undefined;

@@ -8,7 +8,7 @@ import {
   type Reader,
 } from './config-values';
 
-/** OAuth 2.1 resource-server settings (SPEC §5a); absent when `OAUTH_ISSUER` is unset. */
+/** OAuth 2.1 resource-server settings (docs/oauth.md); absent when `OAUTH_ISSUER` is unset. */
 export interface OAuthSettings {
   /** `OAUTH_ISSUER`: the authorization server's issuer identifier, compared exactly with `iss`. */
   readonly issuer: string;

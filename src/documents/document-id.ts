@@ -10,7 +10,7 @@ const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Checks a document id (SPEC §4): 1–512 UTF-8 bytes, `/`-separated segments, no leading or
+ * Checks a document id (docs/documents.md): 1–512 UTF-8 bytes, `/`-separated segments, no leading or
  * trailing `/`, no empty, `.` or `..` segment, no control character or backslash.
  * Returns the id unchanged; throws INVALID_ARGUMENT naming `field`.
  */

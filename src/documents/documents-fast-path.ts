@@ -15,7 +15,7 @@ const ITEM_ROUTE = '/documents/*id';
 const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
 /**
- * The two hottest admin reads without Express's router or Nest's (issue 12):
+ * The two hottest admin reads without Express's router or Nest's:
  * `GET /documents` (a listing) and `GET /documents/{id}` (one document). The HTTP server
  * hands every request to this front door after the MCP one; a GET whose path is exactly
  * one of these is answered here with what the Nest route runs, in the same order: the

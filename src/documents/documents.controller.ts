@@ -70,7 +70,7 @@ export const restoreSchema = z
 type IdSegments = string[] | string;
 
 /**
- * Admin REST API (SPEC §4). Ids contain `/`, so each route ends in a wildcard; a document
+ * Admin REST API (docs/documents.md). Ids contain `/`, so each route ends in a wildcard; a document
  * whose id ends in `/history` is reached with that slash encoded (`%2Fhistory`).
  */
 @Controller('documents')

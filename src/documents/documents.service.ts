@@ -133,7 +133,7 @@ export const MAX_METADATA_DEPTH = 64;
 const PATCH_ATTEMPTS = 64;
 
 /**
- * The rules of SPEC §4: ids, limits, revisions, create-or-revive, compare-and-set updates,
+ * The document rules (docs/documents.md): ids, limits, revisions, create-or-revive, compare-and-set updates,
  * patches, soft delete, restore and history. All SQL is in {@link DocumentsRepository}.
  */
 @Injectable()

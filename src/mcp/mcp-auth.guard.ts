@@ -23,7 +23,7 @@ export function unknownPath(): McpHttpException {
 }
 
 /**
- * API keys and access tokens on MCP endpoints (SPEC §5, §5a): missing or wrong ⇒ 401 (JSON,
+ * API keys and access tokens on MCP endpoints (docs/mcp.md): missing or wrong ⇒ 401 (JSON,
  * `WWW-Authenticate`, never SSE: the filter frames it), valid but without the endpoint's
  * profile ⇒ 403 (`insufficient_scope` for a token), a token that cannot be checked now ⇒
  * 503. On the secret GPT route the path token replaces the key: wrong or unset ⇒ 404,

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/api-key.service';
 import type { McpProfile } from '../auth/mcp-routes';
 
 /**
- * Which rules serve a request (SPEC §6, §6a): `legacy` for the `initialize`-based
+ * Which rules serve a request (docs/mcp.md): `legacy` for the `initialize`-based
  * revisions (2024-11-05 to 2025-11-25), `modern` for the stateless 2026-07-28 revision.
  */
 export type Era = 'legacy' | 'modern';

@@ -9,7 +9,7 @@ import { McpController } from './mcp.controller';
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 
 /**
- * The MCP endpoints without Express's router or Nest's (issue 12). The HTTP server hands
+ * The MCP endpoints without Express's router or Nest's. The HTTP server hands
  * every request to this front door first; a request whose path is exactly one of the
  * endpoints (`/mcp`, `/readonly/mcp`, ...) is answered here with what the Nest route would
  * run, in the same order: the request observers (request id, access log, metrics), the

@@ -33,7 +33,7 @@ import { SERVER_NAME, SERVER_VERSION } from './server-info';
 const ALLOWED_METHODS = 'GET, POST';
 
 /**
- * The MCP Streamable HTTP endpoints (SPEC §5–§6), one handler per route, the profile from
+ * The MCP Streamable HTTP endpoints (docs/mcp.md), one handler per route, the profile from
  * route metadata. POST carries JSON-RPC; GET answers a JSON info document (405 to a client
  * that wants an SSE stream: this server keeps none); PUT, PATCH, DELETE are 405.
  * Guards: Origin (403), then API key or secret token (401 / 403 / 404). Each handler has
@@ -142,7 +142,7 @@ export class McpController {
         return this.post(request, profile, opened);
       case 'GET':
       case 'HEAD':
-        // The 2026 revision has no GET stream and no info document: 405 (SPEC §6a).
+        // The 2026 revision has no GET stream and no info document: 405 (docs/mcp.md).
         if (speaksModern(request)) throw methodNotAllowed(request.method, 'POST');
         return Promise.resolve(this.info(request, profile));
       case 'OPTIONS':
@@ -200,7 +200,7 @@ export class McpController {
   }
 
   /**
-   * A POST of the 2026-07-28 era (SPEC §6a): one message, its envelope and mirrored headers
+   * A POST of the 2026-07-28 era (docs/mcp.md): one message, its envelope and mirrored headers
    * checked (400, always as JSON, with the request's id), notifications accepted (202), a
    * method this server does not have 404. Closing the response cancels the request.
    */
@@ -243,7 +243,7 @@ export class McpController {
   }
 
   /**
-   * 429 when the principal's `tools/call` budget is spent (SPEC §5a), as JSON whatever the
+   * 429 when the principal's `tools/call` budget is spent (docs/oauth.md), as JSON whatever the
    * Accept, before any call runs: a batch is taken whole or refused whole.
    */
   private async rateLimited(

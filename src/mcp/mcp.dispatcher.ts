@@ -51,7 +51,7 @@ type Handler = (
 const LEGACY_RESOURCE_NOT_FOUND = -32002;
 
 /**
- * JSON-RPC dispatch for one profile's endpoint, in both eras (SPEC §6, §6a). Stateless:
+ * JSON-RPC dispatch for one profile's endpoint, in both eras (docs/mcp.md). Stateless:
  * every request carries what it needs (profile, key, protocol version), so any replica can
  * answer any request and nothing is kept per connection.
  *

@@ -42,7 +42,7 @@ const TOOLS = [
 const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentPrompt];
 
 /**
- * MCP over Streamable HTTP (SPEC §5–§7), in the 2025 and 2026 eras: the endpoint
+ * MCP over Streamable HTTP (docs/mcp.md), in the 2025 and 2026 eras: the endpoint
  * controller, API-key and profile guards, the JSON-RPC dispatcher, the ten tools and the
  * three prompts (one class per file), documents as resources, and completions.
  */

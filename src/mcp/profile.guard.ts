@@ -7,7 +7,7 @@ import type { McpTool } from './tools/tool';
 import { ToolRegistry } from './tools/tool-registry';
 
 /**
- * The profile's say over `tools/list` and `tools/call` (SPEC §5). It acts per JSON-RPC
+ * The profile's say over `tools/list` and `tools/call` (docs/mcp.md). It acts per JSON-RPC
  * message, not per HTTP request (one batch may hold allowed and refused calls), so it is
  * called by the dispatcher rather than being a Nest `CanActivate`.
  */

@@ -1,6 +1,6 @@
 import type { McpProfile } from '../auth/mcp-routes';
 
-/** The ten tools (SPEC §7). `move_document` is deliberately not one: it only ever failed. */
+/** The ten tools (docs/mcp.md). `move_document` is deliberately not one: it only ever failed. */
 export const TOOL_NAMES = [
   'search_knowledge',
   'list_documents',
@@ -25,7 +25,7 @@ const READ_TOOLS: readonly ToolName[] = [
 ];
 
 /**
- * Which tools each profile exposes (SPEC §5): `tools/list` lists exactly these, in this
+ * Which tools each profile exposes (docs/mcp.md): `tools/list` lists exactly these, in this
  * order, and `tools/call` of any other tool is refused with -32601.
  */
 export const PROFILE_TOOLS: Readonly<Record<McpProfile, readonly ToolName[]>> = {

@@ -32,7 +32,7 @@ function findVersion(from: string): string {
 export const SERVER_INFO = { name: SERVER_NAME, title: SERVER_TITLE, version: SERVER_VERSION };
 
 /**
- * What every endpoint serves (SPEC §6b: resources, prompts and completions are read-only
+ * What every endpoint serves (docs/mcp.md: resources, prompts and completions are read-only
  * features, so every profile has them; the tools differ by profile, their presence does
  * not). Nothing is pushed: no list ever changes while the server runs, and documents
  * changing are seen by reading again, so neither `listChanged` nor `subscribe` is offered.

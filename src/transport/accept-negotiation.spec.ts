@@ -3,7 +3,7 @@ import { negotiate, parseAccept } from './accept-negotiation';
 const on = { postSse: true };
 const off = { postSse: false };
 
-describe('negotiate (SPEC §6 Accept rule)', () => {
+describe('negotiate (the Accept rule of docs/mcp.md)', () => {
   describe('each row of the rule', () => {
     it.each([
       ['absent', undefined, 'json'],

@@ -1,7 +1,7 @@
 /**
- * Accept negotiation for MCP POST responses (SPEC §6). Pure: no Nest, no I/O.
+ * Accept negotiation for MCP POST responses (docs/mcp.md). Pure: no Nest, no I/O.
  *
- * The rule, in the SPEC's words:
+ * The rule:
  * ```
  * parse Accept (never throws)
  *   absent / empty                    -> JSON
@@ -106,7 +106,7 @@ function parseHeader(header: string): AcceptPreferences {
   return Object.freeze({ anyValid, wantsJson, wantsSse, qJson, qSse });
 }
 
-/** Decides the framing of a POST answer from its request's Accept header (SPEC §6). */
+/** Decides the framing of a POST answer from its request's Accept header (docs/mcp.md). */
 export function negotiate(
   accept: string | readonly string[] | undefined,
   options: NegotiationOptions,

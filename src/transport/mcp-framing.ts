@@ -25,10 +25,10 @@ export interface OpenedReply {
 /**
  * Negotiates the Accept header of a request before the controller works on it (opening a
  * POST's {@link ReplyChannel}), then frames the controller's {@link McpReply}: a JSON body
- * or one SSE event with the anti-buffering headers (SPEC §6), 202 with an empty body for
+ * or one SSE event with the anti-buffering headers (docs/mcp.md), 202 with an empty body for
  * notifications. When the channel already streamed (progress, keep-alive), the answer is
  * the stream's last event. Called by the controller itself, not as an interceptor: Nest's
- * interceptor runner costs an `AsyncResource` and an observable per request (issue 12).
+ * interceptor runner costs an `AsyncResource` and an observable per request.
  */
 @Injectable()
 export class McpFraming {

@@ -56,7 +56,7 @@ const NAME_SOURCES: Readonly<Record<string, 'name' | 'uri'>> = {
 };
 
 /**
- * Whether a POST is served by the rules of the 2026-07-28 revision (SPEC §6a): its
+ * Whether a POST is served by the rules of the 2026-07-28 revision (docs/mcp.md): its
  * `MCP-Protocol-Version` header names a stateless-era revision, or its body carries the
  * per-request envelope (`_meta` with `io.modelcontextprotocol/protocolVersion`) naming
  * anything but a handshake revision. Everything else keeps the 2025 rules byte for byte.

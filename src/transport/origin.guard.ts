@@ -5,7 +5,7 @@ import { McpHttpException } from './json-rpc-error';
 import { isOriginAllowed } from './origin';
 
 /**
- * DNS-rebinding protection (SPEC §6): a request whose `Origin` is present and not allowed
+ * DNS-rebinding protection (docs/mcp.md): a request whose `Origin` is present and not allowed
  * is refused with 403 before anything else. An allowed browser origin gets the CORS
  * headers it needs to read the answer. No `Origin` (non-browser clients) passes.
  */

@@ -10,7 +10,7 @@ import {
 } from './protocol-version';
 
 describe('protocol versions', () => {
-  it('supports exactly the SPEC list, newest first', () => {
+  it('supports exactly the documented list, newest first', () => {
     expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual([
       '2026-07-28',
       '2025-11-25',

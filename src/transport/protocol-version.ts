@@ -6,16 +6,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { McpHttpException } from './json-rpc-error';
 
 /**
- * The stateless revisions (SPEC §6a): version, capabilities and client identity travel in
+ * The stateless revisions (docs/mcp.md): version, capabilities and client identity travel in
  * every request's `_meta`, and there is no `initialize`. SDK 2.4 keeps its list of them
  * internal, so it is written out here.
  */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 
 /**
- * The `initialize`-based revisions (SPEC §6), newest first. Not the SDK's list: SDK 1.32
- * also names `2024-10-07`, a draft that never became a published revision and that the
- * SPEC does not support. The newest comes from the SDK and agrees with the SPEC.
+ * The `initialize`-based revisions (docs/mcp.md), newest first. Not the SDK's list: SDK 1.32
+ * also names `2024-10-07`, a draft that never became a published revision, which this
+ * server does not support. The newest comes from the SDK.
  */
 export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = [
   LATEST_LEGACY_PROTOCOL_VERSION,

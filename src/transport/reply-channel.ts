@@ -11,7 +11,7 @@ export class ClientClosed extends Error {
 }
 
 /**
- * The response side of one MCP POST while its answer is being worked out (SPEC §6c).
+ * The response side of one MCP POST while its answer is being worked out (docs/mcp.md).
  *
  * When the answer is SSE-framed, notifications (progress) may go out before it, and work
  * that takes longer than the keep-alive interval gets `: keepalive` comments so that

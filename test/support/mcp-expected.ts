@@ -1,5 +1,5 @@
 /**
- * The ten tools in the order `tools/list` gives them on the full endpoints (SPEC §7),
+ * The ten tools in the order `tools/list` gives them on the full endpoints (docs/mcp.md),
  * written out here rather than imported from src/ so that the tests state the contract.
  */
 export const ALL_TOOLS = [

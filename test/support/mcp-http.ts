@@ -7,7 +7,7 @@ import http from 'node:http';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type Json = any;
 
-/** The four profile routes and their tool counts (SPEC §5). */
+/** The four profile routes and their tool counts (docs/mcp.md). */
 export const MCP_ROUTES = [
   { path: '/mcp', profile: 'internal', tools: 10 },
   { path: '/mcp-readonly', profile: 'readonly', tools: 5 },
@@ -15,7 +15,7 @@ export const MCP_ROUTES = [
   { path: '/mcp-gpt-full', profile: 'gpt-full', tools: 10 },
 ] as const;
 
-/** The routes MCP clients recognise by their `/mcp` ending, beside the first three (SPEC §6a). */
+/** The routes MCP clients recognise by their `/mcp` ending, beside the first three (docs/mcp.md). */
 export const MCP_ALIAS_ROUTES = [
   { path: '/readonly/mcp', profile: 'readonly', tools: 5 },
   { path: '/gpt/mcp', profile: 'gpt', tools: 8 },

@@ -23,7 +23,7 @@ const TEMPLATE_ARGUMENTS: Readonly<
 };
 
 /**
- * `completion/complete` (SPEC §6b): ids and folders from the id index for the resource
+ * `completion/complete` (docs/mcp.md): ids and folders from the id index for the resource
  * templates' arguments and the prompts' id and folder arguments, by prefix, at most 100,
  * in byte order. Free-text arguments get no suggestions. The same for every profile:
  * resources and prompts are read-only. A reference or an argument that does not exist is

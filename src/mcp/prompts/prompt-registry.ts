@@ -14,7 +14,7 @@ import type { McpPrompt, PromptContext } from './prompt';
 export const MCP_PROMPTS = Symbol('MCP_PROMPTS');
 
 /**
- * The prompts (SPEC §6b): read-only, so every profile has all of them. `prompts/list` is
+ * The prompts (docs/mcp.md): read-only, so every profile has all of them. `prompts/list` is
  * serialised once at start-up; `prompts/get` checks the arguments against the prompt's
  * declaration before rendering, and answers every refusal with -32602 naming the problem.
  */

@@ -25,7 +25,7 @@ export interface PromptContext {
 }
 
 /**
- * One MCP prompt (SPEC §6b): a conversation starter a person picks (a slash command in
+ * One MCP prompt (docs/mcp.md): a conversation starter a person picks (a slash command in
  * most clients), rendered from its arguments into messages. Prompts read the knowledge
  * base through services only; they never write. An argument the prompt cannot use is a
  * `DomainError` INVALID_ARGUMENT naming it (the registry answers -32602).

@@ -37,7 +37,7 @@ export class ResourceNotFound extends Error {
 }
 
 /**
- * The knowledge base as MCP resources (SPEC §6b): every alive document is `kb://<id>`
+ * The knowledge base as MCP resources (docs/mcp.md): every alive document is `kb://<id>`
  * (markdown), every folder `kb://<folder>/` (an index of its documents). Listing pages by
  * an opaque cursor over the id index; nothing here loads more rows than it returns.
  */

@@ -19,7 +19,7 @@ export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
 export const SEARCH_MAX_QUERY_CHARS = 2000;
 
-/** Which rankings a search uses (SPEC §8a). */
+/** Which rankings a search uses (docs/search.md). */
 export const SEARCH_MODES = ['hybrid', 'vector', 'lexical'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
@@ -78,7 +78,7 @@ const searchSchema = z.object({
 
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
- * `GET /search` (SPEC §8a): a lexical ranking of passages in PostgreSQL and a vector
+ * `GET /search` (docs/search.md): a lexical ranking of passages in PostgreSQL and a vector
  * ranking from the store, fused by weighted reciprocal rank (`SEARCH_RRF_K`,
  * `SEARCH_VECTOR_WEIGHT`, over the first
  * `SEARCH_CANDIDATES` of each side). Each document appears once, with its best passage

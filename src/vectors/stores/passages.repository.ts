@@ -72,7 +72,7 @@ const ROWS_PER_STATEMENT = 500;
 const MAX_TERMS = 32;
 
 /**
- * The lexical side of search (SPEC §8a): `kb_passages`, written by the vector worker when
+ * The lexical side of search (docs/search.md): `kb_passages`, written by the vector worker when
  * it chunks a document, ranked in PostgreSQL. The weighted `tsvector` is a generated column
  * (title A, heading B, body C; `simple` and `english`), searched through its GIN index.
  */

@@ -24,7 +24,7 @@ const TASK_CHARS = 512 * 1024;
 
 /**
  * The worker threads that chunk documents and compute local embeddings, so that this CPU
- * work never holds up requests (SPEC §8b). `VECTOR_WORK_THREADS` threads (by default one
+ * work never holds up requests (docs/operations.md). `VECTOR_WORK_THREADS` threads (by default one
  * less than the cores, at least one), started on first use; at most four tasks per thread
  * wait in line, beyond which a task is refused at once (the sync worker then gives its
  * documents back and tries again).
