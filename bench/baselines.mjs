@@ -60,12 +60,16 @@ async function straightSql() {
   const { DocumentsRepository } = await import(
     pathToFileURL(join(root, 'dist/src/documents/documents.repository.js')).href
   );
+  const { PreparedStatements } = await import(
+    pathToFileURL(join(root, 'dist/src/database/prepared-statements.js')).href
+  );
   const pool = new pg.Pool({
     connectionString: process.env.DATABASE_URL,
     max: Number(process.env.DB_POOL_SIZE ?? 20),
   });
-  // The repository reads its pool from a TypeORM DataSource's driver: give it this one.
-  const repository = new DocumentsRepository({ driver: { master: pool } });
+  // The statements read their pool from a TypeORM DataSource's driver: give them this one.
+  const dataSource = { driver: { master: pool } };
+  const repository = new DocumentsRepository(dataSource, new PreparedStatements(dataSource));
   const tools = {
     list_documents: (a) => repository.list(a.prefix ?? '', a.limit ?? 50, a.offset ?? 0),
     get_document: (a) => repository.findAlive(a.document_id),

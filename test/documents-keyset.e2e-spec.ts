@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { DocumentsRepository } from '../src/documents/documents.repository';
+import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
 import { DocumentsService } from '../src/documents/documents.service';
 import { planNodes, type PlanNode } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
@@ -51,7 +51,7 @@ async function genericPlan(db: Client, sql: string, params: unknown[]): Promise<
 describe('keyset pages and completions over the id index', () => {
   let t: TestApp;
   let db: Client;
-  let repository: DocumentsRepository;
+  let repository: DocumentListingsRepository;
   let documents: DocumentsService;
   const ids = [
     'docs/api.md',
@@ -72,7 +72,7 @@ describe('keyset pages and completions over the id index', () => {
   beforeAll(async () => {
     t = await startTestApp();
     db = await t.db.client();
-    repository = t.app.get(DocumentsRepository);
+    repository = t.app.get(DocumentListingsRepository);
     documents = t.app.get(DocumentsService);
     await insertIds(db, ids);
     await insertIds(db, ['docs/deleted/gone.md', 'gone/x.md'], true);

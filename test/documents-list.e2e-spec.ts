@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import request from 'supertest';
-import { DocumentsRepository } from '../src/documents/documents.repository';
+import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
 import { planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 
@@ -221,7 +221,7 @@ describe('GET /documents: listing', () => {
       ['no prefix', '', 50, 0],
       ['no prefix, a later page', '', 100, 500],
     ])('uses the index, never a Seq Scan, for %s', async (_label, prefix, limit, offset) => {
-      const repository = t.app.get(DocumentsRepository);
+      const repository = t.app.get(DocumentListingsRepository);
       const [sql, params] = repository.listQueryForExplain(prefix, limit, offset);
       const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
       const nodes = planNodes(rows[0]['QUERY PLAN'][0].Plan);
@@ -236,7 +236,7 @@ describe('GET /documents: listing', () => {
     ])(
       'uses the index in the generic plan the named statement reuses, for %s',
       async (_label, prefix, limit, offset) => {
-        const repository = t.app.get(DocumentsRepository);
+        const repository = t.app.get(DocumentListingsRepository);
         const [sql, params] = repository.listQueryForExplain(prefix, limit, offset);
         await db.query('BEGIN');
         try {
@@ -268,7 +268,7 @@ describe('GET /documents: listing', () => {
     );
 
     it('returns the same rows through the API as the explained query', async () => {
-      const repository = t.app.get(DocumentsRepository);
+      const repository = t.app.get(DocumentListingsRepository);
       const [sql, params] = repository.listQueryForExplain('bulk/42/', 50, 0);
       const { rows } = await db.query<{ document_id: string }>(sql, params);
       const api = await listIds(t, { prefix: 'bulk/42/', limit: 50 });

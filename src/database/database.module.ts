@@ -2,6 +2,7 @@ import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/c
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { openDatabase, OpenedDatabase } from './database-opener';
+import { PreparedStatements } from './prepared-statements';
 
 /** Token of the opened database (data source, connection string, embedded cluster). */
 const OPENED_DATABASE = Symbol('OPENED_DATABASE');
@@ -45,8 +46,9 @@ const logger = new Logger('Database');
       inject: [OPENED_DATABASE],
       useFactory: (opened: OpenedDatabase) => opened.dataSource,
     },
+    PreparedStatements,
   ],
-  exports: [DataSource, DATABASE_URL],
+  exports: [DataSource, DATABASE_URL, PreparedStatements],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(OPENED_DATABASE) private readonly opened: OpenedDatabase) {}

@@ -1,9 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, QueryFailedError } from 'typeorm';
-import { DatabaseError, type Pool } from 'pg';
-import { isDatabaseUnavailable } from '../database/database-errors';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { escapeLike, prefixUpperBound } from './document-id';
+import { DataSource } from 'typeorm';
+import { PreparedStatements } from '../database/prepared-statements';
 
 export type VectorStatus = 'pending' | 'ready' | 'error' | 'skipped' | 'removed';
 
@@ -81,186 +78,13 @@ const COLUMNS_BUT_BODY = COLUMNS.replace(' body,', '');
  */
 @Injectable()
 export class DocumentsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  /**
-   * One page of alive documents in byte order of id, starting with `prefix`. Reads at most
-   * `limit + 1` rows (the extra one only tells whether more follow) through the partial
-   * index `kb_documents_alive_id`.
-   */
-  async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
-    const [text, values, name] = this.listStatement(prefix, limit, offset);
-    // The generic plan of the named statement is an index range scan: the bounds are parameters.
-    return this.prepared<DocumentSummaryRow>(name, text, values);
-  }
-
-  /** The exact query and parameters {@link list} runs, for EXPLAIN in tests. */
-  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
-    const [text, values] = this.listStatement(prefix, limit, offset);
-    return [text, values];
-  }
-
-  private listStatement(
-    prefix: string,
-    limit: number,
-    offset: number,
-  ): [string, unknown[], string] {
-    const upper = prefix === '' ? null : prefixUpperBound(prefix);
-    if (prefix === '') {
-      return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at
-           FROM kb_documents
-          WHERE deleted_at IS NULL
-          ORDER BY document_id
-          LIMIT $1 OFFSET $2`,
-        [limit + 1, offset],
-        'kb_documents_list',
-      ];
-    }
-    if (upper === null) {
-      return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at
-           FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 AND document_id LIKE $2 ESCAPE '\\'
-          ORDER BY document_id
-          LIMIT $3 OFFSET $4`,
-        [prefix, `${escapeLike(prefix)}%`, limit + 1, offset],
-        'kb_documents_list_open_prefix',
-      ];
-    }
-    // The range selects exactly the ids starting with the prefix; LIKE (wildcards escaped)
-    // says the same in words and costs one comparison per returned row.
-    return [
-      `SELECT document_id, parent_id, title, tags, revision, updated_at
-         FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-          AND document_id LIKE $3 ESCAPE '\\'
-        ORDER BY document_id
-        LIMIT $4 OFFSET $5`,
-      [prefix, upper, `${escapeLike(prefix)}%`, limit + 1, offset],
-      'kb_documents_list_prefix',
-    ];
-  }
-
-  /**
-   * Up to `limit` alive documents with an id above `after` (from the start when `null`), in
-   * byte order: a keyset page, so a deep page costs what the first one does. Reads the index
-   * range and the rows returned, never the table.
-   */
-  async pageAfter(after: string | null, limit: number): Promise<DocumentPageRow[]> {
-    const [text, values, name] = this.pageStatement(after, limit);
-    return this.prepared<DocumentPageRow>(name, text, values);
-  }
-
-  /** The exact query and parameters {@link pageAfter} runs, for EXPLAIN in tests. */
-  pageQueryForExplain(after: string | null, limit: number): [string, unknown[]] {
-    const [text, values] = this.pageStatement(after, limit);
-    return [text, values];
-  }
-
-  private pageStatement(after: string | null, limit: number): [string, unknown[], string] {
-    // octet_length reads the stored length of a TOASTed body, not the body itself. The time
-    // comes as the ISO 8601 text the API shows (what Date#toISOString gives), not as a
-    // timestamp for the driver to parse into a Date and the service to format again.
-    const columns = `document_id, title, revision,
-      to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
-      octet_length(body) AS size`;
-    if (after === null) {
-      return [
-        `SELECT ${columns} FROM kb_documents
-          WHERE deleted_at IS NULL ORDER BY document_id LIMIT $1`,
-        [limit],
-        'kb_documents_page_first',
-      ];
-    }
-    return [
-      `SELECT ${columns} FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id > $1 ORDER BY document_id LIMIT $2`,
-      [after, limit],
-      'kb_documents_page_after',
-    ];
-  }
-
-  /**
-   * Up to `limit` alive ids starting with `prefix`, in byte order: a range of the id index,
-   * reading no more entries than it returns.
-   */
-  async idsWithPrefix(prefix: string, limit: number): Promise<string[]> {
-    const [text, values, name] = this.idsStatement(prefix, limit);
-    const rows = await this.prepared<{ document_id: string }>(name, text, values);
-    return rows.map((row) => row.document_id);
-  }
-
-  idsQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
-    const [text, values] = this.idsStatement(prefix, limit);
-    return [text, values];
-  }
-
-  private idsStatement(prefix: string, limit: number): [string, unknown[], string] {
-    const upper = prefixUpperBound(prefix);
-    if (upper === null) {
-      return [
-        `SELECT document_id FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 ORDER BY document_id LIMIT $2`,
-        [prefix, limit],
-        'kb_documents_ids_from',
-      ];
-    }
-    return [
-      `SELECT document_id FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-        ORDER BY document_id LIMIT $3`,
-      [prefix, upper, limit],
-      'kb_documents_ids_range',
-    ];
-  }
-
-  /**
-   * Up to `limit` distinct folders that extend `prefix` by at most one segment, in byte
-   * order of `folder/`: for `prefix` "kb/re" and documents under kb/reports/2024/ and
-   * kb/research/, the folders "kb/reports" and "kb/research". A skip scan over the index of
-   * alive folders (`parent_id || '/'`): every key of a folder's subtree starts with
-   * `folder/`, so the next folder is the first key from `folder0` on ("0" follows "/").
-   * One index probe per folder returned, however many documents a folder holds.
-   */
-  async foldersWithPrefix(prefix: string, limit: number): Promise<string[]> {
-    const [text, values, name] = this.foldersStatement(prefix, limit);
-    const rows = await this.prepared<{ folder: string }>(name, text, values);
-    return rows.map((row) => row.folder);
-  }
-
-  foldersQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
-    const [text, values] = this.foldersStatement(prefix, limit);
-    return [text, values];
-  }
-
-  private foldersStatement(prefix: string, limit: number): [string, unknown[], string] {
-    const upper = prefixUpperBound(prefix);
-    // The folder key k = parent_id || '/' cut after the first "/" that follows $1, "/" dropped.
-    // Keys start strictly above $1: the key equal to "docs/" is the folder docs itself, which
-    // does not extend the value "docs/".
-    const folderOf = `left(k, char_length($1::text) + strpos(substr(k, char_length($1::text) + 1), '/') - 1)`;
-    const below = upper === null ? '' : `AND parent_id || '/' < $2::text`;
-    const limitParam = upper === null ? '$2' : '$3';
-    const next = (from: string) =>
-      `(SELECT ${folderOf} FROM (SELECT parent_id || '/' AS k FROM kb_documents
-          WHERE deleted_at IS NULL AND parent_id || '/' ${from} ${below}
-          ORDER BY parent_id || '/' LIMIT 1) first)`;
-    return [
-      `WITH RECURSIVE walk(folder, n) AS (
-         SELECT ${next('> $1::text')}, 1
-         UNION ALL
-         SELECT ${next(`>= walk.folder || '0'`)}, walk.n + 1
-           FROM walk WHERE walk.folder IS NOT NULL AND walk.n < ${limitParam}::int
-       )
-       SELECT folder FROM walk WHERE folder IS NOT NULL`,
-      upper === null ? [prefix, limit] : [prefix, upper, limit],
-      upper === null ? 'kb_documents_folders_from' : 'kb_documents_folders_range',
-    ];
-  }
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly statements: PreparedStatements,
+  ) {}
 
   async findAlive(documentId: string): Promise<DocumentRow | null> {
-    const rows = await this.prepared<DocumentRow>(
+    const rows = await this.statements.query<DocumentRow>(
       'kb_documents_find_alive',
       `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = $1 AND deleted_at IS NULL`,
       [documentId],
@@ -271,7 +95,7 @@ export class DocumentsRepository {
   /** Alive documents among `ids`, in no particular order. */
   async findManyAlive(ids: readonly string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return [];
-    return this.prepared<DocumentRow>(
+    return this.statements.query<DocumentRow>(
       'kb_documents_find_many_alive',
       `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
       [ids],
@@ -456,62 +280,20 @@ export class DocumentsRepository {
   }
 
   /**
-   * Runs a hot read as a named prepared statement on the pool: parsed once per connection,
-   * and planned once (generic plan) instead of on every call.
-   */
-  private async prepared<T extends object>(
-    name: string,
-    text: string,
-    values: unknown[],
-  ): Promise<T[]> {
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    // A checked-out client has no listener of the pool's: a connection that fails while
-    // no statement runs on it (PostgreSQL restarting just before the query, or just after)
-    // emits 'error', which must not go unheard (it would end the process). pg-pool's own
-    // query() listens the same way.
-    const onError = (error: Error) => (broken = error);
-    client.on('error', onError);
-    try {
-      return (await client.query<T>({ name, text, values })).rows;
-    } catch (error) {
-      // A statement PostgreSQL refused leaves its connection (and the statements prepared
-      // on it) good for the next one; only a connection that failed is dropped. The pool's
-      // own query() would drop it after any error, which a client could cause at will.
-      if (!(error instanceof DatabaseError) || isDatabaseUnavailable(error)) {
-        broken = error as Error;
-      }
-      throw error;
-    } finally {
-      client.removeListener('error', onError);
-      client.release(broken);
-    }
-  }
-
-  /**
    * Runs one writing statement whose audit and snapshot rows name `actor`, and returns the
    * rows of its RETURNING clause. The statement starts with {@link ACTOR} and reads from
    * `actor`, so the transaction-local `app.actor` is set before any row reaches a trigger:
    * one round trip, atomic on its own, instead of BEGIN / set_config / statement / COMMIT.
-   * The actor is always the last parameter. It runs on the pool as a named prepared
-   * statement named by its caller (parsed once per connection), without TypeORM's query
-   * runner; a failure is wrapped as TypeORM's QueryFailedError, as the runner did, so the
-   * error filters see what they saw before.
+   * The actor is always the last parameter.
    */
-  private async write(
+  private write(
     name: string,
     actor: string,
     sql: string,
     params: unknown[],
   ): Promise<DocumentRow[]> {
     const text = sql.replace('$actor', `$${params.length + 1}`);
-    const values = [...params, actor];
-    try {
-      return await this.prepared<DocumentRow>(name, text, values);
-    } catch (error) {
-      throw new QueryFailedError(text, values, error as Error);
-    }
+    return this.statements.write<DocumentRow>(name, text, [...params, actor]);
   }
 
   /** Id and title of the alive documents among `ids` (search results take titles from here). */

@@ -11,6 +11,7 @@ import {
   SnapshotRow,
   VectorStatus,
 } from './documents.repository';
+import { DocumentListingsRepository } from './document-listings.repository';
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 100;
@@ -140,6 +141,7 @@ const PATCH_ATTEMPTS = 64;
 export class DocumentsService {
   constructor(
     private readonly repository: DocumentsRepository,
+    private readonly listings: DocumentListingsRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -156,7 +158,7 @@ export class DocumentsService {
     if (!Number.isInteger(offset) || offset < 0 || offset > 2_147_483_647) {
       throw invalidArgument('offset', `must be an integer ≥ 0, got ${offset}`);
     }
-    const rows = await this.repository.list(prefix, limit, offset);
+    const rows = await this.listings.list(prefix, limit, offset);
     const truncated = rows.length > limit;
     const items = rows.slice(0, limit).map(summaryFromRow);
     return {
@@ -176,13 +178,13 @@ export class DocumentsService {
    * an opaque cursor rather than an offset.
    */
   async pageAfter(after: string | undefined, limit: number): Promise<DocumentPage> {
-    const rows = await this.repository.pageAfter(after ?? null, limit + 1);
+    const rows = await this.listings.pageAfter(after ?? null, limit + 1);
     return { items: rows.slice(0, limit), more: rows.length > limit };
   }
 
   /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */
   async completeIds(prefix: string, limit: number): Promise<Completions> {
-    const values = await this.repository.idsWithPrefix(validatePrefix(prefix, 'value'), limit + 1);
+    const values = await this.listings.idsWithPrefix(validatePrefix(prefix, 'value'), limit + 1);
     return { values: values.slice(0, limit), more: values.length > limit };
   }
 
@@ -191,7 +193,7 @@ export class DocumentsService {
    * segment, at most `limit` (for completions): "kb/re" → "kb/reports", "kb/research".
    */
   async completeFolders(prefix: string, limit: number): Promise<Completions> {
-    const values = await this.repository.foldersWithPrefix(
+    const values = await this.listings.foldersWithPrefix(
       validatePrefix(prefix, 'value'),
       limit + 1,
     );
