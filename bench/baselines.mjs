@@ -103,7 +103,7 @@ async function officialSdk() {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const { readdirSync } = await import('node:fs');
   const { loadConfig } = await import(
-    pathToFileURL(join(root, 'dist/src/config/app-config.js')).href
+    pathToFileURL(join(root, 'dist/src/config/load-config.js')).href
   );
   const config = loadConfig({});
   const folder = join(root, 'dist/src/mcp/tools');

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { AppConfig } from './config/app-config';
+import { ConfigError } from './config/config-values';
+import { loadConfig } from './config/load-config';
 
 async function main(): Promise<void> {
   let config: AppConfig;

@@ -7,7 +7,9 @@
  * the server's (DATABASE_URL; unset ⇒ the embedded PostgreSQL under DATA_DIR).
  */
 import 'reflect-metadata';
-import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { AppConfig } from './config/app-config';
+import { ConfigError } from './config/config-values';
+import { loadConfig } from './config/load-config';
 import { openDatabase } from './database/database-opener';
 
 const log = (message: string) => process.stdout.write(`agent-data migrate: ${message}\n`);

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp } from '../src/app.factory';
-import { loadConfig } from '../src/config/app-config';
+import { loadConfig } from '../src/config/load-config';
 import { VectorWorkPool } from '../src/vectors/work/vector-work.pool';
 import { callTool, toolJson } from './support/mcp-http';
 import { modernPost } from './support/mcp-modern';

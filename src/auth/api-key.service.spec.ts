@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/app-config';
+import { loadConfig } from '../config/load-config';
 import { ApiKeyService, LOCAL_PRINCIPAL, presentedKey } from './api-key.service';
 
 const OPS_KEY = 'ops-secret-key-000000001';

@@ -1,7 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ApiKeyEntry, AppConfig, Profile } from '../config/app-config';
+import { ApiKeyEntry, AppConfig } from '../config/app-config';
+import { Profile } from '../config/config-values';
 
 /**
  * Who made a request: a key's name, `oauth:<subject>` for an access token, or `local` when

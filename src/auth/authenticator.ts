@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { AppConfig, type Profile } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
+import { type Profile } from '../config/config-values';
 import { ApiKeyService, presentedCredential, type Principal } from './api-key.service';
 import { profileOfPath } from './mcp-routes';
 import { OAuthService } from './oauth.service';

@@ -1,4 +1,4 @@
-import type { OAuthSettings } from '../config/app-config';
+import type { OAuthSettings } from '../config/auth-config';
 
 /** What this server needs of the authorization server's metadata (RFC 8414, OpenID Discovery). */
 export interface IssuerMetadata {

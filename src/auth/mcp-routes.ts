@@ -1,4 +1,4 @@
-import type { Profile } from '../config/app-config';
+import type { Profile } from '../config/config-values';
 
 /** The MCP endpoints' profiles (`admin` grants the REST API, not an MCP endpoint). */
 export type McpProfile = Exclude<Profile, 'admin'>;

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import { AppConfig, type OAuthSettings, type Profile } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
+import { type OAuthSettings } from '../config/auth-config';
+import { type Profile } from '../config/config-values';
 import type { Principal } from './api-key.service';
 import { describe, discover, type IssuerMetadata } from './issuer-metadata';
 

@@ -1,4 +1,5 @@
-import type { OAuthSettings, Profile } from '../config/app-config';
+import type { OAuthSettings } from '../config/auth-config';
+import type { Profile } from '../config/config-values';
 import { MCP_ROUTE_PATHS, MCP_ROUTES, type McpProfile, profileOfPath } from './mcp-routes';
 
 export const PRM_PATH = '.well-known/oauth-protected-resource';

@@ -7,7 +7,9 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
-import { AppConfig, type Profile, type RateLimit } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
+import { type Profile } from '../config/config-values';
+import { type RateLimit } from '../config/auth-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { Principal } from './api-key.service';
 

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, isLoopbackHost, loadConfig } from './app-config';
+import { ConfigError } from './config-values';
+import { isLoopbackHost, loadConfig } from './load-config';
 
 const KEY_A = 'a-very-secret-key-0001';
 const KEY_B = 'another-secret-key-0002';

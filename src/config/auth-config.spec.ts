@@ -1,4 +1,4 @@
-import { loadConfig } from './app-config';
+import { loadConfig } from './load-config';
 
 describe('OAuth and rate-limit configuration', () => {
   const issuer = { OAUTH_ISSUER: 'https://id.example.com/realms/kb' };

@@ -7,6 +7,7 @@ import {
   type Profile,
   type Reader,
 } from './config-values';
+import { defaultOf, type VariableName } from './variables';
 
 /** OAuth 2.1 resource-server settings (docs/oauth.md); absent when `OAUTH_ISSUER` is unset. */
 export interface OAuthSettings {
@@ -50,9 +51,6 @@ export interface RateLimit {
   readonly windowSeconds: number;
 }
 
-export const DEFAULT_SCOPE_PROFILES =
-  'kb.read:readonly;kb.write:gpt;kb.admin:internal,gpt-full,admin';
-
 const ASYMMETRIC_ALGORITHMS = [
   'RS256',
   'RS384',
@@ -78,7 +76,11 @@ export function parseOAuth(
 ): OAuthSettings | undefined {
   const issuer = read('OAUTH_ISSUER');
   if (issuer === undefined) {
-    for (const name of ['OAUTH_RESOURCE', 'OAUTH_AUDIENCE', 'OAUTH_INTROSPECTION_CLIENT_ID']) {
+    for (const name of [
+      'OAUTH_RESOURCE',
+      'OAUTH_AUDIENCE',
+      'OAUTH_INTROSPECTION_CLIENT_ID',
+    ] as const) {
       if (read(name) !== undefined) throw new ConfigError(name, 'needs OAUTH_ISSUER');
     }
     return undefined;
@@ -115,11 +117,11 @@ export function parseOAuth(
     issuer,
     resource,
     audiences: audience === undefined ? undefined : list(audience),
-    scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES') ?? DEFAULT_SCOPE_PROFILES),
+    scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES')!),
     jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri),
     algorithms: algorithms(read('OAUTH_ALGORITHMS')),
-    clockSkewSeconds: integer(read, 'OAUTH_CLOCK_SKEW_SECONDS', 30, 0, 600),
-    httpTimeoutMs: integer(read, 'OAUTH_HTTP_TIMEOUT_MS', 5000, 100, 60_000),
+    clockSkewSeconds: integer(read, 'OAUTH_CLOCK_SKEW_SECONDS', 0, 600),
+    httpTimeoutMs: integer(read, 'OAUTH_HTTP_TIMEOUT_MS', 100, 60_000),
     introspection:
       clientId === undefined || clientSecret === undefined
         ? undefined
@@ -167,21 +169,21 @@ export function parseScopeProfiles(raw: string): ReadonlyMap<string, ReadonlySet
 }
 
 /**
- * `120/60s`, `10/s`, `600/min`, `5000/h`; `0` or `off` turns the limit off. Unset: the
- * fallback when `onByDefault`, else off.
+ * `120/60s`, `10/s`, `600/min`, `5000/h`; `0` or `off` turns the limit off. Unset (`given`
+ * answers `undefined`): the table's default when `onByDefault`, else off.
  */
 export function parseRateLimit(
-  read: Reader,
-  name: string,
-  fallback: string,
+  given: Reader,
+  name: 'RATE_LIMIT_TOOL_CALLS' | 'RATE_LIMIT_ADMIN_WRITES',
   onByDefault: boolean,
 ): RateLimit | undefined {
-  const raw = read(name)?.toLowerCase();
-  if (raw === undefined) return onByDefault ? parseRateLimitValue(name, fallback) : undefined;
+  const raw = given(name)?.toLowerCase();
+  if (raw === undefined)
+    return onByDefault ? parseRateLimitValue(name, defaultOf(name)!) : undefined;
   return parseRateLimitValue(name, raw);
 }
 
-function parseRateLimitValue(name: string, raw: string): RateLimit | undefined {
+function parseRateLimitValue(name: VariableName, raw: string): RateLimit | undefined {
   if (raw === '0' || raw === 'off') return undefined;
   const match = /^(\d{1,7})\s*\/\s*(\d{0,6})\s*(s|sec|m|min|h)$/.exec(raw);
   const unit = match ? { s: 1, sec: 1, m: 60, min: 60, h: 3600 }[match[3]] : undefined;

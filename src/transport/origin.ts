@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../config/app-config';
+import { isLoopbackHost } from '../config/load-config';
 
 /**
  * Whether a browser `Origin` may call the MCP routes (DNS-rebinding protection).

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { AppConfig, loadConfig } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
+import { loadConfig } from '../config/load-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { LocalEmbedder } from './embedders/local.embedder';
 import { OpenAiEmbedder } from './embedders/openai.embedder';

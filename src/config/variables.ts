@@ -1,0 +1,432 @@
+/**
+ * Every environment variable the server reads, described once: the parser (load-config.ts)
+ * can only read a name of this table (its reader is typed by it), a test fails when a
+ * variable of the table is never read, and docs/configuration.md is rendered from it
+ * (`npm run docs:config`; a test fails when the page is out of date). Its length is the
+ * table's: one entry per variable, and nothing else.
+ */
+export interface Variable {
+  readonly group: Group;
+  /** What it does, one line, markdown. */
+  readonly meaning: string;
+  /**
+   * The default, written as an operator would write the variable: the parser reads it
+   * when the variable is unset, and the docs show it (with `note` after it).
+   */
+  readonly value?: string;
+  readonly note?: string;
+  /** For a default that depends on other settings: what the docs say instead of a value. */
+  readonly fallback?: string;
+  /** Among the few most people set (the docs list them first). */
+  readonly common?: true;
+}
+
+const GROUPS = [
+  'Server',
+  'Database',
+  'Authentication',
+  'OAuth',
+  'Documents and requests',
+  'MCP',
+  'Ingest',
+  'Search and embeddings',
+  'Vector pipeline',
+  'HTTP and shutdown',
+  'Internal',
+] as const;
+type Group = (typeof GROUPS)[number];
+
+export const VARIABLES = {
+  HOST: { group: 'Server', meaning: 'listen address', value: '127.0.0.1', common: true },
+  PORT: { group: 'Server', meaning: 'listen port', value: '8080', common: true },
+  WEB_CONCURRENCY: {
+    group: 'Server',
+    meaning: 'server processes (node:cluster) sharing the port (docs/operations.md, Cluster mode)',
+    value: '1',
+  },
+  LOG_LEVEL: {
+    group: 'Server',
+    meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`',
+    value: 'info',
+  },
+  DATABASE_URL: {
+    group: 'Database',
+    meaning: 'PostgreSQL connection string; unset ⇒ the embedded PostgreSQL',
+    fallback: 'unset',
+    common: true,
+  },
+  DATA_DIR: {
+    group: 'Database',
+    meaning: 'where the embedded PostgreSQL keeps its files',
+    value: './.data',
+  },
+  MIGRATIONS_RUN: {
+    group: 'Database',
+    meaning: 'apply migrations at start-up (`false` when a Kubernetes job does it)',
+    value: 'true',
+  },
+  DB_POOL_SIZE: {
+    group: 'Database',
+    meaning: 'PostgreSQL connections in the pool',
+    value: '20',
+  },
+  API_KEYS: {
+    group: 'Authentication',
+    meaning: '`name:key:profile[,profile...]` entries separated by `;`',
+    fallback: 'unset ⇒ auth off, loopback only',
+    common: true,
+  },
+  API_KEYS_FILE: {
+    group: 'Authentication',
+    meaning: 'a file with one `name:key:profiles` entry per line (`#` comments)',
+    fallback: 'unset',
+  },
+  GPT_ROUTE_TOKEN: {
+    group: 'Authentication',
+    meaning: 'enables `/gpt-mcp/{token}/mcp` (gpt profile, no key)',
+    fallback: 'unset',
+  },
+  RATE_LIMIT_TOOL_CALLS: {
+    group: 'Authentication',
+    meaning:
+      'MCP `tools/call` per principal and window (`120/min`, `10/s`, `off`), shared by replicas',
+    value: '600/min',
+    note: 'off loopback, else off',
+  },
+  RATE_LIMIT_ADMIN_WRITES: {
+    group: 'Authentication',
+    meaning: 'admin REST writes per principal and window',
+    value: '300/min',
+    note: 'off loopback, else off',
+  },
+  OAUTH_ISSUER: {
+    group: 'OAuth',
+    meaning: 'accept OAuth access tokens from this issuer beside API keys (docs/oauth.md)',
+    fallback: 'unset',
+    common: true,
+  },
+  OAUTH_RESOURCE: {
+    group: 'OAuth',
+    meaning: 'the URL clients use for this server; tokens are issued for it',
+    fallback: '`http://HOST:PORT` on loopback, else required',
+  },
+  OAUTH_AUDIENCE: {
+    group: 'OAuth',
+    meaning: '`aud` values accepted (comma-separated)',
+    fallback: 'the resource identifiers',
+  },
+  OAUTH_SCOPE_PROFILES: {
+    group: 'OAuth',
+    meaning: '`scope:profile[,profile]` entries separated by `;`',
+    value: 'kb.read:readonly;kb.write:gpt;kb.admin:internal,gpt-full,admin',
+  },
+  OAUTH_JWKS_URI: {
+    group: 'OAuth',
+    meaning: "override the issuer metadata's `jwks_uri`",
+    fallback: 'from the metadata',
+  },
+  OAUTH_ALGORITHMS: {
+    group: 'OAuth',
+    meaning: 'JWS algorithms accepted (asymmetric only)',
+    fallback: 'RS, PS, ES, EdDSA',
+  },
+  OAUTH_CLOCK_SKEW_SECONDS: {
+    group: 'OAuth',
+    meaning: 'tolerance on `exp`/`nbf`',
+    value: '30',
+  },
+  OAUTH_HTTP_TIMEOUT_MS: {
+    group: 'OAuth',
+    meaning: 'bound of each call to the issuer',
+    value: '5000',
+  },
+  OAUTH_INTROSPECTION_CLIENT_ID: {
+    group: 'OAuth',
+    meaning: 'introspect opaque tokens (RFC 7662) as this client',
+    fallback: 'unset',
+  },
+  OAUTH_INTROSPECTION_CLIENT_SECRET: {
+    group: 'OAuth',
+    meaning: "that client's secret",
+    fallback: 'unset',
+  },
+  OAUTH_INTROSPECTION_URL: {
+    group: 'OAuth',
+    meaning: 'the introspection endpoint',
+    fallback: 'from the metadata',
+  },
+  MAX_BODY_BYTES: {
+    group: 'Documents and requests',
+    meaning: 'largest document body',
+    value: '1048576',
+    note: '(1 MiB)',
+  },
+  MAX_METADATA_BYTES: {
+    group: 'Documents and requests',
+    meaning: 'largest metadata object, as JSON',
+    value: '65536',
+    note: '(64 KiB)',
+  },
+  MAX_TITLE_CHARS: {
+    group: 'Documents and requests',
+    meaning: 'longest title',
+    value: '300',
+  },
+  MAX_TAGS: { group: 'Documents and requests', meaning: 'most tags', value: '50' },
+  MAX_TAG_CHARS: {
+    group: 'Documents and requests',
+    meaning: 'longest tag',
+    value: '100',
+  },
+  MAX_REQUEST_BYTES: {
+    group: 'Documents and requests',
+    meaning: 'largest HTTP request body',
+    value: '2097152',
+    note: '(2 MiB)',
+  },
+  MCP_POST_SSE: {
+    group: 'MCP',
+    meaning: '`false` ⇒ never answer a POST with SSE',
+    value: 'true',
+  },
+  MCP_TOOL_RESOURCE_LINKS: {
+    group: 'MCP',
+    meaning: '`resource_link` items in tool results: `modern` (2026-07-28), `always`, `never`',
+    value: 'modern',
+  },
+  MCP_SSE_KEEPALIVE_MS: {
+    group: 'MCP',
+    meaning: '`: keepalive` comment interval on an SSE answer still being worked out',
+    value: '15000',
+  },
+  ALLOWED_ORIGINS: {
+    group: 'MCP',
+    meaning: 'browser origins allowed on MCP routes (comma-separated)',
+    fallback: 'loopback origins',
+  },
+  INGEST_ALLOWED_HOSTS: {
+    group: 'Ingest',
+    meaning: 'hosts `ingest_document` may fetch from (`*.example.com` allowed)',
+    fallback: 'empty ⇒ the tool refuses',
+  },
+  INGEST_ALLOW_HTTP: {
+    group: 'Ingest',
+    meaning: 'let `ingest_document` fetch plain http',
+    value: 'false',
+  },
+  INGEST_TIMEOUT_MS: {
+    group: 'Ingest',
+    meaning: 'deadline of a whole fetch',
+    value: '15000',
+  },
+  INGEST_ALLOWED_PRIVATE_CIDRS: {
+    group: 'Ingest',
+    meaning: 'non-public ranges ingest may reach (e.g. `10.0.0.0/8`)',
+    fallback: 'empty',
+  },
+  EMBEDDINGS_PROVIDER: {
+    group: 'Search and embeddings',
+    meaning: '`openai` or `local`',
+    fallback: '`openai` if `OPENAI_API_KEY` is set, else `local`',
+  },
+  OPENAI_API_KEY: {
+    group: 'Search and embeddings',
+    meaning: 'embed with OpenAI (or a compatible server that wants a key)',
+    fallback: 'unset',
+    common: true,
+  },
+  OPENAI_BASE_URL: {
+    group: 'Search and embeddings',
+    meaning: 'any OpenAI-compatible embeddings server',
+    fallback: "OpenAI's",
+  },
+  EMBEDDINGS_MODEL: {
+    group: 'Search and embeddings',
+    meaning: 'embedding model',
+    value: 'text-embedding-3-small',
+  },
+  EMBEDDINGS_DIMENSIONS: {
+    group: 'Search and embeddings',
+    meaning: 'length of the vectors',
+    fallback: "the model's",
+  },
+  EMBEDDINGS_BATCH_SIZE: {
+    group: 'Search and embeddings',
+    meaning: 'inputs per embeddings request',
+    value: '128',
+  },
+  EMBEDDINGS_MAX_INPUT_TOKENS: {
+    group: 'Search and embeddings',
+    meaning: 'token limit per chunk',
+    value: '8191',
+  },
+  OPENAI_TIMEOUT_MS: {
+    group: 'Search and embeddings',
+    meaning: 'embeddings request timeout',
+    value: '30000',
+  },
+  OPENAI_MAX_RETRIES: {
+    group: 'Search and embeddings',
+    meaning: 'embeddings request retries (429 and 5xx)',
+    value: '3',
+  },
+  VECTOR_STORE: {
+    group: 'Search and embeddings',
+    meaning: '`qdrant` or `postgres`',
+    fallback: '`qdrant` if `QDRANT_URL` is set, else `postgres`',
+  },
+  QDRANT_URL: {
+    group: 'Search and embeddings',
+    meaning: 'Qdrant server, with its port (`http://qdrant:6333`)',
+    fallback: 'unset',
+    common: true,
+  },
+  QDRANT_API_KEY: {
+    group: 'Search and embeddings',
+    meaning: "Qdrant's API key",
+    fallback: 'unset',
+  },
+  QDRANT_COLLECTION: {
+    group: 'Search and embeddings',
+    meaning: 'Qdrant collection',
+    value: 'kb_documents',
+  },
+  SEARCH_RRF_K: {
+    group: 'Search and embeddings',
+    meaning: 'k of the reciprocal rank fusion',
+    value: '60',
+  },
+  SEARCH_CANDIDATES: {
+    group: 'Search and embeddings',
+    meaning: 'documents each side contributes to the fusion',
+    value: '20',
+  },
+  SEARCH_VECTOR_WEIGHT: {
+    group: 'Search and embeddings',
+    meaning: "the vector side's weight in the fusion (the lexical side's is 1)",
+    fallback: '`0.3` with the local embedder, `1` with OpenAI',
+  },
+  VECTOR_SKIP_PREFIXES: {
+    group: 'Vector pipeline',
+    meaning: 'id prefixes never embedded',
+    value: 'operations/tasks/comments/,registries/',
+  },
+  VECTOR_SYNC_ENABLED: {
+    group: 'Vector pipeline',
+    meaning: 'run the listener, worker and recovery sweep in this process',
+    value: 'true',
+  },
+  REINDEX_CRON: {
+    group: 'Vector pipeline',
+    meaning: 'schedule of the recovery sweep',
+    value: '*/5 * * * *',
+  },
+  VECTOR_WORKER_CONCURRENCY: {
+    group: 'Vector pipeline',
+    meaning: 'embedding batches at once',
+    value: '2',
+  },
+  VECTOR_LEASE_MS: {
+    group: 'Vector pipeline',
+    meaning: 'claim lease, renewed while a batch runs',
+    value: '15000',
+  },
+  VECTOR_WORK_THREADS: {
+    group: 'Vector pipeline',
+    meaning: 'threads that chunk and embed (local embedder) beside the request loop',
+    fallback: 'cores − 1, between 1 and 4',
+  },
+  VECTOR_MAX_ATTEMPTS: {
+    group: 'Vector pipeline',
+    meaning: 'attempts before `error`',
+    value: '6',
+  },
+  VECTOR_RETRY_BASE_MS: {
+    group: 'Vector pipeline',
+    meaning: 'first retry delay (doubling)',
+    value: '2000',
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    group: 'HTTP and shutdown',
+    meaning: 'how long SIGTERM waits for in-flight requests',
+    value: '10000',
+  },
+  SHUTDOWN_DRAIN_MS: {
+    group: 'HTTP and shutdown',
+    meaning: 'after SIGTERM, keep answering (with `Connection: close`) this long',
+    value: '1000',
+  },
+  HTTP_HEADERS_TIMEOUT_MS: {
+    group: 'HTTP and shutdown',
+    meaning: "a client's request head must arrive within this",
+    value: '10000',
+  },
+  HTTP_REQUEST_TIMEOUT_MS: {
+    group: 'HTTP and shutdown',
+    meaning: "a client's whole request must arrive within this (longer than the head's)",
+    value: '60000',
+  },
+  HTTP_KEEPALIVE_TIMEOUT_MS: {
+    group: 'HTTP and shutdown',
+    meaning: "idle keep-alive connections close after this (keep above a proxy's idle timeout)",
+    value: '5000',
+  },
+  AGENT_DATA_CLUSTER_ROLE: {
+    group: 'Internal',
+    meaning: "set by the cluster primary for its workers (`vector`, `web`); not an operator's",
+    value: 'single',
+  },
+} as const satisfies Record<string, Variable>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+/** The default of `name` as an operator would write it; `undefined` when it has none. */
+export function defaultOf(name: VariableName): string | undefined {
+  return (VARIABLES[name] as Variable).value;
+}
+
+function shownDefault(v: Variable): string {
+  if (v.value === undefined) return v.fallback ?? 'unset';
+  return v.note === undefined ? `\`${v.value}\`` : `\`${v.value}\` ${v.note}`;
+}
+
+const ENTRIES = Object.entries(VARIABLES) as [VariableName, Variable][];
+
+function table(rows: [VariableName, Variable][]): string[] {
+  return [
+    '| variable | meaning | default |',
+    '| --- | --- | --- |',
+    ...rows.map(([name, v]) => `| \`${name}\` | ${v.meaning} | ${shownDefault(v)} |`),
+  ];
+}
+
+/** The table of the variables most people set (the README shows it too). */
+export function commonVariablesTable(): string {
+  return table(ENTRIES.filter(([, v]) => v.common)).join('\n');
+}
+
+/** docs/configuration.md, as `npm run docs:config` writes it. */
+export function configurationPage(): string {
+  const entries = ENTRIES;
+  return [
+    '# Configuration',
+    '',
+    '<!-- Written by `npm run docs:config` from src/config/variables.ts: edit that file. -->',
+    '',
+    'Everything is read from environment variables once, at start-up, and validated: a bad',
+    'value stops the process with one line naming the variable (`agent-data: invalid',
+    'configuration: PORT: must be between 0 and 65535, got 70000`). Secrets never appear in',
+    'logs. Binding to a non-loopback `HOST` without `API_KEYS` or `OAUTH_ISSUER` is refused.',
+    '',
+    '## The variables most people set',
+    '',
+    commonVariablesTable(),
+    ...GROUPS.flatMap((group) => [
+      '',
+      `## ${group}`,
+      '',
+      ...table(entries.filter(([, v]) => v.group === group)),
+    ]),
+    '',
+  ].join('\n');
+}
