@@ -9,6 +9,7 @@ import { mcpFastPath } from './mcp/mcp-fast-path';
 import { httpMetrics } from './metrics/http-metrics';
 import { MetricsService } from './metrics/metrics.service';
 import { setupOpenApi } from './openapi/openapi.setup';
+import { answerClientError } from './transport/client-error';
 
 /**
  * Builds the application for `config` with everything main.ts and the integration tests
@@ -19,7 +20,7 @@ import { setupOpenApi } from './openapi/openapi.setup';
  */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   const root = createRootLogger(config);
-  const adapter = new TunedExpressAdapter(config);
+  const adapter = new TunedExpressAdapter(config, answerClientError);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.register(config),
     adapter,

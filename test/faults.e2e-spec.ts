@@ -7,6 +7,7 @@ import { VectorWorkPool } from '../src/vectors/work/vector-work.pool';
 import { callTool, toolJson } from './support/mcp-http';
 import { modernPost } from './support/mcp-modern';
 import { OwnPostgres } from './support/own-postgres';
+import { waitFor } from './support/wait';
 
 jest.setTimeout(120_000);
 
@@ -41,15 +42,9 @@ describe('PostgreSQL faults', () => {
     await pg?.destroy();
   });
 
-  /** Polls `probe` until it returns a value (at most 30 s). */
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const value = await probe().catch(() => undefined);
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  /** Polls `probe` until it returns a value (at most 30 s; errors are "not yet": the cluster restarts). */
+  function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+    return waitFor(probe, what, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true });
   }
 
   /** Rows of one query on a connection of its own (the cluster restarts between queries). */

@@ -5,6 +5,7 @@ import { post, rpc, sseEvents, type Json } from './support/mcp-http';
 import { ENVELOPE, modernHeaders } from './support/mcp-modern';
 import { FakeOpenAi } from './support/fake-openai';
 import { page, PageServer, startPageServer } from './support/mcp-page-server';
+import { waitFor } from './support/wait';
 
 /** An SSE answer read as it arrives, for waiting on what it has sent so far. */
 interface OpenStream {
@@ -350,14 +351,18 @@ describe('progress, keep-alive and cancellation on SSE answers (docs/mcp.md)', (
     // The server drops its outbound fetch at once: the page's request goes away.
     await gates.modern.abandoned;
     gates.modern.release();
-    const metrics = await waitFor(async () => {
-      const text = (await request(t.baseUrl).get('/metrics')).text;
-      return /mcp_tool_calls_total\{profile="internal",tool="ingest_document",outcome="cancelled"\} 1/.test(
-        text,
-      )
-        ? text
-        : undefined;
-    });
+    const metrics = await waitFor(
+      async () => {
+        const text = (await request(t.baseUrl).get('/metrics')).text;
+        return /mcp_tool_calls_total\{profile="internal",tool="ingest_document",outcome="cancelled"\} 1/.test(
+          text,
+        )
+          ? text
+          : undefined;
+      },
+      'the cancelled ingest counted in /metrics',
+      10_000,
+    );
     expect(metrics).toBeDefined();
     await request(t.baseUrl).get('/documents/ingested/cancelled.md').expect(404);
   });
@@ -412,20 +417,14 @@ describe('progress, keep-alive and cancellation on SSE answers (docs/mcp.md)', (
     await gates.legacy.requested;
     stream.close();
     gates.legacy.release();
-    const stored = await waitFor(async () => {
-      const response = await request(t.baseUrl).get('/documents/ingested/kept.md');
-      return response.status === 200 ? response.body : undefined;
-    });
+    const stored = await waitFor(
+      async () => {
+        const response = await request(t.baseUrl).get('/documents/ingested/kept.md');
+        return response.status === 200 ? response.body : undefined;
+      },
+      'the ingested document stored',
+      10_000,
+    );
     expect(stored).toMatchObject({ document_id: 'ingested/kept.md', title: 'Slow' });
   });
 });
-
-/** Polls `probe` until it returns a value (at most 10 s): for effects that follow a request. */
-async function waitFor<T>(probe: () => Promise<T | undefined>): Promise<T | undefined> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -6,6 +6,7 @@ import { page, PageServer, startPageServer } from './support/mcp-page-server';
 import { ALL_TOOLS } from './support/mcp-expected';
 import { callsFor } from './support/mcp-calls';
 import { connectSdkClient, resultJson, sentRequests } from './support/mcp-sdk';
+import { waitFor } from './support/wait';
 
 describe('the official SDK client on every profile', () => {
   jest.setTimeout(30_000);
@@ -63,16 +64,18 @@ describe('the official SDK client on every profile', () => {
       const { tools: listed } = await client.listTools();
       const calls = callsFor(`sdk/${profile}`, pages.url);
       // Wait until the seed is indexed, so that search_knowledge returns a hit to validate.
-      const deadline = Date.now() + 20_000;
-      let hits: Array<{ document_id: string }> = [];
-      while (hits.length === 0 && Date.now() < deadline) {
-        const search = await client.callTool({
-          name: 'search_knowledge',
-          arguments: calls.search_knowledge,
-        });
-        hits = resultJson(search).results;
-        if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const hits = await waitFor(
+        async () => {
+          const search = await client.callTool({
+            name: 'search_knowledge',
+            arguments: calls.search_knowledge,
+          });
+          const found: Array<{ document_id: string }> = resultJson(search).results;
+          return found.length > 0 ? found : undefined;
+        },
+        'the seed to be searchable',
+        { intervalMs: 100 },
+      );
       expect(hits.map((hit) => hit.document_id)).toEqual([`sdk/${profile}/seed.md`]);
       for (const tool of listed) {
         // callTool validates structuredContent against the tool's outputSchema.

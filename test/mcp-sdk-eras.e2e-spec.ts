@@ -8,6 +8,7 @@ import {
   resultJson,
   type SdkClientKind,
 } from './support/mcp-sdk';
+import { waitFor } from './support/wait';
 
 const KINDS: Array<{ kind: SdkClientKind; version: string }> = [
   { kind: 'v1', version: '2025-11-25' },
@@ -82,14 +83,19 @@ describe('official SDK clients in both protocol eras, on every route', () => {
         const { tools: listed } = await client.listTools();
         expect(listed).toHaveLength(tools);
         const calls = callsFor(prefix, pages.url);
-        const deadline = Date.now() + 20_000;
-        let hits: unknown[] = [];
-        while (hits.length === 0 && Date.now() < deadline) {
-          hits = resultJson(
-            await client.callTool({ name: 'search_knowledge', arguments: calls.search_knowledge }),
-          ).results;
-          if (hits.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        const hits = await waitFor(
+          async () => {
+            const found: unknown[] = resultJson(
+              await client.callTool({
+                name: 'search_knowledge',
+                arguments: calls.search_knowledge,
+              }),
+            ).results;
+            return found.length > 0 ? found : undefined;
+          },
+          'the seed to be searchable',
+          { intervalMs: 100 },
+        );
         expect(hits).toHaveLength(1);
         for (const tool of listed) {
           const result = await client.callTool({ name: tool.name, arguments: calls[tool.name] });

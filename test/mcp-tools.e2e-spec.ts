@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson, type Json } from './support/mcp-http';
+import { waitFor } from './support/wait';
 
 describe('MCP document tools', () => {
   let t: TestApp;
@@ -292,14 +293,16 @@ describe('search_knowledge over MCP', () => {
     t = await startTestApp({ VECTOR_SYNC_ENABLED: 'true' });
   });
   afterAll(() => t.close());
-  /** Searches until `found` says the index has caught up (indexing follows writes). */
-  async function searchUntil(args: Record<string, unknown>, found: (result: Json) => boolean) {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const result = await call('search_knowledge', args);
-      if (found(result) || Date.now() > deadline) return result;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+  /** Searches until `found` says the index has caught up (indexing follows writes); fails if it never does. */
+  function searchUntil(args: Record<string, unknown>, found: (result: Json) => boolean) {
+    return waitFor(
+      async () => {
+        const result = await call('search_knowledge', args);
+        return found(result) ? result : undefined;
+      },
+      `search_knowledge ${JSON.stringify(args)} to find what was written`,
+      { intervalMs: 100 },
+    );
   }
   const ids = (result: Json): string[] =>
     result.results.map((hit: { document_id: string }) => hit.document_id);

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
+import { waitFor } from './support/wait';
 
 const ROOT = join(__dirname, '..');
 
@@ -45,13 +46,15 @@ export function freePort(): Promise<number> {
 export async function live(server: ServerProcess, baseUrl: string): Promise<void> {
   let exited = false;
   server.exit.then(() => (exited = true));
-  for (;;) {
-    if (exited) throw new Error(`server exited during start-up:\n${server.stderr()}`);
-    const ok = await request(baseUrl)
-      .get('/health/live')
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    async () => {
+      if (exited) throw new Error(`server exited during start-up:\n${server.stderr()}`);
+      return request(baseUrl)
+        .get('/health/live')
+        .then((r) => r.status === 200)
+        .catch(() => false);
+    },
+    '/health/live to answer',
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
 }

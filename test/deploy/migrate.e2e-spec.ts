@@ -4,6 +4,7 @@ import { MIGRATIONS } from '../../migrations';
 import { databaseUrl } from '../support/database';
 import { freePort } from '../server-process-helpers';
 import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
+import { waitFor } from '../support/wait';
 
 /**
  * The migration Job's command (`node dist/src/migrate.js`, here from source): on an empty
@@ -78,14 +79,13 @@ describe('migration entry point (src/migrate.ts)', () => {
 
   /** Both runs have connected and found the lock taken (each says so once). */
   async function waitForWaitingRuns(runs: NodeProcess[]): Promise<void> {
-    for (let i = 0; i < 600; i++) {
-      if (runs.every((run) => run.output().includes('another migration run holds the lock')))
-        return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(
-      `the runs never waited on the lock:\n${runs.map((r) => r.output()).join('\n')}`,
-    );
+    await waitFor(
+      () => runs.every((run) => run.output().includes('another migration run holds the lock')),
+      'both runs to wait on the lock',
+      { timeoutMs: 60_000, intervalMs: 100 },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}:\n${runs.map((r) => r.output()).join('\n')}`);
+    });
   }
 
   async function appliedMigrations(): Promise<string[]> {

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { waitFor } from '../support/wait';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -48,14 +49,15 @@ export async function waitUntilServing(
 ): Promise<void> {
   let ended = false;
   process.exited.then(() => (ended = true));
-  for (let i = 0; i < attempts && !ended; i++) {
-    try {
-      const response = await fetch(url);
-      if (response.status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} never answered 200; process output:\n${process.output()}`);
+  await waitFor(
+    async () => {
+      if (ended) throw new Error('the process exited');
+      // Not listening yet: a refused connection is "not yet".
+      return (await fetch(url).catch(() => undefined))?.status === 200;
+    },
+    `${url} to answer 200`,
+    { timeoutMs: attempts * 100, intervalMs: 100 },
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; process output:\n${process.output()}`);
+  });
 }

@@ -3,6 +3,7 @@ import { createTestDatabase, TestDatabase } from '../support/database';
 import { FakeOpenAi } from '../support/fake-openai';
 import { freePort } from '../server-process-helpers';
 import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
+import { waitFor } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -43,11 +44,12 @@ describe('graceful shutdown of the server process', () => {
 
   /** Resolves once the process has logged that it started draining. */
   async function draining(server: NodeProcess): Promise<void> {
-    for (let i = 0; i < 600; i++) {
-      if (server.output().includes('SIGTERM received')) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`the server never logged the SIGTERM:\n${server.output()}`);
+    await waitFor(() => server.output().includes('SIGTERM received'), 'the SIGTERM log line', {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}:\n${server.output()}`);
+    });
   }
 
   async function storedIds(ids: string[]): Promise<Set<string>> {
@@ -109,9 +111,11 @@ describe('graceful shutdown of the server process', () => {
               WHERE vector_claimed_at IS NOT NULL OR vector_lease_expires_at IS NOT NULL`,
           )
         ).rows[0].n;
-      while (acknowledged.length < 60 || (await claims()) === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(
+        async () => acknowledged.length >= 60 && (await claims()) > 0,
+        '60 acknowledged writes and documents claimed by the worker',
+        { intervalMs: 20 },
+      );
       const acknowledgedBeforeSignal = acknowledged.length;
       sigtermSent = true;
       server.child.kill('SIGTERM');
@@ -225,11 +229,14 @@ describe('graceful shutdown of the server process', () => {
             [ids],
           )
         ).rows;
-      for (let i = 0; i < 300; i++) {
-        const rows = await statuses();
-        if (rows.length === 1 && rows[0].vector_status === 'ready') break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(
+        async () => {
+          const rows = await statuses();
+          return rows.length === 1 && rows[0].vector_status === 'ready';
+        },
+        'every document ready after the takeover',
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
       // All embedded by the second process, none charged an attempt for the death of the first.
       expect(await statuses()).toEqual([{ vector_status: 'ready', vector_attempts: 0, n: 12 }]);
       second.server.child.kill('SIGTERM');
