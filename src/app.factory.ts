@@ -38,7 +38,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   for (const observer of observers) app.use(observing(observer));
   // Ahead of Express: the MCP endpoints and the hottest admin reads without its router or
   // Nest's (same guards, handlers, filters, request id, access log and metrics).
-  adapter.setFrontDoors(mcpFastPath(app, observers), documentsFastPath(app, observers));
+  adapter.setFrontDoors(mcpFastPath(adapter, observers), documentsFastPath(adapter, observers));
   setupOpenApi(app);
   return app;
 }

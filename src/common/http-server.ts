@@ -22,29 +22,20 @@ export function pathOf(url: string): string {
 }
 
 /**
- * For a front door: leaves on `request` what Express's router leaves on a request it routes
- * to the route template `route` with `params` (the observers read them), then runs the
- * observers, as Express would run them as middleware.
- */
-export function enterRoute(
-  request: Request,
-  response: Response,
-  route: string,
-  params: Request['params'],
-  observers: readonly RequestObserver[],
-): void {
-  request.originalUrl = request.url;
-  request.baseUrl = '';
-  (request as Request & { route: { path: string } }).route = { path: route };
-  request.params = params;
-  for (const observe of observers) observe(request, response);
-}
-
-/**
  * Answers a request before Express sees it (true), or leaves it to Express (false): the
  * fast paths of the MCP endpoints and of the hottest admin reads.
  */
 export type FrontDoor = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/** A route's handler as Nest registers it with the HTTP adapter. */
+export type RouteHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  next: (error?: unknown) => void,
+) => unknown;
+
+/** The HTTP methods Nest registers routes with (`@All` is `all`), as the adapter sees them. */
+type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options' | 'all';
 
 /**
  * Express under Nest, on an HTTP server with explicit limits for slow and idle clients
@@ -54,6 +45,8 @@ export type FrontDoor = (request: IncomingMessage, response: ServerResponse) => 
  */
 export class TunedExpressAdapter extends ExpressAdapter {
   private frontDoors: readonly FrontDoor[] = [];
+  /** Every route handler Nest registered, by `METHOD path` (for the front doors). */
+  private readonly handlers = new Map<string, RouteHandler>();
 
   /**
    * `answerClientError` answers what Node's HTTP parser refuses before any route sees the
@@ -69,6 +62,61 @@ export class TunedExpressAdapter extends ExpressAdapter {
   /** Lets `doors`, in order, answer the requests they want ahead of Express (at bootstrap). */
   setFrontDoors(...doors: FrontDoor[]): void {
     this.frontDoors = doors;
+  }
+
+  /**
+   * The handler Nest registered for `method` (`GET`, `ALL`, ...) and `path` as written in
+   * its route (`/documents/*id`): the whole route (guards, interceptors, pipes, reply,
+   * filters), which a front door calls instead of walking Express's router to it.
+   */
+  routeHandler(method: string, path: string): RouteHandler | undefined {
+    return this.handlers.get(`${method.toUpperCase()} ${path}`);
+  }
+
+  /**
+   * Sets the status as Express's `res.status` does, on any response: the MCP front door's
+   * keep Node's prototype (the MCP code uses Node's API only).
+   */
+  override status(response: ServerResponse, statusCode: number): ServerResponse {
+    response.statusCode = statusCode;
+    return response;
+  }
+
+  // Nest registers each route by calling get/post/.../all with its path and handler.
+  override get(...args: unknown[]): unknown {
+    return this.register('get', args);
+  }
+  override post(...args: unknown[]): unknown {
+    return this.register('post', args);
+  }
+  override put(...args: unknown[]): unknown {
+    return this.register('put', args);
+  }
+  override patch(...args: unknown[]): unknown {
+    return this.register('patch', args);
+  }
+  override delete(...args: unknown[]): unknown {
+    return this.register('delete', args);
+  }
+  override head(...args: unknown[]): unknown {
+    return this.register('head', args);
+  }
+  override options(...args: unknown[]): unknown {
+    return this.register('options', args);
+  }
+  override all(...args: unknown[]): unknown {
+    return this.register('all', args);
+  }
+
+  /** Records a route's handler, then registers it with Express as the adapter would. */
+  private register(method: RouteMethod, args: unknown[]): unknown {
+    const [path, handler] = args;
+    // `get` with one argument reads an Express setting; anything else is a route.
+    if (typeof path === 'string' && typeof handler === 'function' && args.length === 2) {
+      this.handlers.set(`${method.toUpperCase()} ${path}`, handler as RouteHandler);
+    }
+    const instance = this.getInstance<Record<string, (...a: unknown[]) => unknown>>();
+    return instance[method](...args);
   }
 
   override initHttpServer(): void {

@@ -1,15 +1,16 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
-import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { digest, type Principal } from '../auth/api-key.service';
 import { Authenticator } from '../auth/authenticator';
 import { routePathOf } from '../auth/protected-resource';
 import { RETRY_AFTER_SECONDS } from '../common/fault';
+import { pathOf } from '../common/http-server';
 import { AppConfig } from '../config/app-config';
 import { HTTP_REFUSAL, McpHttpException } from '../transport/json-rpc-error';
 import { MCP_PROFILE, MCP_SECRET_ROUTE } from './mcp-endpoint.decorator';
 import type { McpProfile } from '../auth/mcp-routes';
+import type { McpRequest } from './mcp-request';
 
 /** Who calls through the secret GPT route: logs and audit rows name it, never the token. */
 export const GPT_ROUTE_PRINCIPAL: Principal = { name: 'gpt-route', profiles: new Set(['gpt']) };
@@ -43,12 +44,12 @@ export class McpAuthGuard implements CanActivate {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const request = context.switchToHttp().getRequest<McpRequest>();
     const profile = this.reflector.get<McpProfile | undefined>(MCP_PROFILE, context.getHandler());
     // Unknown paths carry no profile: their handler answers 404 whoever asks.
     if (profile === undefined) return true;
     if (this.reflector.get<boolean>(MCP_SECRET_ROUTE, context.getHandler())) {
-      const token = request.params.token;
+      const token = request.params?.token;
       if (this.tokenDigest === undefined || typeof token !== 'string') throw unknownPath();
       if (!timingSafeEqual(digest(token), this.tokenDigest)) throw unknownPath();
       request.principal = GPT_ROUTE_PRINCIPAL;
@@ -60,15 +61,12 @@ export class McpAuthGuard implements CanActivate {
 
   /**
    * Sets `request.principal` when the request's key or token grants `profile`; throws the
-   * 401 / 403 / 503 otherwise. A CORS preflight carries no credentials and passes. `path`
-   * is the request's path (the fast path has it without Express's getter).
+   * 401 / 403 / 503 otherwise. A CORS preflight carries no credentials and passes.
    */
-  async admit(
-    request: AuthenticatedRequest,
-    profile: McpProfile,
-    path: string = request.path,
-  ): Promise<void> {
+  private async admit(request: McpRequest, profile: McpProfile): Promise<void> {
     if (request.method === 'OPTIONS') return;
+    // Express's `path` on the routed path; a front door leaves Node's request, whose URL is the path.
+    const path = request.path ?? pathOf(request.url);
     const admission = await this.auth.admit(request.headers, profile, routePathOf(path));
     switch (admission.kind) {
       case 'ok':

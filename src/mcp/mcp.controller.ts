@@ -1,7 +1,6 @@
 import { All, Controller, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
 import { describeLimit, RateLimits } from '../auth/rate-limits';
 import { AppConfig } from '../config/app-config';
@@ -25,6 +24,7 @@ import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
 import { McpDispatcher } from './mcp.dispatcher';
+import type { McpRequest } from './mcp-request';
 import { PROFILE_TOOLS } from './profiles';
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
@@ -55,9 +55,9 @@ export class McpController {
   @All([...MCP_ROUTES.internal])
   @McpEndpoint('internal')
   internal(
-    @Req() request: AuthenticatedRequest,
+    @Req() request: McpRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() response: Response,
+    @Res() response: ServerResponse,
   ): Promise<void> {
     return this.serve(request, response, profile);
   }
@@ -65,9 +65,9 @@ export class McpController {
   @All([...MCP_ROUTES.readonly])
   @McpEndpoint('readonly')
   readonly(
-    @Req() request: AuthenticatedRequest,
+    @Req() request: McpRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() response: Response,
+    @Res() response: ServerResponse,
   ): Promise<void> {
     return this.serve(request, response, profile);
   }
@@ -75,9 +75,9 @@ export class McpController {
   @All([...MCP_ROUTES.gpt])
   @McpEndpoint('gpt')
   gpt(
-    @Req() request: AuthenticatedRequest,
+    @Req() request: McpRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() response: Response,
+    @Res() response: ServerResponse,
   ): Promise<void> {
     return this.serve(request, response, profile);
   }
@@ -85,9 +85,9 @@ export class McpController {
   @All([...MCP_ROUTES['gpt-full']])
   @McpEndpoint('gpt-full')
   gptFull(
-    @Req() request: AuthenticatedRequest,
+    @Req() request: McpRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() response: Response,
+    @Res() response: ServerResponse,
   ): Promise<void> {
     return this.serve(request, response, profile);
   }
@@ -100,9 +100,9 @@ export class McpController {
   @All('gpt-mcp/:token/mcp')
   @SecretRoute()
   secret(
-    @Req() request: AuthenticatedRequest,
+    @Req() request: McpRequest,
     @RouteProfile() profile: McpProfile,
-    @Res() response: Response,
+    @Res() response: ServerResponse,
   ): Promise<void> {
     return this.serve(request, response, profile);
   }
@@ -119,24 +119,17 @@ export class McpController {
     throw unknownPath();
   }
 
-  /**
-   * Answers a request to `profile`'s endpoint that passed the guards. Also called by
-   * {@link mcpFastPath}, which runs the same guards without Nest's router.
-   */
-  async serve(
-    request: AuthenticatedRequest,
-    response: Response,
+  /** Answers a request to `profile`'s endpoint that passed the guards. */
+  private async serve(
+    request: McpRequest,
+    response: ServerResponse,
     profile: McpProfile,
   ): Promise<void> {
     const opened = this.framing.open(request, response);
     this.framing.write(response, await this.handle(request, profile, opened), opened);
   }
 
-  private handle(
-    request: AuthenticatedRequest,
-    profile: McpProfile,
-    opened: OpenedReply,
-  ): Promise<McpReply> {
+  private handle(request: McpRequest, profile: McpProfile, opened: OpenedReply): Promise<McpReply> {
     switch (request.method) {
       case 'POST':
         return this.post(request, profile, opened);
@@ -153,7 +146,7 @@ export class McpController {
   }
 
   private async post(
-    request: AuthenticatedRequest,
+    request: McpRequest,
     profile: McpProfile,
     { framing, channel }: OpenedReply,
   ): Promise<McpReply> {
@@ -205,7 +198,7 @@ export class McpController {
    * method this server does not have 404. Closing the response cancels the request.
    */
   private async postModern(
-    request: AuthenticatedRequest,
+    request: McpRequest,
     profile: McpProfile,
     body: unknown,
     { framing, channel }: OpenedReply,
@@ -247,7 +240,7 @@ export class McpController {
    * Accept, before any call runs: a batch is taken whole or refused whole.
    */
   private async rateLimited(
-    request: AuthenticatedRequest,
+    request: McpRequest,
     profile: McpProfile,
     calls: number,
     id: RequestId | null,
@@ -270,7 +263,7 @@ export class McpController {
   }
 
   /** GET: what this endpoint is. A client asking only for an SSE stream gets 405. */
-  private info(request: AuthenticatedRequest, profile: McpProfile): McpReply {
+  private info(request: McpRequest, profile: McpProfile): McpReply {
     const accept = parseAccept(request.headers.accept);
     if (accept.wantsSse && !accept.wantsJson) {
       throw methodNotAllowed('GET', 'POST');
@@ -296,7 +289,7 @@ export class McpController {
 }
 
 /** Whether a GET / DELETE names a stateless-era revision in its MCP-Protocol-Version header. */
-function speaksModern(request: AuthenticatedRequest): boolean {
+function speaksModern(request: McpRequest): boolean {
   const header = request.headers['mcp-protocol-version'];
   return typeof header === 'string' && isModernVersion(header.trim());
 }

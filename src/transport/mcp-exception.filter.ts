@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { JSON_HEADERS, serializeBytes } from './framing';
 import { HTTP_REFUSAL, jsonRpcError, McpHttpException } from './json-rpc-error';
 import { send } from './mcp-framing';
@@ -21,11 +21,11 @@ export class McpExceptionFilter implements ExceptionFilter {
   constructor(private readonly metrics: TransportMetrics) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    this.reply(exception, host.switchToHttp().getResponse<Response>());
+    this.reply(exception, host.switchToHttp().getResponse<ServerResponse>());
   }
 
   /** Answers `exception` on `response` (or ends a response already under way). */
-  reply(exception: unknown, response: Response): void {
+  reply(exception: unknown, response: ServerResponse): void {
     if (response.headersSent) {
       response.end();
       return;

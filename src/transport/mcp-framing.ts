@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { negotiate, type Negotiated } from './accept-negotiation';
@@ -37,7 +36,7 @@ export class McpFraming {
     private readonly metrics: TransportMetrics,
   ) {}
 
-  open(request: IncomingMessage, response: Response): OpenedReply {
+  open(request: IncomingMessage, response: ServerResponse): OpenedReply {
     const framing = negotiate(request.headers.accept, { postSse: this.config.mcpPostSse });
     if (request.method !== 'POST') return { framing, channel: undefined };
     const channel = new ReplyChannel(response, framing, this.config.mcpSseKeepAliveMs);
@@ -45,7 +44,7 @@ export class McpFraming {
   }
 
   /** Writes `reply` as {@link open} negotiated; throws 406 for an answer that cannot be framed. */
-  write(response: Response, reply: McpReply, { framing, channel }: OpenedReply): void {
+  write(response: ServerResponse, reply: McpReply, { framing, channel }: OpenedReply): void {
     switch (reply.kind) {
       case 'rpc': {
         if (framing === 'not-acceptable') throw notAcceptable();

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { McpHttpException } from './json-rpc-error';
 import { isOriginAllowed } from './origin';
@@ -13,16 +13,13 @@ import { isOriginAllowed } from './origin';
 export class OriginGuard implements CanActivate {
   constructor(private readonly config: AppConfig) {}
 
+  /** Throws 403 for a foreign `Origin`; adds the CORS headers for an allowed one. */
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
-    this.check(http.getRequest<Request>(), http.getResponse<Response>());
-    return true;
-  }
-
-  /** Throws 403 for a foreign `Origin`; adds the CORS headers for an allowed one. */
-  check(request: Request, response: Response): void {
+    const request = http.getRequest<IncomingMessage>();
+    const response = http.getResponse<ServerResponse>();
     const origin = request.headers.origin;
-    if (origin === undefined) return;
+    if (origin === undefined) return true;
     if (!isOriginAllowed(origin, this.config.allowedOrigins)) {
       throw new McpHttpException(
         403,
@@ -32,5 +29,6 @@ export class OriginGuard implements CanActivate {
     response.setHeader('Access-Control-Allow-Origin', origin);
     response.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id');
     response.setHeader('Vary', 'Origin');
+    return true;
   }
 }

@@ -21,6 +21,8 @@ export interface TestApp {
 export async function startTestApp(
   env: Record<string, string> = {},
   db?: TestDatabase,
+  /** Runs on the application before it starts (e.g. to add a global guard). */
+  beforeListen?: (app: NestExpressApplication) => void,
 ): Promise<TestApp> {
   const database = db ?? (await createTestDatabase());
   const config = loadConfig({
@@ -33,6 +35,7 @@ export async function startTestApp(
     ...env,
   });
   const app = await createApp(config);
+  beforeListen?.(app);
   // PORT only when the test chose one (e.g. for OAUTH_RESOURCE); else any free port.
   await app.listen(env.PORT === undefined ? 0 : config.port, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
