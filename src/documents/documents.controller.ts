@@ -21,11 +21,13 @@ import { actorOf as principalActor } from '../auth/api-key.service';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
-import { Document, DocumentsService } from './documents.service';
+import { DocumentsService } from './documents.service';
+import { type Document, documentSchema, expectedRevisionSchema } from './document.schemas';
 
-const tags = z.array(z.string()).optional();
-const metadata = z.record(z.string(), z.unknown()).optional();
-const revision = z.number().int().positive().optional();
+// The fields as the document schema types them; their rules are DocumentFields'.
+const tags = documentSchema.shape.tags.optional();
+const metadata = documentSchema.shape.metadata.optional();
+const revision = expectedRevisionSchema.optional();
 
 export const createSchema = z
   .strictObject({

@@ -1,61 +1,38 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PreparedStatements } from '../database/prepared-statements';
+import type { Document, DocumentPage, DocumentSummary, HistoryEntry } from './document.schemas';
 
-export type VectorStatus = 'pending' | 'ready' | 'error' | 'skipped' | 'removed';
-
-/** A document row as the service sees it. */
-export interface DocumentRow {
-  document_id: string;
-  parent_id: string | null;
-  title: string;
-  tags: string[];
-  body: string;
-  metadata: Record<string, unknown>;
-  revision: number;
-  content_hash: string;
-  vector_status: VectorStatus;
-  vector_revision: number | null;
+/**
+ * A row of `kb_documents` as the queries read it: the document (document.schemas.ts) with its
+ * times as the driver gives them, and the last indexing error.
+ */
+export type DocumentRow = Omit<Document, 'created_at' | 'updated_at' | 'deleted_at'> & {
   vector_error: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
-}
-
-export type DocumentSummaryRow = Pick<
-  DocumentRow,
-  'document_id' | 'parent_id' | 'title' | 'tags' | 'revision' | 'updated_at'
->;
-
-/** A row of a keyset page: what an MCP resource listing shows, with the body's size in bytes. */
-export type DocumentPageRow = Pick<DocumentRow, 'document_id' | 'title' | 'revision'> & {
-  /** ISO 8601, UTC, milliseconds. */
-  updated_at: string;
-  size: number;
 };
 
-export interface DocumentContent {
-  body: string;
-  title: string;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  content_hash: string;
-}
+export type DocumentSummaryRow = Omit<DocumentSummary, 'updated_at'> & { updated_at: Date };
+
+/** A row of a keyset page: the resource listing's item, its time already ISO text. */
+export type DocumentPageRow = DocumentPage['items'][number];
+
+/** What a write stores: the content fields of a document. */
+export type DocumentContent = Pick<
+  Document,
+  'body' | 'title' | 'tags' | 'metadata' | 'content_hash'
+>;
 
 /** Fields of an update; `undefined` keeps the stored value. */
 export type DocumentChanges = Partial<DocumentContent>;
 
-export interface SnapshotRow {
-  revision: number;
-  title: string;
-  tags: string[];
-  body_bytes: number;
-  content_hash: string;
+/** A snapshot as the history query reads it (times as Dates, the size as PostgreSQL counts it). */
+export type SnapshotRow = Omit<HistoryEntry, 'deleted_at' | 'snapshot_at'> & {
   deleted_at: Date | null;
-  reason: string;
-  actor: string;
   snapshot_at: Date;
-}
+};
 
 /**
  * Leading CTE of every writing statement: sets the transaction-local `app.actor` read by

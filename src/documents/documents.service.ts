@@ -1,72 +1,15 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { parentOf, validateDocumentId, validatePrefix } from './document-id';
-import {
-  DocumentChanges,
-  DocumentRow,
-  DocumentsRepository,
-  DocumentSummaryRow,
-  SnapshotRow,
-  VectorStatus,
-} from './documents.repository';
+import type { Document, DocumentPage, HistoryResult, ListResult } from './document.schemas';
+import { DocumentChanges, DocumentsRepository } from './documents.repository';
+import { contentHash, DocumentFields } from './document-fields';
+import { documentFromRow, summaryFromRow } from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 100;
-
-export interface Document {
-  document_id: string;
-  parent_id: string | null;
-  title: string;
-  tags: string[];
-  body: string;
-  metadata: Record<string, unknown>;
-  revision: number;
-  content_hash: string;
-  vector_status: VectorStatus;
-  vector_revision: number | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
-
-export interface DocumentSummary {
-  document_id: string;
-  parent_id: string | null;
-  title: string;
-  tags: string[];
-  revision: number;
-  updated_at: string;
-}
-
-export interface ListResult {
-  items: DocumentSummary[];
-  /** Items returned in this page (the same number as `returned_count`). */
-  count: number;
-  returned_count: number;
-  limit: number;
-  offset: number;
-  /** Offset of the next page, `null` at the end. */
-  next_offset: number | null;
-  /** More documents match than this page holds. */
-  truncated: boolean;
-}
-
-/** A keyset page of documents, as MCP resource listings show them. */
-export interface DocumentPage {
-  items: Array<{
-    document_id: string;
-    title: string;
-    revision: number;
-    updated_at: string;
-    /** Body length in bytes (UTF-8). */
-    size: number;
-  }>;
-  /** More documents follow the last item. */
-  more: boolean;
-}
 
 /** Completion candidates for an argument, and whether more than these exist. */
 export interface Completions {
@@ -107,25 +50,6 @@ export interface PatchResult extends WriteResult {
   replacements: number;
 }
 
-export interface HistoryResult {
-  document_id: string;
-  current_revision: number;
-  deleted: boolean;
-  items: Array<
-    Omit<SnapshotRow, 'deleted_at' | 'snapshot_at'> & {
-      deleted_at: string | null;
-      snapshot_at: string;
-    }
-  >;
-  next_offset: number | null;
-}
-
-/** Largest revision (the column is a PostgreSQL `integer`). */
-const MAX_REVISION = 2_147_483_647;
-
-/** Deepest metadata nesting accepted (objects and arrays), far beyond any real use. */
-export const MAX_METADATA_DEPTH = 64;
-
 /**
  * Attempts of a read-modify-write patch without `expected_revision` before giving up. A
  * patch loses a race only to another write that committed between its read and its write,
@@ -134,16 +58,21 @@ export const MAX_METADATA_DEPTH = 64;
 const PATCH_ATTEMPTS = 64;
 
 /**
- * The document rules (docs/documents.md): ids, limits, revisions, create-or-revive, compare-and-set updates,
- * patches, soft delete, restore and history. All SQL is in {@link DocumentsRepository}.
+ * The document rules (docs/documents.md): revisions, create-or-revive, compare-and-set
+ * updates, patches, soft delete, restore and history. Each field's own rules (limits,
+ * characters) are {@link DocumentFields}'; all SQL is in the repositories.
  */
 @Injectable()
 export class DocumentsService {
   constructor(
     private readonly repository: DocumentsRepository,
     private readonly listings: DocumentListingsRepository,
-    private readonly config: AppConfig,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.fields = new DocumentFields(config.limits);
+  }
+
+  private readonly fields: DocumentFields;
 
   async list(query: { prefix?: string; limit?: number; offset?: number }): Promise<ListResult> {
     const prefix = validatePrefix(query.prefix);
@@ -216,16 +145,7 @@ export class DocumentsService {
 
   async create(input: CreateDocumentInput, actor: string): Promise<Document> {
     const documentId = validateDocumentId(input.document_id);
-    const body = this.checkBody(input.body);
-    const content = {
-      body,
-      title:
-        this.checkTitle(input.title) ??
-        deriveTitle(documentId, body, this.config.limits.maxTitleChars),
-      tags: this.checkTags(input.tags) ?? [],
-      metadata: this.checkMetadata(input.metadata) ?? {},
-      content_hash: hashOf(body),
-    };
+    const content = this.fields.content(documentId, input);
     const row = await this.repository.insertOrRevive(
       documentId,
       parentOf(documentId),
@@ -250,15 +170,8 @@ export class DocumentsService {
     actor: string,
   ): Promise<WriteResult> {
     validateDocumentId(documentId);
-    const changes: DocumentChanges = {};
-    if (input.body !== undefined) {
-      changes.body = this.checkBody(input.body);
-      changes.content_hash = hashOf(changes.body);
-    }
-    if (input.title !== undefined) changes.title = this.checkTitle(input.title);
-    if (input.tags !== undefined) changes.tags = this.checkTags(input.tags);
-    if (input.metadata !== undefined) changes.metadata = this.checkMetadata(input.metadata);
-    const expected = checkRevision(input.expected_revision);
+    const changes = this.fields.changes(input);
+    const expected = this.fields.revision(input.expected_revision, 'expected_revision');
     if (Object.keys(changes).length === 0) {
       throw invalidArgument(
         'body',
@@ -275,11 +188,8 @@ export class DocumentsService {
    */
   async patch(documentId: string, input: PatchDocumentInput, actor: string): Promise<PatchResult> {
     validateDocumentId(documentId);
-    if (typeof input.old_str !== 'string' || input.old_str === '') {
-      throw invalidArgument('old_str', 'must be a non-empty string');
-    }
-    if (typeof input.new_str !== 'string') throw invalidArgument('new_str', 'must be a string');
-    const expected = checkRevision(input.expected_revision);
+    if (input.old_str === '') throw invalidArgument('old_str', 'must be a non-empty string');
+    const expected = this.fields.revision(input.expected_revision, 'expected_revision');
 
     for (let attempt = 1; ; attempt++) {
       const current = await this.repository.findAlive(documentId);
@@ -301,13 +211,13 @@ export class DocumentsService {
           { document_id: documentId, occurrences, revision: current.revision },
         );
       }
-      const body = this.checkBody(current.body.split(input.old_str).join(input.new_str));
+      const body = this.fields.body(current.body.split(input.old_str).join(input.new_str));
       if (body === current.body)
         return { document: documentFromRow(current), changed: false, replacements: occurrences };
 
       const row = await this.repository.updateIfChanged(
         documentId,
-        { body, content_hash: hashOf(body) },
+        { body, content_hash: contentHash(body) },
         current.revision,
         actor,
       );
@@ -328,7 +238,7 @@ export class DocumentsService {
     actor: string,
   ): Promise<Document> {
     validateDocumentId(documentId);
-    const expected = checkRevision(expectedRevision);
+    const expected = this.fields.revision(expectedRevision, 'expected_revision');
     const row = await this.repository.softDelete(documentId, expected, actor);
     if (row) return documentFromRow(row);
     const state = await this.repository.findState(documentId);
@@ -353,9 +263,7 @@ export class DocumentsService {
       if (!alive) throw notFound(documentId);
       return { document: documentFromRow(alive), changed: false };
     }
-    if (!Number.isInteger(revision) || revision < 1 || revision > MAX_REVISION) {
-      throw invalidArgument('revision', 'must be a positive integer');
-    }
+    this.fields.revision(revision, 'revision');
     const state = await this.repository.findState(documentId);
     if (!state) throw notFound(documentId);
     const restored = await this.repository.restoreSnapshot(documentId, revision, actor);
@@ -418,74 +326,6 @@ export class DocumentsService {
     return { document: documentFromRow(current), changed: false };
   }
 
-  private checkBody(body: unknown): string {
-    if (typeof body !== 'string') throw invalidArgument('body', 'must be a string');
-    const bytes = Buffer.byteLength(body, 'utf8');
-    if (bytes > this.config.limits.maxBodyBytes) {
-      throw tooLarge('body', bytes, this.config.limits.maxBodyBytes, 'bytes');
-    }
-    if (body.includes('\u0000')) throw invalidArgument('body', 'must not contain NUL characters');
-    return body;
-  }
-
-  private checkTitle(title: unknown): string | undefined {
-    if (title === undefined || title === null) return undefined;
-    if (typeof title !== 'string') throw invalidArgument('title', 'must be a string');
-    const chars = [...title].length;
-    if (chars > this.config.limits.maxTitleChars) {
-      throw tooLarge('title', chars, this.config.limits.maxTitleChars, 'characters');
-    }
-    if (/[\u0000-\u001f\u007f]/.test(title))
-      throw invalidArgument('title', 'must not contain control characters');
-    return title.trim();
-  }
-
-  private checkTags(tags: unknown): string[] | undefined {
-    if (tags === undefined || tags === null) return undefined;
-    if (!Array.isArray(tags)) throw invalidArgument('tags', 'must be an array of strings');
-    if (tags.length > this.config.limits.maxTags) {
-      throw tooLarge('tags', tags.length, this.config.limits.maxTags, 'tags');
-    }
-    const seen = new Set<string>();
-    tags.forEach((tag, i) => {
-      if (typeof tag !== 'string' || tag.trim() === '')
-        throw invalidArgument(`tags[${i}]`, 'must be a non-empty string');
-      if ([...tag].length > this.config.limits.maxTagChars) {
-        throw invalidArgument(
-          `tags[${i}]`,
-          `must be at most ${this.config.limits.maxTagChars} characters`,
-        );
-      }
-      if (/[\u0000-\u001f\u007f]/.test(tag))
-        throw invalidArgument(`tags[${i}]`, 'must not contain control characters');
-      seen.add(tag.trim());
-    });
-    return [...seen];
-  }
-
-  private checkMetadata(metadata: unknown): Record<string, unknown> | undefined {
-    if (metadata === undefined || metadata === null) return undefined;
-    if (typeof metadata !== 'object' || Array.isArray(metadata)) {
-      throw invalidArgument('metadata', 'must be a JSON object');
-    }
-    // Checked before serialising: JSON.stringify of a deeply nested value overflows the stack.
-    if (nestingDepth(metadata) > MAX_METADATA_DEPTH) {
-      throw invalidArgument(
-        'metadata',
-        `must not be nested deeper than ${MAX_METADATA_DEPTH} levels`,
-      );
-    }
-    const json = JSON.stringify(metadata);
-    const bytes = Buffer.byteLength(json, 'utf8');
-    if (bytes > this.config.limits.maxMetadataBytes) {
-      throw tooLarge('metadata', bytes, this.config.limits.maxMetadataBytes, 'bytes of JSON');
-    }
-    // PostgreSQL's jsonb refuses \u0000 in strings; say so instead of failing in SQL.
-    if (json.includes('\\u0000'))
-      throw invalidArgument('metadata', 'must not contain NUL characters');
-    return metadata as Record<string, unknown>;
-  }
-
   /** Titles of the alive documents among `ids`; deleted and unknown ids are absent. */
   async aliveTitles(ids: readonly string[]): Promise<Map<string, string>> {
     const rows = await this.repository.aliveTitles([...new Set(ids)]);
@@ -498,52 +338,11 @@ export class DocumentsService {
   }
 }
 
-function checkRevision(revision: unknown): number | undefined {
-  if (revision === undefined || revision === null) return undefined;
-  if (
-    typeof revision !== 'number' ||
-    !Number.isInteger(revision) ||
-    revision < 1 ||
-    revision > MAX_REVISION
-  ) {
-    throw invalidArgument('expected_revision', 'must be a positive integer');
-  }
-  return revision;
-}
-
-/** Levels of objects and arrays in `value`, counted without recursion. */
-function nestingDepth(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  while (pending.length > 0) {
-    const [item, depth] = pending.pop()!;
-    if (item === null || typeof item !== 'object') continue;
-    deepest = Math.max(deepest, depth);
-    if (deepest > MAX_METADATA_DEPTH) break;
-    for (const child of Object.values(item)) pending.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
 function countOccurrences(text: string, needle: string): number {
   let count = 0;
   for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length))
     count++;
   return count;
-}
-
-/** The first markdown heading, else the id's last segment. */
-function deriveTitle(documentId: string, body: string, maxChars: number): string {
-  const heading = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m
-    .exec(body)?.[1]
-    ?.replace(/[\u0000-\u001f\u007f]/g, ' ')
-    .trim();
-  const title = heading || documentId.slice(documentId.lastIndexOf('/') + 1);
-  return [...title].slice(0, maxChars).join('');
-}
-
-function hashOf(body: string): string {
-  return createHash('sha256').update(body, 'utf8').digest('hex');
 }
 
 function notFound(documentId: string): DomainError {
@@ -558,45 +357,4 @@ function conflict(documentId: string, current: number, expected: number): Domain
     `document ${documentId} is at revision ${current}, not ${expected}; read it again and retry`,
     { document_id: documentId, current_revision: current, expected_revision: expected },
   );
-}
-
-function tooLarge(field: string, actual: number, limit: number, unit: string): DomainError {
-  return new DomainError(
-    ErrorCode.TOO_LARGE,
-    `${field} is ${actual} ${unit}, the limit is ${limit}`,
-    {
-      field,
-      limit,
-      actual,
-    },
-  );
-}
-
-function summaryFromRow(row: DocumentSummaryRow): DocumentSummary {
-  return {
-    document_id: row.document_id,
-    parent_id: row.parent_id,
-    title: row.title,
-    tags: row.tags,
-    revision: row.revision,
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function documentFromRow(row: DocumentRow): Document {
-  return {
-    document_id: row.document_id,
-    parent_id: row.parent_id,
-    title: row.title,
-    tags: row.tags,
-    body: row.body,
-    metadata: row.metadata,
-    revision: row.revision,
-    content_hash: row.content_hash,
-    vector_status: row.vector_status,
-    vector_revision: row.vector_revision,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    deleted_at: row.deleted_at?.toISOString() ?? null,
-  };
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import type { VectorStatus } from '../documents/documents.repository';
+import type { VectorStatus } from '../documents/document.schemas';
 import { validatePrefix } from '../documents/document-id';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';

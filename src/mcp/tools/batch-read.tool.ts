@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { validateDocumentId } from '../../documents/document-id';
-import { DocumentsService, type Document } from '../../documents/documents.service';
+import { DocumentsService } from '../../documents/documents.service';
+import { type Document, timestampSchema } from '../../documents/document.schemas';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
-import { cut, timestamp } from './document-fields';
+import { cut } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
 export const BATCH_READ_MAX_IDS = 20;
@@ -40,7 +41,7 @@ const item = z.object({
   title: z.string().optional(),
   tags: z.array(z.string()).optional(),
   revision: z.number().int().optional(),
-  updated_at: timestamp.optional(),
+  updated_at: timestampSchema.optional(),
   body: z.string().optional(),
   body_chars: z.number().int().optional().describe('Length of the whole body.'),
   truncated: z.boolean().optional().describe('The body was cut at max_chars.'),

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
-import { documentIdArgs, timestamp } from './document-fields';
+import { documentIdArgs } from './document-fields';
+import { timestampSchema } from '../../documents/document.schemas';
 import { writes } from './tool-annotations';
 
 const input = z.strictObject(documentIdArgs);
@@ -11,7 +12,7 @@ const output = z.object({
   document_id: z.string(),
   deleted: z.literal(true),
   revision: z.number().int(),
-  deleted_at: timestamp,
+  deleted_at: timestampSchema,
 });
 
 @Injectable()

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import type { Document } from '../../documents/documents.service';
+import type { DocumentLimits } from '../../config/app-config';
+import {
+  type Document,
+  documentSchema,
+  expectedRevisionSchema,
+} from '../../documents/document.schemas';
 
 /** Zod pieces shared by the document tools: argument fields and result shapes. */
 
@@ -22,41 +27,52 @@ export const bodyAliasArg = z
   .optional()
   .describe('Another name for content; give one of them.');
 
-export const expectedRevisionArg = z
-  .number()
-  .int()
-  .positive()
+export const expectedRevisionArg = expectedRevisionSchema
   .optional()
   .describe(
     'The revision you read (from get_document_for_rewrite). The write happens only if the document is still at this revision; otherwise REVISION_CONFLICT reports the current one.',
   );
 
-export const tagsArg = z.array(z.string()).describe('Tags (at most 50 short strings).');
+/**
+ * The arguments whose limits the server's configuration sets (MAX_BODY_BYTES,
+ * MAX_TITLE_CHARS, MAX_TAGS, MAX_METADATA_BYTES): their descriptions say the limits in force.
+ */
+export function limitedArgs(limits: DocumentLimits) {
+  return {
+    content: z.string().describe(`The markdown body (at most ${size(limits.maxBodyBytes)}).`),
+    title: z
+      .string()
+      .describe(
+        `Title (at most ${limits.maxTitleChars} characters); by default the first markdown heading, else the last id segment.`,
+      ),
+    tags: z.array(z.string()).describe(`Tags (at most ${limits.maxTags} short strings).`),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .describe(
+        `Free-form JSON object stored with the document (at most ${size(limits.maxMetadataBytes)}).`,
+      ),
+  };
+}
 
-export const metadataArg = z
-  .record(z.string(), z.unknown())
-  .describe('Free-form JSON object stored with the document (at most 64 KiB).');
+/** `1048576` → `1 MiB`, `65536` → `64 KiB`, other sizes in bytes. */
+function size(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
 
-const timestamp = z.string().describe('ISO 8601 time');
-
-export const vectorStatus = z
-  .enum(['pending', 'ready', 'error', 'skipped', 'removed'])
-  .describe(
-    'Semantic index state: pending right after a write (search catches up within seconds), ready once indexed, skipped for prefixes that are never indexed.',
-  );
-
-/** A document's fields as results show them, one zod schema each, in this order. */
-export const documentFields = {
-  document_id: z.string(),
-  parent_id: z.string().nullable(),
-  title: z.string(),
-  tags: z.array(z.string()),
-  metadata: z.record(z.string(), z.unknown()),
-  revision: z.number().int(),
-  vector_status: vectorStatus,
-  created_at: timestamp,
-  updated_at: timestamp,
-};
+/** A document's fields as results show them, in this order (the document's own schemas). */
+export const documentFields = documentSchema.pick({
+  document_id: true,
+  parent_id: true,
+  title: true,
+  tags: true,
+  metadata: true,
+  revision: true,
+  vector_status: true,
+  created_at: true,
+  updated_at: true,
+}).shape;
 
 /** A document's {@link documentFields}, in their order (written out: built per read). */
 export function documentView(document: Document): DocumentView {
@@ -75,26 +91,13 @@ export function documentView(document: Document): DocumentView {
 
 type DocumentView = { [K in keyof typeof documentFields]: z.output<(typeof documentFields)[K]> };
 
-export const documentSummary = z.object({
-  document_id: documentFields.document_id,
-  parent_id: documentFields.parent_id.describe('The folder part of the id; null at the top level.'),
-  title: documentFields.title,
-  tags: documentFields.tags,
-  revision: documentFields.revision,
-  updated_at: timestamp,
-});
-
-/** What every write tool answers. */
-export const writeResult = z.object({
-  document_id: z.string(),
-  revision: z.number().int().describe('The revision after the write.'),
-  changed: z.boolean().describe('false when the write changed nothing (same revision).'),
-  title: z.string(),
-  vector_status: vectorStatus,
-  updated_at: timestamp,
-});
-
-export { timestamp };
+/** What every write tool answers: the document's fields after the write, and `changed`. */
+export const writeResult = documentSchema
+  .pick({ document_id: true, revision: true, title: true, vector_status: true, updated_at: true })
+  .extend({
+    revision: documentSchema.shape.revision.describe('The revision after the write.'),
+    changed: z.boolean().describe('false when the write changed nothing (same revision).'),
+  });
 
 /** The fields of `source` named by `keys`, in the order of `keys`. */
 export function pick<T, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {

@@ -3,28 +3,35 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { AppConfig } from '../../config/app-config';
-import { DocumentsService, type Document } from '../../documents/documents.service';
+import { DocumentsService } from '../../documents/documents.service';
+import {
+  type Document,
+  timestampSchema,
+  vectorStatusSchema,
+} from '../../documents/document.schemas';
 import { AddressPolicy } from '../ingest/address-policy';
 import { pageText } from '../ingest/page-text';
 import { SafeFetcher } from '../ingest/safe-fetch';
 import { UrlPolicy } from '../ingest/url-policy';
 import { McpTool, type ToolContext } from './tool';
-import { documentIdArg, pathAliasArg, tagsArg, timestamp, vectorStatus } from './document-fields';
+import { documentIdArg, limitedArgs, pathAliasArg } from './document-fields';
 import { writes } from './tool-annotations';
 
 /** Largest page ingest_document downloads (after decompression). */
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 const INGEST_MAX_REDIRECTS = 5;
 
-const input = z.strictObject({
-  url: z.string().describe('The page to fetch: an https URL on a host this server allows.'),
-  document_id: documentIdArg
-    .optional()
-    .describe('Where to store it; by default ingested/<host>/<path>.md derived from the URL.'),
-  path: pathAliasArg,
-  title: z.string().optional().describe('Title; by default the page <title> or first heading.'),
-  tags: tagsArg.optional(),
-});
+const inputFor = (config: AppConfig) =>
+  z.strictObject({
+    url: z.string().describe('The page to fetch: an https URL on a host this server allows.'),
+    document_id: documentIdArg
+      .optional()
+      .describe('Where to store it; by default ingested/<host>/<path>.md derived from the URL.'),
+    path: pathAliasArg,
+    title: z.string().optional().describe('Title; by default the page <title> or first heading.'),
+    tags: limitedArgs(config.limits).tags.optional(),
+  });
+type Input = ReturnType<typeof inputFor>;
 
 const output = z.object({
   document_id: z.string(),
@@ -36,16 +43,16 @@ const output = z.object({
     ),
   changed: z.boolean(),
   title: z.string(),
-  vector_status: vectorStatus,
+  vector_status: vectorStatusSchema,
   source_url: z.string(),
   final_url: z.string().describe('The URL after redirects.'),
   media_type: z.string(),
   chars: z.number().int().describe('Length of the stored text.'),
-  updated_at: timestamp,
+  updated_at: timestampSchema,
 });
 
 @Injectable()
-export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
+export class IngestDocumentTool extends McpTool<Input, typeof output> {
   readonly name = 'ingest_document';
   readonly title = 'Import a web page';
   readonly description = [
@@ -53,7 +60,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
     `Only hosts on the server's allow-list can be fetched, over https; private, local and cloud-metadata addresses are refused, redirects are checked the same way, pages are limited to ${INGEST_MAX_BYTES / 1024 / 1024} MiB and the fetch to a few seconds. HTML and text pages only.`,
     'Ingesting the same URL again refreshes its document; a document_id holding a document from elsewhere is refused with ALREADY_EXISTS. Stored when this returns; semantic search catches up within a few seconds.',
   ].join(' ');
-  readonly input = input;
+  readonly input: Input;
   readonly output = output;
   readonly aliases = { path: 'document_id' };
   readonly annotations = writes({ destructive: false, idempotent: true, openWorld: true });
@@ -64,6 +71,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
     private readonly config: AppConfig,
   ) {
     super();
+    this.input = inputFor(config);
     const policy = new UrlPolicy(
       config.ingestAllowedHosts,
       config.ingestAllowHttp,
@@ -76,7 +84,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
     });
   }
 
-  async run(args: z.output<typeof input>, context: ToolContext) {
+  async run(args: z.output<Input>, context: ToolContext) {
     const progress = context.progress ?? (() => undefined);
     progress(0, 3, `fetching ${args.url.slice(0, 200)}`);
     const page = await this.fetcher.fetch(args.url, context.signal);
@@ -135,7 +143,7 @@ export class IngestDocumentTool extends McpTool<typeof input, typeof output> {
     };
   }
 
-  override documentIdOf(args: z.output<typeof input>): string | undefined {
+  override documentIdOf(args: z.output<Input>): string | undefined {
     return args.document_id;
   }
 

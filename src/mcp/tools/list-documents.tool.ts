@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool } from './tool';
-import { documentSummary } from './document-fields';
+import { listResultSchema } from '../../documents/document.schemas';
 import { READ_ONLY } from './tool-annotations';
 
 const input = z.strictObject({
@@ -29,19 +29,7 @@ const input = z.strictObject({
     .describe('How many matching documents to skip: pass next_offset of the previous page.'),
 });
 
-const output = z.object({
-  items: z.array(documentSummary),
-  count: z.number().int().describe('Items in this page.'),
-  returned_count: z.number().int().describe('Same as count.'),
-  limit: z.number().int(),
-  offset: z.number().int(),
-  next_offset: z
-    .number()
-    .int()
-    .nullable()
-    .describe('Offset of the next page; null when this page is the last.'),
-  truncated: z.boolean().describe('More documents match than this page holds.'),
-});
+const output = listResultSchema;
 
 @Injectable()
 export class ListDocumentsTool extends McpTool<typeof input, typeof output> {

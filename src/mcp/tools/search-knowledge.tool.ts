@@ -4,12 +4,12 @@ import {
   SEARCH_DEFAULT_LIMIT,
   SEARCH_MAX_LIMIT,
   SEARCH_MAX_QUERY_CHARS,
-  SEARCH_MODES,
   SearchService,
 } from '../../vectors/search/search.service';
+import { SEARCH_MODES, searchResponseSchema } from '../../vectors/search/search.schemas';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
-import { tagsArg } from './document-fields';
+import { documentSchema } from '../../documents/document.schemas';
 import { READ_ONLY } from './tool-annotations';
 
 const input = z.strictObject({
@@ -30,7 +30,7 @@ const input = z.strictObject({
     .optional()
     .describe('Only documents whose id starts with this folder prefix, e.g. "knowledge/reports/".'),
   path: z.string().optional().describe('Another name for prefix; give one of them.'),
-  tags: tagsArg.optional().describe('Only documents carrying all of these tags.'),
+  tags: documentSchema.shape.tags.optional().describe('Only documents carrying all of these tags.'),
   mode: z
     .enum(SEARCH_MODES)
     .optional()
@@ -39,30 +39,8 @@ const input = z.strictObject({
     ),
 });
 
-const output = z.object({
-  results: z
-    .array(
-      z.object({
-        document_id: z.string(),
-        title: z.string(),
-        score: z.number().describe('Relevance: higher is closer to the query.'),
-        heading_path: z
-          .string()
-          .describe('Headings above the passage, e.g. "Guide › Install"; empty when none.'),
-        snippet: z
-          .string()
-          .describe('The passage that matched best, query words in **bold** where found.'),
-      }),
-    )
-    .describe('Best hits first; deleted documents never appear.'),
-  count: z.number().int(),
-  mode: z.enum(SEARCH_MODES),
-  degraded: z
-    .boolean()
-    .optional()
-    .describe('True when only exact-word search answered (meaning search unavailable).'),
-  degraded_reason: z.string().optional(),
-});
+/** The search answer (search.schemas.ts) with the number of hits. */
+const output = searchResponseSchema.extend({ count: z.number().int() });
 
 @Injectable()
 export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {

@@ -2,14 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
-import {
-  bodyAliasArg,
-  documentIdArgs,
-  expectedRevisionArg,
-  metadataArg,
-  tagsArg,
-  writeResult,
-} from './document-fields';
+import { bodyAliasArg, documentIdArgs, expectedRevisionArg, writeResult } from './document-fields';
+import { documentSchema } from '../../documents/document.schemas';
 import { writes } from './tool-annotations';
 
 const input = z.strictObject({
@@ -17,8 +11,10 @@ const input = z.strictObject({
   content: z.string().optional().describe('The new markdown body, replacing the old one whole.'),
   body: bodyAliasArg,
   title: z.string().optional().describe('New title.'),
-  tags: tagsArg.optional().describe('New tags, replacing the old ones.'),
-  metadata: metadataArg.optional().describe('New metadata object, replacing the old one.'),
+  tags: documentSchema.shape.tags.optional().describe('New tags, replacing the old ones.'),
+  metadata: documentSchema.shape.metadata
+    .optional()
+    .describe('New metadata object, replacing the old one.'),
   expected_revision: expectedRevisionArg,
 });
 

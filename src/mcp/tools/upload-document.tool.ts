@@ -2,30 +2,29 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
+import { AppConfig } from '../../config/app-config';
 import {
   bodyAliasArg,
   documentFields,
   documentIdArgs,
   keysOf,
-  metadataArg,
+  limitedArgs,
   pick,
-  tagsArg,
 } from './document-fields';
 import { writes } from './tool-annotations';
 
-const input = z.strictObject({
-  ...documentIdArgs,
-  content: z.string().describe('The markdown body (at most 1 MiB).'),
-  body: bodyAliasArg,
-  title: z
-    .string()
-    .optional()
-    .describe(
-      'Title (at most 300 characters); by default the first markdown heading, else the last id segment.',
-    ),
-  tags: tagsArg.optional(),
-  metadata: metadataArg.optional(),
-});
+const inputFor = (config: AppConfig) => {
+  const limited = limitedArgs(config.limits);
+  return z.strictObject({
+    ...documentIdArgs,
+    content: limited.content,
+    body: bodyAliasArg,
+    title: limited.title.optional(),
+    tags: limited.tags.optional(),
+    metadata: limited.metadata.optional(),
+  });
+};
+type Input = ReturnType<typeof inputFor>;
 
 const { document_id, title, vector_status, created_at, updated_at } = documentFields;
 
@@ -42,7 +41,7 @@ const output = z.object({
 });
 
 @Injectable()
-export class UploadDocumentTool extends McpTool<typeof input, typeof output> {
+export class UploadDocumentTool extends McpTool<Input, typeof output> {
   readonly name = 'upload_document';
   readonly title = 'Create a document';
   readonly description = [
@@ -50,16 +49,20 @@ export class UploadDocumentTool extends McpTool<typeof input, typeof output> {
     'Fails with ALREADY_EXISTS if a document already lives at that id (use update_document or patch_document to change it); an id whose document was deleted is reused and its revision continues.',
     'The document is stored when this returns and get_document sees it at once; semantic search (search_knowledge) indexes it within a few seconds.',
   ].join(' ');
-  readonly input = input;
+  readonly input: Input;
   readonly output = output;
   readonly aliases = { path: 'document_id', body: 'content' };
   readonly annotations = writes({ destructive: false, idempotent: false });
 
-  constructor(private readonly documents: DocumentsService) {
+  constructor(
+    private readonly documents: DocumentsService,
+    config: AppConfig,
+  ) {
     super();
+    this.input = inputFor(config);
   }
 
-  async run(args: z.output<typeof input>, context: ToolContext) {
+  async run(args: z.output<Input>, context: ToolContext) {
     const document = await this.documents.create(
       {
         document_id: args.document_id,

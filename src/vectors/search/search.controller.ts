@@ -2,7 +2,8 @@ import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../../auth/admin.guard';
 import { invalidArgument } from '../../common/domain-error';
 import { queryInteger } from '../../common/validation';
-import { SearchMode, SearchService } from './search.service';
+import { SearchService } from './search.service';
+import type { SearchMode } from './search.schemas';
 
 /**
  * `GET /search?query&limit&prefix&tags&mode`: the search service behind `search_knowledge`,

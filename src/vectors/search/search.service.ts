@@ -14,14 +14,16 @@ import { folderOf } from '../stores/vector-payload';
 import { VECTOR_STORE, VectorHit, VectorStore } from '../stores/vector-store.interface';
 import { type Candidate, fuse } from './fusion';
 import { SearchMetrics } from './search.metrics';
+import {
+  SEARCH_MODES,
+  type SearchMode,
+  type SearchResponse,
+  type SearchResult,
+} from './search.schemas';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
 export const SEARCH_MAX_QUERY_CHARS = 2000;
-
-/** Which rankings a search uses (docs/search.md). */
-export const SEARCH_MODES = ['hybrid', 'vector', 'lexical'] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** What `search_knowledge` and `GET /search` ask. */
 export interface SearchInput {
@@ -37,32 +39,6 @@ export interface SearchInput {
   mode?: SearchMode;
   /** Cancels the search (the embedder's request for the query is dropped). */
   signal?: AbortSignal;
-}
-
-export interface SearchResult {
-  document_id: string;
-  title: string;
-  /**
-   * Higher is better, comparable within one answer only: the fused reciprocal-rank score
-   * in `hybrid`, the cosine similarity in `vector`, the full-text rank in `lexical`.
-   */
-  score: number;
-  /** Headings above the passage (`Guide › Install`), '' when none. */
-  heading_path: string;
-  /** Excerpt of the document's best passage, the words matched in `**bold**` (not in `vector` mode). */
-  snippet: string;
-}
-
-export interface SearchResponse {
-  results: SearchResult[];
-  mode: SearchMode;
-  /**
-   * Present and `true` when `hybrid` answered from the lexical side alone because the
-   * vector side failed, or some results are not embedded yet (the vector index is catching
-   * up); `degraded_reason` says which.
-   */
-  degraded?: true;
-  degraded_reason?: string;
 }
 
 const searchSchema = z.object({

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { escapeLike } from '../../documents/document-id';
-import type { VectorStatus } from '../../documents/documents.repository';
+import type { VectorStatus } from '../../documents/document.schemas';
 
 /** A document held by the sync worker, and the token of its lease. */
 export interface VectorLease {

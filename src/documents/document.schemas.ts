@@ -1,0 +1,135 @@
+import { z } from 'zod';
+
+/**
+ * The shapes of documents as the API answers them, each described once, here: the
+ * TypeScript types are derived from these schemas, the MCP tools' output schemas pick their
+ * fields from them (src/mcp/tools), and the OpenAPI document of the admin API publishes them
+ * (src/openapi). test/published-shapes.e2e-spec.ts checks real answers against both.
+ */
+
+export const timestampSchema = z.string().describe('ISO 8601 time');
+
+export const VECTOR_STATUSES = ['pending', 'ready', 'error', 'skipped', 'removed'] as const;
+
+export const vectorStatusSchema = z
+  .enum(VECTOR_STATUSES)
+  .describe(
+    'Semantic index state: pending right after a write (search catches up within seconds), ready once indexed, skipped for prefixes that are never indexed.',
+  );
+export type VectorStatus = z.output<typeof vectorStatusSchema>;
+
+/** The revision a write is conditional on (REST `expected_revision`, the MCP tools' too). */
+export const expectedRevisionSchema = z.number().int().positive();
+
+/** A document, whole, as `GET /documents/{id}` answers it. */
+export const documentSchema = z.object({
+  document_id: z.string(),
+  parent_id: z.string().nullable(),
+  title: z.string(),
+  tags: z.array(z.string()),
+  body: z.string().describe('Markdown text'),
+  metadata: z.record(z.string(), z.unknown()),
+  revision: z.number().int(),
+  content_hash: z.string().describe('SHA-256 of the body'),
+  vector_status: vectorStatusSchema,
+  vector_revision: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The revision the vectors were computed from'),
+  created_at: timestampSchema,
+  updated_at: timestampSchema,
+  deleted_at: timestampSchema.nullable(),
+});
+export type Document = z.output<typeof documentSchema>;
+
+/** A document in a listing: no body, no metadata. */
+export const documentSummarySchema = documentSchema
+  .pick({
+    document_id: true,
+    parent_id: true,
+    title: true,
+    tags: true,
+    revision: true,
+    updated_at: true,
+  })
+  .extend({
+    parent_id: documentSchema.shape.parent_id.describe(
+      'The folder part of the id; null at the top level.',
+    ),
+  });
+export type DocumentSummary = z.output<typeof documentSummarySchema>;
+
+/** A page of a listing by offset (`GET /documents`, `list_documents`). */
+export const listResultSchema = z.object({
+  items: z.array(documentSummarySchema),
+  count: z.number().int().describe('Items in this page.'),
+  returned_count: z.number().int().describe('Same as count.'),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  next_offset: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Offset of the next page; null when this page is the last.'),
+  truncated: z.boolean().describe('More documents match than this page holds.'),
+});
+export type ListResult = z.output<typeof listResultSchema>;
+
+/**
+ * What a REST write answers: the document after the write, without the `body` and
+ * `metadata` just sent when the client asked `Prefer: return=minimal`.
+ */
+export const writeResultSchema = documentSchema.extend({
+  body: documentSchema.shape.body.optional().describe('Left out under Prefer: return=minimal'),
+  metadata: documentSchema.shape.metadata
+    .optional()
+    .describe('Left out under Prefer: return=minimal'),
+  changed: z
+    .boolean()
+    .describe('false when the write changed nothing (same revision, nothing re-embedded).'),
+});
+
+export const patchResultSchema = writeResultSchema.extend({
+  replacements: z.number().int().describe('How many occurrences were replaced.'),
+});
+
+export const deleteResultSchema = documentSchema.pick({
+  document_id: true,
+  revision: true,
+  deleted_at: true,
+});
+
+/** An earlier version of a document, as the history lists it (the body's size, not the body). */
+export const historyEntrySchema = z.object({
+  revision: z.number().int(),
+  title: z.string(),
+  tags: z.array(z.string()),
+  body_bytes: z.number().int(),
+  content_hash: z.string(),
+  deleted_at: timestampSchema.nullable(),
+  reason: z.string().describe('The statement that replaced this version: update or delete'),
+  actor: z.string().describe('Who made the change: the API key name or the token subject'),
+  snapshot_at: timestampSchema,
+});
+export type HistoryEntry = z.output<typeof historyEntrySchema>;
+
+export const historyResultSchema = z.object({
+  document_id: z.string(),
+  current_revision: z.number().int(),
+  deleted: z.boolean(),
+  items: z.array(historyEntrySchema).describe('Snapshots of earlier versions, newest first'),
+  next_offset: z.number().int().nullable(),
+});
+export type HistoryResult = z.output<typeof historyResultSchema>;
+
+/** A keyset page of documents, as MCP resource listings show them. */
+export const documentPageSchema = z.object({
+  items: z.array(
+    documentSchema
+      .pick({ document_id: true, title: true, revision: true, updated_at: true })
+      .extend({ size: z.number().int().describe('Body length in bytes (UTF-8).') }),
+  ),
+  more: z.boolean().describe('More documents follow the last item.'),
+});
+export type DocumentPage = z.output<typeof documentPageSchema>;
