@@ -77,14 +77,18 @@ export const listResultSchema = z.object({
 export type ListResult = z.output<typeof listResultSchema>;
 
 /**
- * What a REST write answers: the document after the write, without the `body` and
- * `metadata` just sent when the client asked `Prefer: return=minimal`.
+ * A document as a REST write answers it: without the `body` and `metadata` just sent when
+ * the client asked `Prefer: return=minimal`.
  */
-export const writeResultSchema = documentSchema.extend({
+export const writtenDocumentSchema = documentSchema.extend({
   body: documentSchema.shape.body.optional().describe('Left out under Prefer: return=minimal'),
   metadata: documentSchema.shape.metadata
     .optional()
     .describe('Left out under Prefer: return=minimal'),
+});
+
+/** What an update or a restore answers: the written document, and whether it changed. */
+export const writeResultSchema = writtenDocumentSchema.extend({
   changed: z
     .boolean()
     .describe('false when the write changed nothing (same revision, nothing re-embedded).'),

@@ -97,7 +97,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     parameters: [prefer],
     body: { schema: createSchema, required: true },
     responses: {
-      201: { description: 'Created; `Location` and `ETag` headers', schema: 'Document' },
+      201: { description: 'Created; `Location` and `ETag` headers', schema: 'WrittenDocument' },
     },
     errors: {
       409: 'ALREADY_EXISTS: a document with this id is alive',

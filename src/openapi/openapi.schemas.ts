@@ -10,6 +10,7 @@ import {
   timestampSchema,
   vectorStatusSchema,
   writeResultSchema,
+  writtenDocumentSchema,
 } from '../documents/document.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
 
@@ -95,6 +96,7 @@ export const errorSchema = z.object({
 /** Component name → schema, registered once under `components.schemas`. */
 export const RESPONSE_SCHEMAS = {
   Document: documentSchema,
+  WrittenDocument: writtenDocumentSchema,
   DocumentSummary: documentSummarySchema,
   WriteResult: writeResultSchema,
   PatchResult: patchResultSchema,

@@ -1,0 +1,187 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import { startTestApp, TestApp } from './support/app';
+import { callsFor } from './support/mcp-calls';
+import { ALL_TOOLS } from './support/mcp-expected';
+import { type Json, post, rpc, send } from './support/mcp-http';
+import { modernPost } from './support/mcp-modern';
+import { page, PageServer, startPageServer } from './support/mcp-page-server';
+import { waitFor } from './support/wait';
+
+const KEY = 'shapes-key-0123456789abcdef';
+const HEADERS = { 'X-API-Key': KEY };
+const WRITE = { ...HEADERS, 'Content-Type': 'application/json' };
+
+/**
+ * The shapes the server publishes are the shapes it answers: every admin REST answer below
+ * (success and error) is checked against the response schema its operation names in
+ * `/docs-json`, and every tool's `structuredContent` against the `outputSchema` that
+ * `tools/list` gives, in both protocol eras. A shape that drifts from its description
+ * (document.schemas.ts, search.schemas.ts, openapi.schemas.ts, the tools) fails here.
+ */
+describe('published shapes', () => {
+  let t: TestApp;
+  let pages: PageServer;
+  let spec: Json;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+
+  beforeAll(async () => {
+    pages = await startPageServer({
+      '/guide.html': page('text/html', '<html><title>Guide</title><h1>Guide</h1><p>Hi.</p></html>'),
+    });
+    t = await startTestApp({
+      API_KEYS: `shapes:${KEY}:admin,internal`,
+      VECTOR_SYNC_ENABLED: 'true',
+      INGEST_ALLOWED_HOSTS: '127.0.0.1',
+      INGEST_ALLOW_HTTP: 'true',
+      INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
+    });
+    spec = (await send(t.baseUrl, { path: '/docs-json' })).body;
+    ajv.addSchema({ components: spec.components }, 'openapi');
+  });
+  afterAll(async () => {
+    await t.close();
+    await pages.close();
+  });
+
+  /** The validator of the JSON answer `status` of `method path` (an OpenAPI path template). */
+  function answerSchema(method: string, path: string, status: number): ValidateFunction {
+    const answer = spec.paths[path]?.[method.toLowerCase()]?.responses?.[status];
+    const schema = answer?.content?.['application/json']?.schema;
+    if (!schema) throw new Error(`${method} ${path} publishes no JSON answer for ${status}`);
+    const ref: string = schema.$ref;
+    return ajv.getSchema(`openapi${ref}`)!;
+  }
+
+  /** Sends a REST request and checks its answer against the published schema. */
+  async function rest(
+    template: string,
+    request: { method?: string; path: string; headers?: Record<string, string>; body?: unknown },
+  ) {
+    const method = request.method ?? 'GET';
+    const answer = await send(t.baseUrl, { headers: HEADERS, ...request, method });
+    const validate = answerSchema(method, template, answer.status);
+    expect({
+      route: `${method} ${template} ${answer.status}`,
+      errors: validate(answer.body) ? null : validate.errors,
+    }).toEqual({
+      route: `${method} ${template} ${answer.status}`,
+      errors: null,
+    });
+    return answer;
+  }
+
+  it('every admin REST answer matches its published schema', async () => {
+    const created = await rest('/documents', {
+      method: 'POST',
+      path: '/documents',
+      headers: WRITE,
+      body: {
+        document_id: 'shapes/a.md',
+        body: '# A\n\nrelease checklist',
+        tags: ['x'],
+        metadata: { k: 1 },
+      },
+    });
+    expect(created.status).toBe(201);
+    const minimal = await rest('/documents', {
+      method: 'POST',
+      path: '/documents',
+      headers: { ...WRITE, Prefer: 'return=minimal' },
+      body: { document_id: 'shapes/b.md', body: '# B' },
+    });
+    expect(minimal.body.body).toBeUndefined();
+    await rest('/documents/{id}', { path: '/documents/shapes/a.md' });
+    await rest('/documents', { path: '/documents?prefix=shapes/&limit=1' });
+    await rest('/documents/{id}', {
+      method: 'PUT',
+      path: '/documents/shapes/a.md',
+      headers: WRITE,
+      body: { body: '# A\n\nrelease checklist, second', expected_revision: 1 },
+    });
+    await rest('/documents/{id}', {
+      method: 'PATCH',
+      path: '/documents/shapes/a.md',
+      headers: WRITE,
+      body: { old_str: 'second', new_str: 'third' },
+    });
+    await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history' });
+    await rest('/documents/{id}', { method: 'DELETE', path: '/documents/shapes/b.md' });
+    await rest('/documents/{id}/restore', {
+      method: 'POST',
+      path: '/documents/shapes/b.md/restore',
+    });
+    await rest('/documents/{id}/restore', {
+      method: 'POST',
+      path: '/documents/shapes/a.md/restore',
+      headers: WRITE,
+      body: { revision: 1 },
+    });
+    await waitFor(
+      async () =>
+        (await send(t.baseUrl, { path: '/search?query=checklist', headers: HEADERS })).body.results
+          ?.length > 0,
+      'the documents to be searchable',
+    );
+    await rest('/search', { path: '/search?query=release+checklist&limit=3' });
+    await rest('/admin/vectors/status', { path: '/admin/vectors/status' });
+    await rest('/admin/vectors/reindex', {
+      method: 'POST',
+      path: '/admin/vectors/reindex',
+      headers: WRITE,
+      body: { prefix: 'shapes/' },
+    });
+    await rest('/health/live', { path: '/health/live' });
+    await rest('/health/ready', { path: '/health/ready' });
+    // Errors have their shape too.
+    await rest('/documents/{id}', { path: '/documents/shapes/none.md' });
+    await rest('/documents', { path: '/documents?limit=101' });
+    await rest('/documents', { path: '/documents', headers: {} });
+    await rest('/documents/{id}', {
+      method: 'PUT',
+      path: '/documents/shapes/a.md',
+      headers: WRITE,
+      body: { body: 'x', expected_revision: 1 },
+    });
+  });
+
+  it.each(['2025-06-18', '2026-07-28'])(
+    'every tool answers the outputSchema of tools/list (%s)',
+    async (era) => {
+      const modern = era === '2026-07-28';
+      const mcp = (method: string, params: Record<string, unknown> = {}) =>
+        modern
+          ? modernPost(t.baseUrl, '/mcp', method, params, { headers: HEADERS })
+          : post(t.baseUrl, '/mcp', rpc(method, params), {
+              Accept: 'application/json',
+              'MCP-Protocol-Version': era,
+              ...HEADERS,
+            });
+      const listed = (await mcp('tools/list')).body.result.tools as Json[];
+      expect(listed.map((tool) => tool.name)).toEqual(ALL_TOOLS);
+      const prefix = `shapes-${era}`;
+      await send(t.baseUrl, {
+        method: 'POST',
+        path: '/documents',
+        headers: WRITE,
+        body: { document_id: `${prefix}/seed.md`, body: '# Seed\n\nThe release checklist.' },
+      });
+      const calls = callsFor(prefix, pages.url);
+      await waitFor(
+        async () =>
+          (await mcp('tools/call', { name: 'search_knowledge', arguments: calls.search_knowledge }))
+            .body.result.structuredContent.results.length > 0,
+        'the seed to be searchable',
+      );
+      for (const tool of listed) {
+        const answer = await mcp('tools/call', { name: tool.name, arguments: calls[tool.name] });
+        const result = answer.body.result;
+        const validate = ajv.compile(tool.outputSchema);
+        expect({
+          tool: tool.name,
+          isError: result.isError ?? false,
+          errors: validate(result.structuredContent) ? null : validate.errors,
+        }).toEqual({ tool: tool.name, isError: false, errors: null });
+      }
+    },
+  );
+});
