@@ -268,3 +268,63 @@ class Connection {
     this.socket.destroy();
   }
 }
+
+/**
+ * Polls `check` (a failure counts as "not yet": a server still starting, a database
+ * restarting) every `everyMs` until it answers true; rejects naming `what` after `timeoutMs`.
+ */
+export async function until(check, timeoutMs, { what = 'a condition', everyMs = 100 } = {}) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/**
+ * Starts the built server (dist/src/main.js) on `databaseUrl` and a free loopback port,
+ * with `env` added to the few variables it needs; resolves once /health/ready answers 200.
+ * BENCH_NODE_ARGS (e.g. `--cpu-prof`) and BENCH_LOG_LEVEL apply as to the main server.
+ * @returns {Promise<{baseUrl: string, child: import('node:child_process').ChildProcess,
+ *   exited: Promise<number | null>, stop: () => Promise<void>}>}
+ */
+export async function startServer({ databaseUrl, env = {} }) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await until(async () => (await fetch(`${baseUrl}/health/ready`)).status === 200, 60_000, {
+    what: 'the server to be ready',
+  });
+  return {
+    baseUrl,
+    child,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { freePort, load } from './lib.mjs';
+import { freePort, load, until } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -51,7 +51,10 @@ const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.j
 });
 let results = [];
 try {
-  await waitFor(async () => (await fetch(`${baseUrl}/health/live`)).ok, 60_000, 'server start');
+  await until(async () => (await fetch(`${baseUrl}/health/live`)).ok, 60_000, {
+    what: 'server start',
+    everyMs: 200,
+  });
   log(`server on ${baseUrl}; seeding ${documentCount} documents`);
   const seeded = Date.now();
   await seed(documentCount);
@@ -159,29 +162,16 @@ async function drainVectorWork(what = `initial embedding of ${documentCount} doc
     return;
   }
   const started = Date.now();
-  await waitFor(
+  await until(
     async () =>
       Number(
         (await query(`SELECT count(*) AS n FROM kb_documents WHERE vector_status = 'pending'`))[0]
           .n,
       ) === 0,
     600_000,
-    what,
+    { what, everyMs: 200 },
   );
   log(`${what} took ${Date.now() - started} ms`);
-}
-
-async function waitFor(check, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 function printTable(rows) {

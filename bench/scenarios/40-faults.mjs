@@ -9,18 +9,14 @@
 //    Retry-After, and /metrics must answer 200 throughout.
 // 3. SIGKILL of that server in the middle of a backlog, then a new process: time from the
 //    new process being ready to every document `ready` (target: one VECTOR_LEASE_MS, 15 s).
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
-import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
-import { freePort, round, summarize } from '../lib.mjs';
+import { round, startServer, summarize, until } from '../lib.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SAMPLE_EVERY_MS = 50;
 const BIG_DOCUMENTS = 20;
 const BIG_BYTES = 1_040_000; // just under MAX_BODY_BYTES (1 MiB)
@@ -234,29 +230,15 @@ async function ownServer(log) {
     db,
     agent: new Agent({ keepAlive: true, maxSockets: 16 }),
     server: undefined,
+    exited: undefined,
     baseUrl: '',
+    running: undefined,
     async start() {
-      const port = await freePort();
-      this.baseUrl = `http://127.0.0.1:${port}`;
-      this.server = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          DATABASE_URL: cluster.url,
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      this.exited = new Promise((resolve) => this.server.once('exit', resolve));
-      await until(async () => (await get(this, '/health/ready')).status === 200, 60_000);
+      this.running = await startServer({ databaseUrl: cluster.url });
+      ({ baseUrl: this.baseUrl, child: this.server, exited: this.exited } = this.running);
     },
     async close() {
-      if (this.server?.exitCode === null && this.server.signalCode === null) {
-        this.server.kill('SIGTERM');
-        await this.exited;
-      }
+      await this.running?.stop();
       this.agent.destroy();
       await db.end().catch(() => undefined);
       await cluster.destroy();
@@ -292,7 +274,7 @@ async function databaseFault(own, log, kind) {
       return true;
     },
     60_000,
-    20,
+    { what: '/health/ready 200', everyMs: 20 },
   );
   await sleep(1000);
   const { acknowledged, refusals, failures } = await writes.stop();
@@ -506,15 +488,6 @@ function post(own, path, json) {
     { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'return=minimal' } },
     JSON.stringify(json),
   );
-}
-
-async function until(check, timeoutMs, everyMs = 100) {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
 }
 
 function sleep(ms) {

@@ -10,11 +10,10 @@
 // paragraph of another section and placed under a folder of its own, so that terms do not
 // all become exactly N times as frequent: `scale/c0042/pkg/pino/docs/api.md`.
 // `BENCH_DOCS=0 BENCH_ONLY=70 npm run bench` runs it alone.
-import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { freePort, load, round } from '../lib.mjs';
+import { load, round, startServer, until } from '../lib.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
@@ -137,28 +136,14 @@ function searchParams(query, mode) {
 
 async function ownServer(log) {
   const cluster = await OwnPostgres.create();
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: cluster.url,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-      API_KEYS: `scale:${KEY}:admin`,
-      RATE_LIMIT_ADMIN_WRITES: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const server = await startServer({
+    databaseUrl: cluster.url,
+    env: { API_KEYS: `scale:${KEY}:admin`, RATE_LIMIT_ADMIN_WRITES: 'off' },
   });
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  const get = async (path) => fetch(`${baseUrl}${path}`, { headers: HEADERS });
-  await until(async () => (await get('/health/ready')).status === 200, 60_000, 'server start');
-  log(`search scale: own PostgreSQL on port ${cluster.port}, own server on ${baseUrl}`);
+  const get = async (path) => fetch(`${server.baseUrl}${path}`, { headers: HEADERS });
+  log(`search scale: own PostgreSQL on port ${cluster.port}, own server on ${server.baseUrl}`);
   return {
-    load: (options) => load({ baseUrl, ...options }),
+    load: (options) => load({ baseUrl: server.baseUrl, ...options }),
     async indexed() {
       await until(
         async () => {
@@ -166,7 +151,7 @@ async function ownServer(log) {
           return (status.counts?.pending ?? 0) === 0 && (status.leased ?? 0) === 0;
         },
         30 * 60_000,
-        'the pipeline to index every document',
+        { what: 'the pipeline to index every document', everyMs: 250 },
       );
     },
     async residentMegabytes() {
@@ -175,24 +160,8 @@ async function ownServer(log) {
       return Math.round(bytes / 1024 / 1024);
     },
     async close() {
-      if (server.exitCode === null && server.signalCode === null) {
-        server.kill('SIGTERM');
-        await exited;
-      }
+      await server.stop();
       await cluster.destroy();
     },
   };
-}
-
-async function until(check, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`search scale: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
