@@ -51,6 +51,13 @@ module.exports = {
       to: { path: `${V}/(stores|sync|search|work)/` },
     },
     {
+      name: 'text-at-the-bottom',
+      comment: 'Text analysis is pure: it depends on no other part of src/vectors.',
+      severity: 'error',
+      from: { path: `${V}/text/` },
+      to: { path: `${V}/(embedders|stores|sync|search|work)/` },
+    },
+    {
       name: 'roles-not-wiring',
       comment: 'The role folders never import the module wiring above them.',
       severity: 'error',

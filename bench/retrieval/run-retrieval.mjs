@@ -1,17 +1,18 @@
 // Retrieval quality benchmark: seeds the corpus of package docs (corpus.mjs) into a running
 // server, waits for the vector pipeline, asks `GET /search` every query of queries.json in
 // every mode, and scores the answers against the graded judgements (metrics.mjs), next to a
-// local BM25 baseline (bm25.mjs). Library: `runRetrieval(context)`; CLI:
+// baselines of maintained search libraries (baselines.mjs). Library: `runRetrieval(context)`; CLI:
 //
 //   node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY
 //        [--modes hybrid,vector,lexical] [--out results.json] [--no-seed]
-//   node bench/retrieval/run-retrieval.mjs --bm25-only        (no server: checks the
+//   node bench/retrieval/run-retrieval.mjs --baselines-only        (no server: checks the
 //        queries against the corpus and prints the BM25 baseline)
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, corpusFingerprint } from './corpus.mjs';
+import { baselineRankers } from './baselines.mjs';
 import { scoreQuery, summarise } from './metrics.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -75,18 +76,9 @@ export async function runRetrieval({
     }
   }
 
-  let bm25;
-  try {
-    ({ bm25Ranker: bm25 } = await import('./bm25.mjs'));
-  } catch (error) {
-    notes.bm25 = `not run: ${error.code === 'ERR_MODULE_NOT_FOUND' ? 'minisearch is not installed' : error.message}`;
-  }
-  if (bm25) {
-    const rank = bm25(corpus);
-    for (const q of queries) {
-      const ranked = rank(q.query, q.prefix);
-      perQuery.push(row('bm25', q, ranked));
-    }
+  const rankers = await baselineRankers(corpus);
+  for (const [name, rank] of Object.entries(rankers)) {
+    for (const q of queries) perQuery.push(row(name, q, rank(q.query, q.prefix)));
   }
 
   const table = [];
@@ -330,18 +322,18 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const i = args.indexOf(name);
     return i === -1 ? undefined : args[i + 1];
   };
-  const bm25Only = args.includes('--bm25-only');
+  const baselinesOnly = args.includes('--baselines-only');
   const baseUrl = option('--base-url');
-  if (!bm25Only && !baseUrl) {
+  if (!baselinesOnly && !baseUrl) {
     console.error(
       'usage: node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY [--modes hybrid,vector,lexical] [--out file.json] [--no-seed]\n' +
-        '       node bench/retrieval/run-retrieval.mjs --bm25-only',
+        '       node bench/retrieval/run-retrieval.mjs --baselines-only',
     );
     process.exit(2);
   }
   const key = option('--key') ?? process.env.API_KEY;
   const result = await runRetrieval({
-    baseUrl: bm25Only ? undefined : baseUrl,
+    baseUrl: baselinesOnly ? undefined : baseUrl,
     headers: key ? { 'X-API-Key': key } : {},
     modes: option('--modes')?.split(',').filter(Boolean),
     seed: !args.includes('--no-seed'),

@@ -1,0 +1,4 @@
+declare module 'stopword' {
+  /** English stop words, lower case. */
+  export const eng: string[];
+}

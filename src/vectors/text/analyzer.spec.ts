@@ -1,0 +1,99 @@
+import { analyze, queryTerms, termCounts } from './analyzer';
+
+const terms = (text: string) => {
+  const out: string[] = [];
+  analyze(text, (term) => out.push(term));
+  return out;
+};
+
+describe('analyze', () => {
+  it('stems English words and keeps stop words marked', () => {
+    const seen: Array<[string, boolean]> = [];
+    analyze('The workers are configuring databases', (term, stop) => seen.push([term, stop]));
+    expect(seen).toEqual([
+      ['the', true],
+      ['worker', false],
+      ['are', true],
+      ['configur', false],
+      ['databas', false],
+    ]);
+  });
+
+  it('cuts CJK runs into bigrams, a lone character into a unigram', () => {
+    expect(terms('東京の天気')).toEqual(['東京', '京の', 'の天', '天気']);
+    expect(terms('每天晚上备份数据库')).toContain('备份');
+    expect(terms('每天晚上备份数据库')).toContain('数据');
+    expect(terms('数据库')).toEqual(['数据', '据库']);
+    expect(terms('字')).toEqual(['字']);
+    expect(terms('데이터베이스 백업')).toEqual(['데이', '이터', '터베', '베이', '이스', '백업']);
+  });
+
+  it('keeps an identifier whole beside its words and camelCase parts', () => {
+    expect(terms('UND_ERR_HEADERS_TIMEOUT')).toEqual([
+      'und',
+      'err',
+      'header',
+      'timeout',
+      'und_err_headers_timeout',
+    ]);
+    expect(terms('opts.msBeforeNext')).toEqual([
+      'opt',
+      'msbeforenext',
+      'ms',
+      'before',
+      'next',
+      'opts.msbeforenext',
+    ]);
+    expect(terms('docs/jwks/createRemoteJWKSet.md')).toContain('docs/jwks/createremotejwkset.md');
+  });
+
+  it('folds Latin accents and stems Russian and Arabic words', () => {
+    expect(terms('Données café')).toEqual(['donne', 'cafe']);
+    expect(terms('резервного копирования')).toEqual(terms('резервное копирование'));
+    expect(terms('النسخ الاحتياطي')).toEqual(terms('نسخ احتياطية'));
+  });
+
+  it('bounds a very long term with a hash of the whole', () => {
+    const long = 'x'.repeat(2000);
+    const [term] = terms(long);
+    expect(Buffer.byteLength(term)).toBeLessThanOrEqual(64);
+    expect(terms(long)).toEqual([term]);
+    expect(terms(`${long}y`)[0]).not.toBe(term);
+  });
+
+  it('finds nothing in punctuation, symbols and emoji', () => {
+    expect(terms(`&|!():*<>'"\\ -- ;; 🙂🎉`)).toEqual([]);
+  });
+
+  it('counts a text length in words that are not stop words', () => {
+    expect(termCounts('the cat and the cats').length).toBe(2);
+    expect(termCounts('the cat and the cats').tf.get('cat')).toBe(2);
+  });
+});
+
+describe('queryTerms', () => {
+  it('leaves stop words out, unless the query has nothing else', () => {
+    expect([...queryTerms('how do I limit the promises').terms.keys()]).toEqual([
+      'limit',
+      'promis',
+      'promises',
+    ]);
+    expect(queryTerms('the and of')).toEqual({
+      terms: new Map([
+        ['the', 1],
+        ['and', 1],
+        ['of', 1],
+      ]),
+      stopWordsOnly: true,
+    });
+  });
+
+  it('asks for a word as written too, so a lower-case identifier meets its camelCase form', () => {
+    expect(queryTerms('maxretries').terms.has('maxretries')).toBe(true);
+    expect(queryTerms('maxRetries').terms.has('maxretries')).toBe(true);
+  });
+
+  it('has no terms for punctuation only', () => {
+    expect(queryTerms('?!? ***').terms.size).toBe(0);
+  });
+});

@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { stemmer as arabicStem } from '@orama/stemmers/arabic';
+import { stemmer as russianStem } from '@orama/stemmers/russian';
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import englishStem from 'wink-porter2-stemmer';
+
+/**
+ * The text analysis of the lexical index, one function for documents and queries alike (so
+ * a query's terms are spelled as the index's). Unicode-aware and pure; no database round
+ * trip. Bump {@link ANALYZER_VERSION} when a term would come out differently: every
+ * document is indexed again.
+ *
+ * - NFKC, lower case; Latin letters lose their accents (`é` → `e`, `ß` → `ss`) so accented
+ *   Latin meets its unaccented spelling; other scripts keep theirs.
+ * - A run of Han, Hiragana, Katakana or Hangul becomes overlapping character bigrams, as
+ *   Lucene's CJK analyzer does (a lone character is a unigram): `東京の天気` → `東京` `京の`
+ *   `の天` `天気`, so `東京` and `天気` find it.
+ * - A compound token, letters and digits joined by `.` `_` `-` `/` `:` `@` (identifiers,
+ *   paths, error codes, versions), is one exact term as written (lower case); so is each
+ *   camelCase part of it; and its words are analysed as words.
+ * - A word: an English stop word stays as it is, marked (a query of stop words alone still
+ *   finds documents holding them); a Latin word gets its Porter2 (Snowball English) stem,
+ *   a Cyrillic word its Russian stem, an Arabic word its Arabic stem; anything else (digits,
+ *   other scripts) stays as written.
+ * - A term over {@link MAX_TERM_BYTES} is cut and suffixed with a hash of the whole: a
+ *   2 000-character identifier is one exact term of bounded size.
+ */
+export const ANALYZER_VERSION = 1;
+
+/** Longest term kept whole, in UTF-8 bytes. */
+export const MAX_TERM_BYTES = 64;
+/** Parts of one compound token analysed at most (a 10 000-part path is not 10 000 words). */
+const MAX_PARTS = 64;
+
+const STOP = new Set(ENGLISH_STOP_WORDS);
+const CJK = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}';
+const WORD_CHAR = `[^\\s${CJK}\\p{P}\\p{S}\\p{C}\\p{Z}]|_`;
+/** A CJK run, or a compound: word characters joined by single connectors. */
+const TOKEN = new RegExp(`([${CJK}]+)|((?:${WORD_CHAR})+(?:[._\\-/:@](?:${WORD_CHAR})+)*)`, 'gu');
+const CONNECTORS = /[._\-/:@]+/u;
+const LATIN_WORD = /^\p{Script=Latin}+$/u;
+const CYRILLIC_WORD = /^\p{Script=Cyrillic}+$/u;
+const ARABIC_WORD = /^\p{Script=Arabic}+$/u;
+/** Arabic diacritics (harakat) and the tatweel, dropped before stemming. */
+const ARABIC_MARKS = /[\u064b-\u065f\u0670\u0640]/gu;
+
+/** One term of a text: `stop` for an English stop word; `word` when it stands for a word. */
+export type TermSink = (term: string, stop: boolean, word: boolean) => void;
+
+/** Calls `emit` for each term of `text`, in order. */
+export function analyze(text: string, emit: TermSink): void {
+  for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
+    if (match[1] !== undefined) {
+      const run = [...match[1]];
+      if (run.length === 1) emit(run[0], false, true);
+      else for (let i = 0; i + 1 < run.length; i++) emit(run[i] + run[i + 1], false, true);
+      continue;
+    }
+    const token = match[2];
+    const parts = token.split(CONNECTORS).filter((p) => p !== '');
+    let words = 0;
+    for (const part of parts.slice(0, MAX_PARTS)) {
+      const pieces = camelPieces(part);
+      if (pieces.length > 1 && parts.length > 1)
+        emit(bounded(fold(part.toLowerCase())), false, false);
+      for (const piece of pieces.slice(0, MAX_PARTS)) {
+        const word = fold(piece.toLowerCase()).replace(/_/g, '');
+        if (word === '') continue;
+        words++;
+        if (STOP.has(word)) emit(word, true, true);
+        else emit(bounded(stemOf(word)), false, true);
+      }
+    }
+    if (words > 1) emit(bounded(fold(token.toLowerCase())), false, false);
+  }
+}
+
+/** A text's term frequencies, and its length in words that are not stop words. */
+export function termCounts(text: string): { tf: Map<string, number>; length: number } {
+  const tf = new Map<string, number>();
+  let length = 0;
+  analyze(text, (term, stop, word) => {
+    tf.set(term, (tf.get(term) ?? 0) + 1);
+    if (word && !stop) length++;
+  });
+  return { tf, length };
+}
+
+/** A query's terms, each once with how often the query says it. */
+export interface QueryTerms {
+  readonly terms: ReadonlyMap<string, number>;
+  /** True when the query holds nothing but stop words: then they are its terms. */
+  readonly stopWordsOnly: boolean;
+}
+
+/**
+ * The terms of a query: those of its analysis, stop words left out unless they are all it
+ * has, and each word also as written in lower case when that differs (`maxretries`, typed
+ * in lower case, meets the identifier `maxRetries`).
+ */
+export function queryTerms(text: string): QueryTerms {
+  const terms = new Map<string, number>();
+  const stops = new Map<string, number>();
+  analyze(text, (term, stop) => {
+    const into = stop ? stops : terms;
+    into.set(term, (into.get(term) ?? 0) + 1);
+  });
+  if (terms.size === 0) return { terms: stops, stopWordsOnly: stops.size > 0 };
+  for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
+    if (match[2] === undefined) continue;
+    const written = bounded(fold(match[2].toLowerCase()));
+    if (!terms.has(written) && !STOP.has(written)) terms.set(written, 1);
+  }
+  return { terms, stopWordsOnly: false };
+}
+
+/** camelCase, PascalCase and ACRONYMWord pieces of one part: `maxRetries` → `max`, `Retries`. */
+function camelPieces(part: string): string[] {
+  return part
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1\u0000$2')
+    .replace(/(\p{N})(\p{Lu}\p{Ll})/gu, '$1\u0000$2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1\u0000$2')
+    .split('\u0000')
+    .filter((piece) => piece !== '');
+}
+
+/** Latin letters without their accents; other scripts as they are. */
+function fold(text: string): string {
+  if (/^[\x00-\x7f]*$/.test(text)) return text;
+  return text
+    .replace(/ß/g, 'ss')
+    .replace(/æ/g, 'ae')
+    .replace(/ø/g, 'o')
+    .replace(/œ/g, 'oe')
+    .replace(/\p{Script=Latin}\p{M}*/gu, (c) => c.normalize('NFD').replace(/\p{M}+/gu, ''));
+}
+
+const stems = new Map<string, string>();
+/** Stems are remembered (a corpus repeats its words): at most this many. */
+const STEMS_KEPT = 200_000;
+
+function stemOf(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    stem = stemWord(word);
+    if (stems.size >= STEMS_KEPT) stems.clear();
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
+function stemWord(word: string): string {
+  if (word.length <= 2) return word;
+  if (LATIN_WORD.test(word)) return englishStem(word);
+  if (CYRILLIC_WORD.test(word)) return russianStem(word);
+  if (ARABIC_WORD.test(word)) return arabicStem(word.replace(ARABIC_MARKS, '')) || word;
+  return word;
+}
+
+/** `term`, or its first 32 characters and a hash of the whole when it is too long. */
+function bounded(term: string): string {
+  if (Buffer.byteLength(term) <= MAX_TERM_BYTES) return term;
+  const head = [...term].slice(0, 32).join('');
+  return `${head}#${createHash('sha1').update(term).digest('hex').slice(0, 16)}`;
+}
