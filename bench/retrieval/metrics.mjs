@@ -57,13 +57,17 @@ export function scoreQuery(rankedIds, relevantMap) {
  * Averages per kind and overall.
  * @param {{kind: string, ndcg10: number, recall5: number, mrr10: number}[]} perQueryResults
  * @returns {{kind: string, queries: number, ndcg10: number, recall5: number, mrr10: number}[]}
- *   one row per kind (sorted by name), then `overall`
+ *   one row per kind and extra group (sorted by name), then `overall`
  */
 export function summarise(perQueryResults) {
   const groups = new Map();
+  // A row counts in its kind, and in the extra groups it names (`also`: e.g. `common`, the
+  // questions made of common words), but once in `overall`.
   for (const r of perQueryResults) {
-    if (!groups.has(r.kind)) groups.set(r.kind, []);
-    groups.get(r.kind).push(r);
+    for (const group of [r.kind, ...(r.also ?? [])]) {
+      if (!groups.has(group)) groups.set(group, []);
+      groups.get(group).push(r);
+    }
   }
   const row = (kind, rows) => ({
     kind,

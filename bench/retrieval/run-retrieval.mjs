@@ -1,12 +1,13 @@
 // Retrieval quality benchmark: seeds the corpus of package docs (corpus.mjs) into a running
 // server, waits for the vector pipeline, asks `GET /search` every query of queries.json in
-// every mode, and scores the answers against the graded judgements (metrics.mjs), next to a
-// baselines of maintained search libraries (baselines.mjs). Library: `runRetrieval(context)`; CLI:
+// every mode, and scores the answers against the graded judgements (metrics.mjs), next to
+// the baselines of maintained search libraries (baselines.mjs). Library:
+// `runRetrieval(context)`; CLI:
 //
 //   node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY
 //        [--modes hybrid,vector,lexical] [--out results.json] [--no-seed]
 //   node bench/retrieval/run-retrieval.mjs --baselines-only        (no server: checks the
-//        queries against the corpus and prints the BM25 baseline)
+//        queries against the corpus and prints the baselines)
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -280,6 +281,7 @@ function row(mode, q, ranked) {
     mode,
     id: q.id,
     kind: q.kind,
+    ...(q.common ? { also: ['common'] } : {}),
     query: q.query,
     ...(q.prefix ? { prefix: q.prefix } : {}),
     ...scoreQuery(ranked, q.relevant),
