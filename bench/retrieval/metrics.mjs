@@ -62,7 +62,8 @@ export function scoreQuery(rankedIds, relevantMap) {
 export function summarise(perQueryResults) {
   const groups = new Map();
   // A row counts in its kind, and in the extra groups it names (`also`: e.g. `common`, the
-  // questions made of common words), but once in `overall`.
+  // questions made of common words), but once in `overall`; a `separate` row (the
+  // multilingual set) only in its kind.
   for (const r of perQueryResults) {
     for (const group of [r.kind, ...(r.also ?? [])]) {
       if (!groups.has(group)) groups.set(group, []);
@@ -78,7 +79,10 @@ export function summarise(perQueryResults) {
   });
   return [
     ...[...groups.keys()].sort().map((kind) => row(kind, groups.get(kind))),
-    row('overall', perQueryResults),
+    row(
+      'overall',
+      perQueryResults.filter((r) => !r.separate),
+    ),
   ];
 }
 

@@ -19,7 +19,9 @@ import { scoreQuery, summarise } from './metrics.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 export const QUERIES_FILE = join(here, 'queries.json');
-const KINDS = ['keyword', 'question', 'folder'];
+/** Notes in seven languages and their queries (see its `about`), seeded and asked too. */
+export const MULTILINGUAL_FILE = join(here, 'multilingual.json');
+const KINDS = ['keyword', 'question', 'folder', 'multilingual'];
 const SEED_CONCURRENCY = 8;
 const SEARCH_LIMIT = 10;
 
@@ -42,10 +44,15 @@ export async function runRetrieval({
   seed = true,
   waitTimeoutMs = 20 * 60_000,
 } = {}) {
-  const corpus = await buildCorpus(root, { warn: log });
+  const packages = await buildCorpus(root, { warn: log });
+  const multilingual = JSON.parse(readFileSync(MULTILINGUAL_FILE, 'utf8'));
+  const corpus = [...packages, ...multilingual.documents];
   const fingerprint = corpusFingerprint(corpus);
   const queriesText = readFileSync(QUERIES_FILE, 'utf8');
-  const queries = JSON.parse(queriesText);
+  const queries = [
+    ...JSON.parse(queriesText),
+    ...multilingual.queries.map((q) => ({ ...q, kind: 'multilingual' })),
+  ];
   validateQueries(queries, corpus);
   log(
     `corpus: ${corpus.length} documents (${fingerprint.slice(0, 12)}); queries: ${queries.length} (${KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(', ')})`,
@@ -90,6 +97,7 @@ export async function runRetrieval({
     }
   }
   printTable(table, notes, print);
+  for (const line of notFirst(perQuery, queries)) print(line);
   return {
     date: new Date().toISOString(),
     corpus: { documents: corpus.length, fingerprint },
@@ -177,13 +185,15 @@ async function seedCorpus(http, corpus, log) {
         title: d.title,
         body: d.body,
         tags: ['retrieval-bench'],
-        metadata: {
-          licence: d.licence,
-          package: d.source.package,
-          version: d.source.version,
-          file: d.source.file,
-          licence_file: d.source.licence_file,
-        },
+        metadata: d.source
+          ? {
+              licence: d.licence,
+              package: d.source.package,
+              version: d.source.version,
+              file: d.source.file,
+              licence_file: d.source.licence_file,
+            }
+          : {},
       });
       if (answer.status === 201 || answer.status === 200) created++;
       else if (answer.status === 409) {
@@ -282,6 +292,7 @@ function row(mode, q, ranked) {
     id: q.id,
     kind: q.kind,
     ...(q.common ? { also: ['common'] } : {}),
+    ...(q.kind === 'multilingual' ? { separate: true } : {}),
     query: q.query,
     ...(q.prefix ? { prefix: q.prefix } : {}),
     ...scoreQuery(ranked, q.relevant),
@@ -301,6 +312,22 @@ function errorMessage(answer) {
 
 function encodeId(id) {
   return id.split('/').map(encodeURIComponent).join('/');
+}
+
+/** Per mode, the multilingual queries whose target is not the first hit (the set's target). */
+function notFirst(perQuery, queries) {
+  const targets = new Map(
+    queries
+      .filter((q) => q.kind === 'multilingual')
+      .map((q) => [q.id, Object.keys(q.relevant).find((id) => q.relevant[id] === 3)]),
+  );
+  const modes = [...new Set(perQuery.map((r) => r.mode))];
+  return modes.map((mode) => {
+    const missed = perQuery
+      .filter((r) => r.mode === mode && targets.has(r.id) && r.ranked?.[0] !== targets.get(r.id))
+      .map((r) => `${r.id} ${r.query}`);
+    return `multilingual, ${mode}: ${targets.size - missed.length}/${targets.size} first${missed.length ? ` (not first: ${missed.join('; ')})` : ''}`;
+  });
 }
 
 function printTable(table, notes, print) {
