@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { type FrontDoor, pathOf, type RequestObserver, type RouteHandler } from './http-server';
+import {
+  type FrontDoor,
+  pathOf,
+  type RequestObserver,
+  type RoutedRequest,
+  type RouteHandler,
+} from './http-server';
 
 /** One route a door takes: its HTTP method (`ALL` for any) and the path Nest registers. */
 export interface DoorRoute {
@@ -12,7 +18,7 @@ export interface DoorRoute {
 /** A request taken by a door's matcher: its route, and the params Express would give. */
 export interface MatchedRoute {
   readonly route: DoorRoute;
-  readonly params: Record<string, unknown>;
+  readonly params: NonNullable<RoutedRequest['params']>;
 }
 
 /** Where the route handlers Nest registers are found (TunedExpressAdapter records them). */
@@ -99,13 +105,14 @@ function enterRoute(
   request: IncomingMessage,
   response: ServerResponse,
   route: string,
-  params: Record<string, unknown>,
+  params: MatchedRoute['params'],
   observers: readonly RequestObserver[],
 ): void {
-  const routed = request as Parameters<RequestObserver>[0];
-  routed.originalUrl = request.url ?? '';
+  // The fields below make it one; a server's request always has its method and URL.
+  const routed = request as RoutedRequest;
+  routed.originalUrl = routed.url;
   routed.baseUrl = '';
-  (routed as { route?: { path: string } }).route = { path: route };
-  routed.params = params as typeof routed.params;
-  for (const observe of observers) observe(routed, response as Parameters<RequestObserver>[1]);
+  routed.route = { path: route };
+  routed.params = params;
+  for (const observe of observers) observe(routed, response);
 }

@@ -4,8 +4,27 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { AppConfig } from '../config/app-config';
 
+/**
+ * A request as routing leaves it: Node's request plus what Express's router sets on a
+ * request it routes, which a front door sets too (src/common/front-door.ts). A request
+ * Express routed is also Express's Request; one a front door took may keep Node's prototype.
+ */
+export type RoutedRequest = IncomingMessage & {
+  /** Always set on a request a server received (Node types them optional for client messages). */
+  method: string;
+  url: string;
+  originalUrl: string;
+  baseUrl: string;
+  /** The matched route, once routed: its template (`/documents/*id`) labels the metrics. */
+  route?: { path?: unknown };
+  /** Route parameters, once routed. */
+  params?: Record<string, string | string[] | undefined>;
+  /** The request id, set by the access log's observer. */
+  id?: string;
+};
+
 /** Per-request work every answer needs (request id, access log, metrics), whoever answers. */
-export type RequestObserver = (request: Request, response: Response) => void;
+export type RequestObserver = (request: RoutedRequest, response: ServerResponse) => void;
 
 /** Runs `observer`, then the next middleware: the observer as Express middleware. */
 export function observing(observer: RequestObserver) {

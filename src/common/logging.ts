@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LoggerService } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import type { RequestObserver } from './http-server';
+import type { ServerResponse } from 'node:http';
+import type { RequestObserver, RoutedRequest } from './http-server';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 
@@ -36,10 +36,10 @@ export function createRootLogger(config: AppConfig): Logger {
  * the id when the line's level is off: no per-request child logger, no async context.
  */
 export function requestLogging(root: Logger): RequestObserver {
-  return (request: Request, response: Response): void => {
+  return (request: RoutedRequest, response: ServerResponse): void => {
     const given = request.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    (request as Request & { id: string }).id = id;
+    request.id = id;
     response.setHeader('X-Request-Id', id);
     const started = performance.now();
     // 'close' follows 'finish' on a complete answer and comes alone on an aborted one.

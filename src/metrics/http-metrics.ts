@@ -1,5 +1,5 @@
-import type { Request, Response } from 'express';
-import type { RequestObserver } from '../common/http-server';
+import type { ServerResponse } from 'node:http';
+import type { RequestObserver, RoutedRequest } from '../common/http-server';
 import { MetricsService } from './metrics.service';
 
 /**
@@ -7,10 +7,10 @@ import { MetricsService } from './metrics.service';
  * never the raw path, so ids and tokens never become label values.
  */
 export function httpMetrics(metrics: MetricsService): RequestObserver {
-  return (request: Request, response: Response): void => {
+  return (request: RoutedRequest, response: ServerResponse): void => {
     const end = metrics.httpDuration.startTimer();
     response.once('finish', () => {
-      const template = (request.route as { path?: unknown } | undefined)?.path;
+      const template = request.route?.path;
       const route = typeof template === 'string' ? `${request.baseUrl}${template}` : 'unmatched';
       end({ method: request.method, route, status: String(response.statusCode) });
     });

@@ -25,7 +25,7 @@ export class McpExceptionFilter implements ExceptionFilter {
   }
 
   /** Answers `exception` on `response` (or ends a response already under way). */
-  reply(exception: unknown, response: ServerResponse): void {
+  private reply(exception: unknown, response: ServerResponse): void {
     if (response.headersSent) {
       response.end();
       return;
