@@ -132,7 +132,9 @@ export class TunedExpressAdapter extends ExpressAdapter {
     const [path, handler] = args;
     // `get` with one argument reads an Express setting; anything else is a route.
     if (typeof path === 'string' && typeof handler === 'function' && args.length === 2) {
-      this.handlers.set(`${method.toUpperCase()} ${path}`, handler as RouteHandler);
+      const key = `${method.toUpperCase()} ${path}`;
+      // Express answers a path with the first route registered for it: a door takes that one too.
+      if (!this.handlers.has(key)) this.handlers.set(key, handler as RouteHandler);
     }
     const instance = this.getInstance<Record<string, (...a: unknown[]) => unknown>>();
     return instance[method](...args);
