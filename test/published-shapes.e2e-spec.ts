@@ -33,7 +33,8 @@ function closed(schema: Json): Json {
  * (success and error) is checked against the response schema its operation names in
  * `/docs-json`, and every tool's `structuredContent` against the `outputSchema` that
  * `tools/list` gives, in both protocol eras. A shape that drifts from its description
- * (document.schemas.ts, search.schemas.ts, openapi.schemas.ts, the tools) fails here.
+ * (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts, health.schemas.ts,
+ * openapi.schemas.ts, the tools) fails here.
  */
 describe('published shapes', () => {
   let t: TestApp;
