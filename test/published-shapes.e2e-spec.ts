@@ -12,11 +12,29 @@ const HEADERS = { 'X-API-Key': KEY };
 const WRITE = { ...HEADERS, 'Content-Type': 'application/json' };
 
 /**
+ * A copy of `schema` where an object with properties that does not say whether it admits
+ * others admits none: an answer may carry more than its schema names only where the schema
+ * says so (`additionalProperties`), whichever way the schema was generated.
+ */
+function closed(schema: Json): Json {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, closed(value)]),
+  );
+  if (copy.type === 'object' && copy.properties && !('additionalProperties' in copy)) {
+    copy.additionalProperties = false;
+  }
+  return copy;
+}
+
+/**
  * The shapes the server publishes are the shapes it answers: every admin REST answer below
  * (success and error) is checked against the response schema its operation names in
  * `/docs-json`, and every tool's `structuredContent` against the `outputSchema` that
  * `tools/list` gives, in both protocol eras. A shape that drifts from its description
- * (document.schemas.ts, search.schemas.ts, openapi.schemas.ts, the tools) fails here.
+ * (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts, health.schemas.ts,
+ * openapi.schemas.ts, the tools) fails here.
  */
 describe('published shapes', () => {
   let t: TestApp;
@@ -36,7 +54,7 @@ describe('published shapes', () => {
       INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.0/8',
     });
     spec = (await send(t.baseUrl, { path: '/docs-json' })).body;
-    ajv.addSchema({ components: spec.components }, 'openapi');
+    ajv.addSchema({ components: closed(spec.components) }, 'openapi');
   });
   afterAll(async () => {
     await t.close();
@@ -132,16 +150,134 @@ describe('published shapes', () => {
     });
     await rest('/health/live', { path: '/health/live' });
     await rest('/health/ready', { path: '/health/ready' });
-    // Errors have their shape too.
-    await rest('/documents/{id}', { path: '/documents/shapes/none.md' });
-    await rest('/documents', { path: '/documents?limit=101' });
-    await rest('/documents', { path: '/documents', headers: {} });
-    await rest('/documents/{id}', {
-      method: 'PUT',
-      path: '/documents/shapes/a.md',
-      headers: WRITE,
-      body: { body: 'x', expected_revision: 1 },
-    });
+    // Errors have their shape too, and each is one its operation publishes.
+    const errors: Array<[string, Parameters<typeof rest>[1], number]> = [
+      ['/documents/{id}', { path: '/documents/shapes/none.md' }, 404],
+      ['/documents', { path: '/documents?limit=101' }, 400],
+      ['/documents', { path: '/documents', headers: {} }, 401],
+      [
+        '/documents/{id}',
+        {
+          method: 'PUT',
+          path: '/documents/shapes/a.md',
+          headers: WRITE,
+          body: { body: 'x', expected_revision: 1 },
+        },
+        409,
+      ],
+      [
+        '/documents/{id}',
+        {
+          method: 'PUT',
+          path: '/documents/shapes/a.md',
+          headers: { ...WRITE, 'If-Match': '"1"' },
+          body: { body: 'x' },
+        },
+        412,
+      ],
+      [
+        '/documents',
+        {
+          method: 'POST',
+          path: '/documents',
+          headers: WRITE,
+          body: { document_id: 'shapes/a.md', body: 'again' },
+        },
+        409,
+      ],
+      [
+        '/documents',
+        {
+          method: 'POST',
+          path: '/documents',
+          headers: WRITE,
+          body: { document_id: 'shapes/c.md', body: 'x', tags: ['a', 'b', 'c', ' '] },
+        },
+        400,
+      ],
+      [
+        '/documents',
+        {
+          method: 'POST',
+          path: '/documents',
+          headers: WRITE,
+          body: { document_id: 'shapes/c.md', body: 'x', title: 't'.repeat(301) },
+        },
+        413,
+      ],
+      [
+        '/documents',
+        { method: 'POST', path: '/documents', headers: WRITE, body: '{"document_id":' },
+        400,
+      ],
+      [
+        '/documents',
+        {
+          method: 'POST',
+          path: '/documents',
+          headers: { ...HEADERS, 'Content-Type': 'text/plain' },
+          body: '{}',
+        },
+        415,
+      ],
+      [
+        '/documents/{id}',
+        {
+          method: 'PATCH',
+          path: '/documents/shapes/a.md',
+          headers: WRITE,
+          body: { old_str: 'no such text', new_str: 'y' },
+        },
+        422,
+      ],
+      [
+        '/documents/{id}',
+        {
+          method: 'PATCH',
+          path: '/documents/shapes/a.md',
+          headers: WRITE,
+          body: { old_str: 'e', new_str: 'y' },
+        },
+        409,
+      ],
+      [
+        '/documents/{id}/restore',
+        {
+          method: 'POST',
+          path: '/documents/shapes/a.md/restore',
+          headers: WRITE,
+          body: { revision: 99 },
+        },
+        404,
+      ],
+      ['/documents/{id}/history', { path: '/documents/shapes/none.md/history' }, 404],
+      ['/documents/{id}', { method: 'DELETE', path: '/documents/shapes/none.md' }, 404],
+      [
+        '/documents/{id}/move',
+        {
+          method: 'POST',
+          path: '/documents/shapes/a.md/move',
+          headers: WRITE,
+          body: { to: 'shapes/z.md' },
+        },
+        501,
+      ],
+      ['/search', { path: '/search?query=' }, 400],
+      [
+        '/admin/vectors/reindex',
+        {
+          method: 'POST',
+          path: '/admin/vectors/reindex',
+          headers: WRITE,
+          body: { folder: 'shapes/' },
+        },
+        400,
+      ],
+    ];
+    for (const [template, request, status] of errors) {
+      const answer = await rest(template, request);
+      expect({ template, status: answer.status }).toEqual({ template, status });
+    }
   });
 
   it.each(['2025-06-18', '2026-07-28'])(
@@ -175,7 +311,7 @@ describe('published shapes', () => {
       for (const tool of listed) {
         const answer = await mcp('tools/call', { name: tool.name, arguments: calls[tool.name] });
         const result = answer.body.result;
-        const validate = ajv.compile(tool.outputSchema);
+        const validate = ajv.compile(closed(tool.outputSchema));
         expect({
           tool: tool.name,
           isError: result.isError ?? false,

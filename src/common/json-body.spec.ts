@@ -5,7 +5,7 @@ import {
 } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { isJsonContentType, readJsonBody } from './json-body';
+import { isJsonContentType, type JsonBodyOptions, readBody, readJsonBody } from './json-body';
 
 /** A request-like stream carrying `body` in chunks, with the given headers. */
 function aRequest(body: string | Buffer[], headers: Record<string, string> = {}): IncomingMessage {
@@ -100,6 +100,67 @@ describe('readJsonBody', () => {
       BadRequestException,
     );
     await expect(readJsonBody(aRequest('{"a":', JSON_TYPE), 100)).rejects.toThrow(/malformed JSON/);
+  });
+});
+
+describe('readBody options: the differences between the REST and MCP edges', () => {
+  /** Neither edge's choices: each case turns one option on. */
+  const plain: JsonBodyOptions = {
+    limit: 100,
+    jsonSuffix: false,
+    typeFirst: false,
+    stripBom: false,
+    closeOnOversize: false,
+  };
+  const read = (body: string, type: string, options: Partial<JsonBodyOptions> = {}) =>
+    readBody(aRequest(body, { 'content-type': type }), { ...plain, ...options });
+
+  it('jsonSuffix: an application/*+json body is JSON (REST) or refused with 415 (MCP)', async () => {
+    const type = 'application/merge-patch+json';
+    await expect(read('{}', type, { jsonSuffix: true })).resolves.toEqual({
+      kind: 'json',
+      value: {},
+    });
+    await expect(read('{}', type)).rejects.toMatchObject({ status: 415 });
+  });
+
+  it('typeFirst: the media type is checked even for an empty body (MCP), or only for a body (REST)', async () => {
+    await expect(read('', 'text/plain', { typeFirst: true })).rejects.toMatchObject({
+      status: 415,
+    });
+    await expect(read('', 'text/plain')).resolves.toEqual({ kind: 'empty' });
+  });
+
+  it('stripBom: a byte-order mark is dropped (MCP) or makes the JSON malformed (REST)', async () => {
+    const body = '\uFEFF{"a":1}';
+    await expect(read(body, 'application/json', { stripBom: true })).resolves.toEqual({
+      kind: 'json',
+      value: { a: 1 },
+    });
+    await expect(read(body, 'application/json')).resolves.toMatchObject({
+      kind: 'malformed',
+      blank: false,
+    });
+  });
+
+  it('tells a blank body from malformed JSON', async () => {
+    await expect(read('  ', 'application/json')).resolves.toMatchObject({
+      kind: 'malformed',
+      blank: true,
+    });
+  });
+
+  it('closeOnOversize: the connection is closed after a 413 (REST) or kept (MCP)', async () => {
+    for (const closeOnOversize of [true, false]) {
+      const request = aRequest('{}', { 'content-length': '101' });
+      const setHeader = jest.fn();
+      Object.assign(request, { res: { headersSent: false, setHeader } });
+      await expect(readBody(request, { ...plain, closeOnOversize })).rejects.toMatchObject({
+        status: 413,
+        declaredBytes: 101,
+      });
+      expect(setHeader.mock.calls).toEqual(closeOnOversize ? [['Connection', 'close']] : []);
+    }
   });
 });
 

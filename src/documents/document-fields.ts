@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import type { DocumentLimits } from '../config/app-config';
+import type { Document } from './document.schemas';
 import type { DocumentChanges, DocumentContent } from './documents.repository';
 
 /** Largest revision (the column is a PostgreSQL `integer`). */
@@ -12,12 +13,7 @@ export const MAX_METADATA_DEPTH = 64;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The fields a write gives (their types already checked by the REST or MCP schema). */
-export interface FieldsInput {
-  body?: string;
-  title?: string;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-}
+export type FieldsInput = Partial<Pick<Document, 'body' | 'title' | 'tags' | 'metadata'>>;
 
 /**
  * The rules of each field a write sets, in one place for every way in (REST, MCP, ingest):

@@ -1,33 +1,17 @@
-import type { Document, DocumentSummary } from './document.schemas';
-import type { DocumentRow, DocumentSummaryRow } from './documents.repository';
+import { fieldsOf } from '../common/schema-fields';
+import {
+  deleteResultSchema,
+  documentSchema,
+  documentSummarySchema,
+  historyEntrySchema,
+} from './document.schemas';
 
-// A row as the API shows it: times as ISO 8601 text, the indexing error left out.
+// A row as the API shows it, by the fields of its shape (document.schemas.ts): times as
+// ISO 8601 text, the columns the shape does not name (the indexing error) left out.
 
-export function summaryFromRow(row: DocumentSummaryRow): DocumentSummary {
-  return {
-    document_id: row.document_id,
-    parent_id: row.parent_id,
-    title: row.title,
-    tags: row.tags,
-    revision: row.revision,
-    updated_at: row.updated_at.toISOString(),
-  };
-}
+export const documentFromRow = fieldsOf(documentSchema);
+export const summaryFromRow = fieldsOf(documentSummarySchema);
+export const historyEntryFromRow = fieldsOf(historyEntrySchema);
 
-export function documentFromRow(row: DocumentRow): Document {
-  return {
-    document_id: row.document_id,
-    parent_id: row.parent_id,
-    title: row.title,
-    tags: row.tags,
-    body: row.body,
-    metadata: row.metadata,
-    revision: row.revision,
-    content_hash: row.content_hash,
-    vector_status: row.vector_status,
-    vector_revision: row.vector_revision,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    deleted_at: row.deleted_at?.toISOString() ?? null,
-  };
-}
+/** What a REST delete answers about the document it deleted. */
+export const deleteResultOf = fieldsOf(deleteResultSchema);

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
 /**
- * The shapes of documents as the API answers them, each described once, here: the
- * TypeScript types are derived from these schemas, the MCP tools' output schemas pick their
- * fields from them (src/mcp/tools), and the OpenAPI document of the admin API publishes them
- * (src/openapi). test/published-shapes.e2e-spec.ts checks real answers against both.
+ * The shapes of documents as the API answers them (and of a patch, as it is asked), each
+ * described once, here: the TypeScript types and the rows' conversion (document-rows.ts)
+ * are derived from these schemas, the MCP tools' schemas pick their fields from them
+ * (src/mcp/tools), and the OpenAPI document of the admin API publishes them (src/openapi).
+ * test/published-shapes.e2e-spec.ts checks real answers against both.
  */
 
 export const timestampSchema = z.string().describe('ISO 8601 time');
@@ -20,6 +21,18 @@ export type VectorStatus = z.output<typeof vectorStatusSchema>;
 
 /** The revision a write is conditional on (REST `expected_revision`, the MCP tools' too). */
 export const expectedRevisionSchema = z.number().int().positive();
+
+/**
+ * A patch as the REST route and the MCP tool take it: `old_str` becomes `new_str` (the rules
+ * are DocumentsService.patch's).
+ */
+export const patchInputSchema = z.strictObject({
+  old_str: z.string(),
+  new_str: z.string(),
+  replace_all: z.boolean().optional(),
+  expected_revision: expectedRevisionSchema.optional(),
+});
+export type PatchInput = z.output<typeof patchInputSchema>;
 
 /** A document, whole, as `GET /documents/{id}` answers it. */
 export const documentSchema = z.object({

@@ -22,7 +22,13 @@ import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error'
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
 import { DocumentsService } from './documents.service';
-import { type Document, documentSchema, expectedRevisionSchema } from './document.schemas';
+import {
+  type Document,
+  documentSchema,
+  expectedRevisionSchema,
+  patchInputSchema,
+} from './document.schemas';
+import { deleteResultOf } from './document-rows';
 
 // The fields as the document schema types them; their rules are DocumentFields'.
 const tags = documentSchema.shape.tags.optional();
@@ -57,16 +63,9 @@ export const updateSchema = z.strictObject({
   expected_revision: revision,
 });
 
-export const patchSchema = z.strictObject({
-  old_str: z.string(),
-  new_str: z.string(),
-  replace_all: z.boolean().optional(),
-  expected_revision: revision,
-});
+export const patchSchema = patchInputSchema;
 
-export const restoreSchema = z
-  .strictObject({ revision: z.number().int().positive().optional() })
-  .optional();
+export const restoreSchema = z.strictObject({ revision }).optional();
 
 /** `GET /documents/a/b/c.md` arrives as segments; `a%2Fb` decodes to one segment holding `/`. */
 type IdSegments = string[] | string;
@@ -227,11 +226,7 @@ export class DocumentsController {
       expectedRevision(ifMatch, undefined),
       actorOf(request),
     );
-    return {
-      document_id: document.document_id,
-      revision: document.revision,
-      deleted_at: document.deleted_at,
-    };
+    return deleteResultOf(document);
   }
 }
 

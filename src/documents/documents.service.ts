@@ -1,11 +1,19 @@
 import { Injectable } from '@nestjs/common';
+import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { parentOf, validateDocumentId, validatePrefix } from './document-id';
-import type { Document, DocumentPage, HistoryResult, ListResult } from './document.schemas';
+import type {
+  Document,
+  DocumentPage,
+  HistoryResult,
+  ListResult,
+  PatchInput,
+  patchResultSchema,
+} from './document.schemas';
 import { DocumentChanges, DocumentsRepository } from './documents.repository';
-import { contentHash, DocumentFields } from './document-fields';
-import { documentFromRow, summaryFromRow } from './document-rows';
+import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
+import { documentFromRow, historyEntryFromRow, summaryFromRow } from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
 
 export const LIST_DEFAULT_LIMIT = 50;
@@ -17,38 +25,16 @@ export interface Completions {
   more: boolean;
 }
 
-export interface CreateDocumentInput {
-  document_id: string;
-  body: string;
-  title?: string;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-}
+export type CreateDocumentInput = Pick<Document, 'document_id' | 'body'> & FieldsInput;
 
-export interface UpdateDocumentInput {
-  body?: string;
-  title?: string;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-  expected_revision?: number;
-}
+export type UpdateDocumentInput = FieldsInput & Pick<PatchInput, 'expected_revision'>;
 
-export interface PatchDocumentInput {
-  old_str: string;
-  new_str: string;
-  replace_all?: boolean;
-  expected_revision?: number;
-}
+type PatchAnswer = z.output<typeof patchResultSchema>;
 
-export interface WriteResult {
-  document: Document;
-  /** False when the write changed nothing (same revision, nothing re-embedded). */
-  changed: boolean;
-}
+/** The written document and whether it changed (a REST write answers them side by side). */
+export type WriteResult = { document: Document } & Pick<PatchAnswer, 'changed'>;
 
-export interface PatchResult extends WriteResult {
-  replacements: number;
-}
+export type PatchResult = WriteResult & Pick<PatchAnswer, 'replacements'>;
 
 /**
  * Attempts of a read-modify-write patch without `expected_revision` before giving up. A
@@ -186,7 +172,7 @@ export class DocumentsService {
    * conditional on the revision that was read, so a concurrent writer is never overwritten;
    * without `expected_revision` a lost race re-reads and tries again.
    */
-  async patch(documentId: string, input: PatchDocumentInput, actor: string): Promise<PatchResult> {
+  async patch(documentId: string, input: PatchInput, actor: string): Promise<PatchResult> {
     validateDocumentId(documentId);
     if (input.old_str === '') throw invalidArgument('old_str', 'must be a non-empty string');
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
@@ -300,12 +286,7 @@ export class DocumentsService {
       document_id: documentId,
       current_revision: state.revision,
       deleted: state.deleted,
-      items: rows.slice(0, limit).map((row) => ({
-        ...row,
-        body_bytes: Number(row.body_bytes),
-        deleted_at: row.deleted_at?.toISOString() ?? null,
-        snapshot_at: row.snapshot_at.toISOString(),
-      })),
+      items: rows.slice(0, limit).map(historyEntryFromRow),
       next_offset: more ? offset + limit : null,
     };
   }

@@ -1,13 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { safeMessage } from '../common/fault';
-
-export interface CheckResult {
-  /** `false` makes /health/ready answer 503 when the check is required. */
-  readonly ok: boolean;
-  readonly required: boolean;
-  readonly detail?: Record<string, unknown> | string;
-}
+import type { CheckResult } from './health.schemas';
 
 export type ReadinessCheck = () => Promise<CheckResult> | CheckResult;
 

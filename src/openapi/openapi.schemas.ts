@@ -7,64 +7,20 @@ import {
   historyResultSchema,
   listResultSchema,
   patchResultSchema,
-  timestampSchema,
-  vectorStatusSchema,
   writeResultSchema,
   writtenDocumentSchema,
 } from '../documents/document.schemas';
+import { liveSchema, readySchema } from '../health/health.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
+import { reindexResultSchema, vectorsStatusSchema } from '../vectors/vectors-admin.schemas';
 
 /**
- * The components of the admin REST answers in the OpenAPI document: the shapes of
- * documents and searches are those their modules describe (document.schemas.ts,
- * search.schemas.ts); the operational ones are described here. Request bodies are the
- * controllers' own zod schemas, converted where the document is built.
- * test/published-shapes.e2e-spec.ts checks real answers against them.
+ * The components of the admin REST answers in the OpenAPI document: each shape is the one
+ * its module describes (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts,
+ * health.schemas.ts); only the error body, which every edge of HTTP handling answers, is
+ * described here. Request bodies are the controllers' own zod schemas, converted where the
+ * document is built. test/published-shapes.e2e-spec.ts checks real answers against them.
  */
-
-const timestamp = timestampSchema;
-const vectorStatus = vectorStatusSchema;
-
-export const vectorsStatusSchema = z
-  .object({
-    sync_enabled: z.boolean(),
-    cluster_role: z
-      .enum(['single', 'vector', 'web'])
-      .describe(
-        'This process in cluster mode (WEB_CONCURRENCY): `listener` and `worker` are its own; only the `vector` worker runs them',
-      ),
-    counts: z.record(vectorStatus, z.number().int()).describe('Documents per vector status'),
-    leased: z.number().int().describe('Documents currently held by a worker'),
-    lag_seconds: z.number().describe('Age of the oldest pending document (0 when none)'),
-    errors: z.array(
-      z.object({
-        document_id: z.string(),
-        error: z.string().nullable(),
-        attempts: z.number().int(),
-        next_attempt_at: timestamp.nullable(),
-      }),
-    ),
-    listener: z.record(z.string(), z.unknown()).describe('LISTEN connection state'),
-    worker: z.record(z.string(), z.unknown()),
-    embedder: z.record(z.string(), z.unknown()).describe('Provider, model, dimensions, last error'),
-    store: z.record(z.string(), z.unknown()).describe('Vector store name and readiness'),
-  })
-  .catchall(z.unknown());
-
-export const reindexResultSchema = z.object({
-  queued: z.number().int().describe('Documents queued for embedding'),
-  prefix: z.string().nullable(),
-});
-
-export const liveSchema = z.object({ status: z.literal('ok') });
-
-export const readySchema = z.object({
-  status: z.enum(['ok', 'unavailable']),
-  checks: z.record(
-    z.string(),
-    z.object({ ok: z.boolean(), required: z.boolean(), detail: z.unknown().optional() }),
-  ),
-});
 
 /** Codes the REST edge answers with: the domain codes plus those of HTTP handling itself. */
 const errorCodes = [

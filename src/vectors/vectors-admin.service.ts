@@ -1,43 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import type { VectorStatus } from '../documents/document.schemas';
 import { validatePrefix } from '../documents/document-id';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
-import { ListenerState, VectorSyncListener } from './sync/vector-sync.listener';
+import { VectorSyncListener } from './sync/vector-sync.listener';
 import { VectorSyncWorker } from './sync/vector-sync.worker';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { VectorStoreInitializer } from './stores/vector-store.initializer';
-
-/** What `GET /admin/vectors/status` reports from the documents table. */
-export interface VectorStatusReport {
-  counts: Record<VectorStatus, number>;
-  leased: number;
-  lag_seconds: number;
-  errors: {
-    document_id: string;
-    error: string | null;
-    attempts: number;
-    next_attempt_at: string | null;
-  }[];
-}
-
-export interface VectorsStatus extends VectorStatusReport {
-  sync_enabled: boolean;
-  /** `single`, or this process's part in cluster mode: `listener` and `worker` are its own. */
-  cluster_role: AppConfig['clusterRole'];
-  listener: ListenerState;
-  worker: VectorSyncWorker['state'];
-  embedder: {
-    provider: string;
-    model: string;
-    dimensions: number;
-    ok: boolean;
-    last_success_at: string | null;
-    last_error: string | null;
-  };
-  store: Record<string, unknown> & { ready: boolean; error: string | null };
-}
+import type { ReindexResult, VectorQueueReport, VectorsStatus } from './vectors-admin.schemas';
 
 /** What the admin endpoints under `/admin/vectors` do. */
 @Injectable()
@@ -59,7 +29,7 @@ export class VectorsAdminService {
       this.queue.pending(),
       this.queue.errors(10),
     ]);
-    const report: VectorStatusReport = {
+    const report: VectorQueueReport = {
       counts,
       leased,
       lag_seconds: pending.lagSeconds,
@@ -92,7 +62,7 @@ export class VectorsAdminService {
   }
 
   /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
-  async reindex(prefix: string | undefined): Promise<{ queued: number; prefix: string | null }> {
+  async reindex(prefix: string | undefined): Promise<ReindexResult> {
     const queued = await this.queue.requeueAll(validatePrefix(prefix));
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorWorkHere) this.worker.wake();

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { validateDocumentId } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
-import { type Document, timestampSchema } from '../../documents/document.schemas';
+import { type Document, documentSchema } from '../../documents/document.schemas';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
 import { cut } from './document-fields';
@@ -35,13 +35,16 @@ const input = z.strictObject({
     ),
 });
 
+const { document_id, title, tags, revision, updated_at } = documentSchema.shape;
+
+/** The document's own fields, present when it was found. */
 const item = z.object({
-  document_id: z.string(),
+  document_id,
   found: z.boolean().describe('false when the document does not exist or is deleted.'),
-  title: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-  revision: z.number().int().optional(),
-  updated_at: timestampSchema.optional(),
+  title: title.optional(),
+  tags: tags.optional(),
+  revision: revision.optional(),
+  updated_at: updated_at.optional(),
   body: z.string().optional(),
   body_chars: z.number().int().optional().describe('Length of the whole body.'),
   truncated: z.boolean().optional().describe('The body was cut at max_chars.'),

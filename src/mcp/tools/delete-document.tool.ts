@@ -3,16 +3,19 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
 import { documentIdArgs } from './document-fields';
-import { timestampSchema } from '../../documents/document.schemas';
+import { deleteResultSchema } from '../../documents/document.schemas';
 import { writes } from './tool-annotations';
 
 const input = z.strictObject(documentIdArgs);
 
+const { document_id, revision, deleted_at } = deleteResultSchema.shape;
+
+/** The REST delete answer's fields, saying `deleted` (and so never a null time). */
 const output = z.object({
-  document_id: z.string(),
+  document_id,
   deleted: z.literal(true),
-  revision: z.number().int(),
-  deleted_at: timestampSchema,
+  revision,
+  deleted_at: deleted_at.unwrap(),
 });
 
 @Injectable()

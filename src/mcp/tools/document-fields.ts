@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import type { DocumentLimits } from '../../config/app-config';
-import {
-  type Document,
-  documentSchema,
-  expectedRevisionSchema,
-} from '../../documents/document.schemas';
+import { fieldsOf } from '../../common/schema-fields';
+import { documentSchema, expectedRevisionSchema } from '../../documents/document.schemas';
 
 /** Zod pieces shared by the document tools: argument fields and result shapes. */
 
@@ -62,7 +59,7 @@ function size(bytes: number): string {
 }
 
 /** A document's fields as results show them, in this order (the document's own schemas). */
-export const documentFields = documentSchema.pick({
+const documentViewSchema = documentSchema.pick({
   document_id: true,
   parent_id: true,
   title: true,
@@ -72,24 +69,11 @@ export const documentFields = documentSchema.pick({
   vector_status: true,
   created_at: true,
   updated_at: true,
-}).shape;
+});
+export const documentFields = documentViewSchema.shape;
 
-/** A document's {@link documentFields}, in their order (written out: built per read). */
-export function documentView(document: Document): DocumentView {
-  return {
-    document_id: document.document_id,
-    parent_id: document.parent_id,
-    title: document.title,
-    tags: document.tags,
-    metadata: document.metadata,
-    revision: document.revision,
-    vector_status: document.vector_status,
-    created_at: document.created_at,
-    updated_at: document.updated_at,
-  };
-}
-
-type DocumentView = { [K in keyof typeof documentFields]: z.output<(typeof documentFields)[K]> };
+/** A document's {@link documentFields}, in their order. */
+export const documentView = fieldsOf(documentViewSchema);
 
 /** What every write tool answers: the document's fields after the write, and `changed`. */
 export const writeResult = documentSchema
@@ -98,18 +82,6 @@ export const writeResult = documentSchema
     revision: documentSchema.shape.revision.describe('The revision after the write.'),
     changed: z.boolean().describe('false when the write changed nothing (same revision).'),
   });
-
-/** The fields of `source` named by `keys`, in the order of `keys`. */
-export function pick<T, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
-  const picked = {} as Pick<T, K>;
-  for (const key of keys) picked[key] = source[key];
-  return picked;
-}
-
-/** The field names of a zod object shape, in its order. */
-export function keysOf<S extends object>(shape: S): (keyof S & string)[] {
-  return Object.keys(shape) as (keyof S & string)[];
-}
 
 /** Cuts `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
 export function cut(text: string, max: number): { text: string; truncated: boolean } {

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
-import { documentFields, documentIdArgs, keysOf, pick } from './document-fields';
+import { fieldsOf } from '../../common/schema-fields';
+import { documentSchema } from '../../documents/document.schemas';
+import { documentFields, documentIdArgs } from './document-fields';
 import { READ_ONLY } from './tool-annotations';
 
 const input = z.strictObject(documentIdArgs);
@@ -18,10 +20,11 @@ const output = z.object({
   title,
   tags,
   metadata,
-  content_hash: z.string().describe('SHA-256 of the body.'),
+  content_hash: documentSchema.shape.content_hash.describe('SHA-256 of the body.'),
   updated_at,
-  body: z.string().describe('The whole markdown body, never cut.'),
+  body: documentSchema.shape.body.describe('The whole markdown body, never cut.'),
 });
+const answer = fieldsOf(output);
 
 @Injectable()
 export class GetDocumentForRewriteTool extends McpTool<typeof input, typeof output> {
@@ -43,6 +46,6 @@ export class GetDocumentForRewriteTool extends McpTool<typeof input, typeof outp
 
   async run(args: z.output<typeof input>) {
     const document = await this.documents.get(args.document_id);
-    return pick(document, keysOf(output.shape));
+    return answer(document);
   }
 }

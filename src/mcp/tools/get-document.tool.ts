@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool } from './tool';
 import { cut, documentFields, documentIdArgs, documentView } from './document-fields';
+import { documentSchema } from '../../documents/document.schemas';
 import { READ_ONLY } from './tool-annotations';
 
 /** Longest body `get_document` returns, in characters; get_document_for_rewrite has no cut. */
@@ -12,7 +13,9 @@ const input = z.strictObject(documentIdArgs);
 
 const output = z.object({
   ...documentFields,
-  body: z.string().describe(`The markdown text, cut after ${GET_DOCUMENT_MAX_CHARS} characters.`),
+  body: documentSchema.shape.body.describe(
+    `The markdown text, cut after ${GET_DOCUMENT_MAX_CHARS} characters.`,
+  ),
   body_chars: z.number().int().describe('Length of the whole body in characters.'),
   truncated: z.boolean().describe('The body was cut; get_document_for_rewrite returns all of it.'),
 });

@@ -4,11 +4,7 @@ import { z } from 'zod';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { DocumentsService } from '../../documents/documents.service';
-import {
-  type Document,
-  timestampSchema,
-  vectorStatusSchema,
-} from '../../documents/document.schemas';
+import { type Document, documentSchema } from '../../documents/document.schemas';
 import { AddressPolicy } from '../ingest/address-policy';
 import { pageText } from '../ingest/page-text';
 import { SafeFetcher } from '../ingest/safe-fetch';
@@ -33,22 +29,25 @@ const inputFor = (config: AppConfig) =>
   });
 type Input = ReturnType<typeof inputFor>;
 
+const { document_id, revision, title, vector_status, updated_at } = documentSchema.shape;
+
+/** The document's own fields, and what the fetch found. */
 const output = z.object({
-  document_id: z.string(),
-  revision: z.number().int(),
+  document_id,
+  revision,
   created: z
     .boolean()
     .describe(
       'true for a new document, false when an earlier ingest of the same URL was refreshed.',
     ),
   changed: z.boolean(),
-  title: z.string(),
-  vector_status: vectorStatusSchema,
+  title,
+  vector_status,
   source_url: z.string(),
   final_url: z.string().describe('The URL after redirects.'),
   media_type: z.string(),
   chars: z.number().int().describe('Length of the stored text.'),
-  updated_at: timestampSchema,
+  updated_at,
 });
 
 @Injectable()

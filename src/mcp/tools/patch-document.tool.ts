@@ -3,27 +3,26 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
 import { documentIdArgs, expectedRevisionArg, writeResult } from './document-fields';
+import { patchInputSchema, patchResultSchema } from '../../documents/document.schemas';
 import { writes } from './tool-annotations';
+
+const { old_str, new_str, replace_all } = patchInputSchema.shape;
 
 const input = z.strictObject({
   ...documentIdArgs,
-  old_str: z
-    .string()
+  old_str: old_str
     .min(1)
     .describe(
       'Exact text to replace, copied from the current body (whitespace and line breaks included).',
     ),
-  new_str: z.string().describe('Replacement text; an empty string deletes old_str.'),
-  replace_all: z
-    .boolean()
-    .optional()
-    .describe('Replace every occurrence instead of requiring exactly one (default false).'),
+  new_str: new_str.describe('Replacement text; an empty string deletes old_str.'),
+  replace_all: replace_all.describe(
+    'Replace every occurrence instead of requiring exactly one (default false).',
+  ),
   expected_revision: expectedRevisionArg,
 });
 
-const output = writeResult.extend({
-  replacements: z.number().int().describe('How many occurrences were replaced.'),
-});
+const output = writeResult.extend({ replacements: patchResultSchema.shape.replacements });
 
 @Injectable()
 export class PatchDocumentTool extends McpTool<typeof input, typeof output> {

@@ -4,9 +4,10 @@ import {
   SEARCH_DEFAULT_LIMIT,
   SEARCH_MAX_LIMIT,
   SEARCH_MAX_QUERY_CHARS,
+  searchSchema,
   SearchService,
 } from '../../vectors/search/search.service';
-import { SEARCH_MODES, searchResponseSchema } from '../../vectors/search/search.schemas';
+import { searchResponseSchema } from '../../vectors/search/search.schemas';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
 import { documentSchema } from '../../documents/document.schemas';
@@ -18,25 +19,18 @@ const input = z.strictObject({
     .min(1)
     .max(SEARCH_MAX_QUERY_CHARS)
     .describe('What to look for, in natural language or keywords.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(SEARCH_MAX_LIMIT)
-    .optional()
-    .describe(`Most hits to return, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`),
+  limit: searchSchema.shape.limit.describe(
+    `Most hits to return, 1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT}).`,
+  ),
   prefix: z
     .string()
     .optional()
     .describe('Only documents whose id starts with this folder prefix, e.g. "knowledge/reports/".'),
   path: z.string().optional().describe('Another name for prefix; give one of them.'),
   tags: documentSchema.shape.tags.optional().describe('Only documents carrying all of these tags.'),
-  mode: z
-    .enum(SEARCH_MODES)
-    .optional()
-    .describe(
-      'hybrid (default): exact words and meaning together; lexical: exact words, identifiers and names only; vector: meaning only.',
-    ),
+  mode: searchSchema.shape.mode.describe(
+    'hybrid (default): exact words and meaning together; lexical: exact words, identifiers and names only; vector: meaning only.',
+  ),
 });
 
 /** The search answer (search.schemas.ts) with the number of hits. */

@@ -3,14 +3,8 @@ import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
 import { McpTool, type ToolContext } from './tool';
 import { AppConfig } from '../../config/app-config';
-import {
-  bodyAliasArg,
-  documentFields,
-  documentIdArgs,
-  keysOf,
-  limitedArgs,
-  pick,
-} from './document-fields';
+import { fieldsOf } from '../../common/schema-fields';
+import { bodyAliasArg, documentFields, documentIdArgs, limitedArgs } from './document-fields';
 import { writes } from './tool-annotations';
 
 const inputFor = (config: AppConfig) => {
@@ -39,6 +33,7 @@ const output = z.object({
   created_at,
   updated_at,
 });
+const answer = fieldsOf(output);
 
 @Injectable()
 export class UploadDocumentTool extends McpTool<Input, typeof output> {
@@ -73,6 +68,6 @@ export class UploadDocumentTool extends McpTool<Input, typeof output> {
       },
       context.actor,
     );
-    return pick(document, keysOf(output.shape));
+    return answer(document);
   }
 }

@@ -14,34 +14,19 @@ import { folderOf } from '../stores/vector-payload';
 import { VECTOR_STORE, VectorHit, VectorStore } from '../stores/vector-store.interface';
 import { type Candidate, fuse } from './fusion';
 import { SearchMetrics } from './search.metrics';
-import {
-  SEARCH_MODES,
-  type SearchMode,
-  type SearchResponse,
-  type SearchResult,
-} from './search.schemas';
+import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
 export const SEARCH_MAX_QUERY_CHARS = 2000;
 
-/** What `search_knowledge` and `GET /search` ask. */
-export interface SearchInput {
-  /** Text to look for; 1 to 2000 characters. */
-  query: string;
-  /** Documents wanted, 1 to 50; default 10. */
-  limit?: number;
-  /** Only documents under this folder (whole segments: `a/b` and `a/b/` are the same). */
-  prefix?: string;
-  /** Only documents carrying every one of these tags. */
-  tags?: string[];
-  /** `hybrid` (default): lexical and vector rankings fused; or one of them alone. */
-  mode?: SearchMode;
-  /** Cancels the search (the embedder's request for the query is dropped). */
-  signal?: AbortSignal;
-}
-
-const searchSchema = z.object({
+/**
+ * What `search_knowledge` and `GET /search` ask, and the rules of each field: text to look
+ * for (not blank), documents wanted (default {@link SEARCH_DEFAULT_LIMIT}), only documents
+ * under a folder (whole segments: `a/b` and `a/b/` are the same) or carrying every one of
+ * some tags, and the rankings used (`hybrid` by default: lexical and vector fused).
+ */
+export const searchSchema = z.object({
   query: z
     .string()
     .max(SEARCH_MAX_QUERY_CHARS)
@@ -51,6 +36,11 @@ const searchSchema = z.object({
   tags: z.array(z.string().trim().min(1, 'must not be empty').max(100)).max(50).optional(),
   mode: z.enum(SEARCH_MODES).optional(),
 });
+
+export type SearchInput = z.input<typeof searchSchema> & {
+  /** Cancels the search (the embedder's request for the query is dropped). */
+  signal?: AbortSignal;
+};
 
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { escapeLike } from '../../documents/document-id';
-import type { VectorStatus } from '../../documents/document.schemas';
+import { VECTOR_STATUSES, type VectorStatus } from '../../documents/document.schemas';
 
 /** A document held by the sync worker, and the token of its lease. */
 export interface VectorLease {
@@ -290,13 +290,10 @@ export class VectorQueueRepository {
                 count(*) FILTER (WHERE vector_lease_id IS NOT NULL)::int AS leased
            FROM kb_documents GROUP BY vector_status`,
       );
-    const counts: Record<VectorStatus, number> = {
-      pending: 0,
-      ready: 0,
-      error: 0,
-      skipped: 0,
-      removed: 0,
-    };
+    const counts = Object.fromEntries(VECTOR_STATUSES.map((status) => [status, 0])) as Record<
+      VectorStatus,
+      number
+    >;
     let leased = 0;
     for (const row of rows) {
       counts[row.vector_status] = row.count;

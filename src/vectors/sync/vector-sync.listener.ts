@@ -15,12 +15,13 @@ const RECONNECT_MAX_MS = 1000;
 /** A LISTEN connection only receives; a periodic query notices one that died silently. */
 const HEARTBEAT_MS = 30_000;
 
-export interface ListenerState {
+/** A type rather than an interface: it fills the open `listener` object of the status answer. */
+export type ListenerState = {
   up: boolean;
   connected_since: string | null;
   reconnects: number;
   last_error: string | null;
-}
+};
 
 /**
  * Holds its own PostgreSQL connection (not one of the pool's) running

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { timestampSchema, vectorStatusSchema } from '../documents/document.schemas';
+
+/**
+ * The answers of `/admin/vectors`, described once: VectorsAdminService's types are derived
+ * from them and the OpenAPI document publishes them (test/published-shapes.e2e-spec.ts
+ * checks real answers against it). The parts that other classes report on themselves
+ * (listener, worker, embedder, store) are open objects here: each class types its own.
+ */
+
+/** What the documents table says about the pipeline: counts, leases, lag, the next errors. */
+export const vectorQueueReportSchema = z.object({
+  counts: z.record(vectorStatusSchema, z.number().int()).describe('Documents per vector status'),
+  leased: z.number().int().describe('Documents currently held by a worker'),
+  lag_seconds: z.number().describe('Age of the oldest pending document (0 when none)'),
+  errors: z.array(
+    z.object({
+      document_id: z.string(),
+      error: z.string().nullable(),
+      attempts: z.number().int(),
+      next_attempt_at: timestampSchema.nullable(),
+    }),
+  ),
+});
+export type VectorQueueReport = z.output<typeof vectorQueueReportSchema>;
+
+/** `GET /admin/vectors/status`. */
+export const vectorsStatusSchema = z
+  .object({
+    sync_enabled: z.boolean(),
+    cluster_role: z
+      .enum(['single', 'vector', 'web'])
+      .describe(
+        'This process in cluster mode (WEB_CONCURRENCY): `listener` and `worker` are its own; only the `vector` worker runs them',
+      ),
+    ...vectorQueueReportSchema.shape,
+    listener: z.record(z.string(), z.unknown()).describe('LISTEN connection state'),
+    worker: z.record(z.string(), z.unknown()),
+    embedder: z.record(z.string(), z.unknown()).describe('Provider, model, dimensions, last error'),
+    store: z.record(z.string(), z.unknown()).describe('Vector store name and readiness'),
+  })
+  .catchall(z.unknown());
+export type VectorsStatus = z.output<typeof vectorsStatusSchema>;
+
+/** `POST /admin/vectors/reindex`. */
+export const reindexResultSchema = z.object({
+  queued: z.number().int().describe('Documents queued for embedding'),
+  prefix: z.string().nullable(),
+});
+export type ReindexResult = z.output<typeof reindexResultSchema>;
