@@ -23,7 +23,8 @@ module.exports = {
     },
     {
       name: 'search-not-sync',
-      comment: 'Ranking a query never reaches into the write pipeline: sync → stores ← search.',
+      comment:
+        'Ranking a query never reaches into the write pipeline: sync → stores, lexical ← search.',
       severity: 'error',
       from: { path: `${V}/search/` },
       to: { path: `${V}/(sync|work)/` },
@@ -44,18 +45,26 @@ module.exports = {
       to: { path: `${V}/(sync|search|work)/` },
     },
     {
+      name: 'lexical-below-sync-and-search',
+      comment:
+        'The lexical index keeps and ranks terms; it knows nothing of the pipeline, queries or stores.',
+      severity: 'error',
+      from: { path: `${V}/lexical/` },
+      to: { path: `${V}/(sync|search|work|stores|embedders)/` },
+    },
+    {
       name: 'embedders-at-the-bottom',
       comment: 'Embedders turn text into vectors and depend on no other role of src/vectors.',
       severity: 'error',
       from: { path: `${V}/embedders/` },
-      to: { path: `${V}/(stores|sync|search|work)/` },
+      to: { path: `${V}/(stores|sync|search|work|lexical)/` },
     },
     {
       name: 'text-at-the-bottom',
       comment: 'Text analysis is pure: it depends on no other part of src/vectors.',
       severity: 'error',
       from: { path: `${V}/text/` },
-      to: { path: `${V}/(embedders|stores|sync|search|work)/` },
+      to: { path: `${V}/(embedders|stores|sync|search|work|lexical)/` },
     },
     {
       name: 'roles-not-wiring',

@@ -2,8 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Characters turned into spaces by kb_search_words, as SQL string literals. */
 const PUNCTUATION = '.,;:!?/\\()[]{}<>=#|*~^$@"\'`+&%';
-const PUNCTUATION_SQL = `'${PUNCTUATION.replace(/'/g, "''")}'`;
-const SPACES_SQL = `'${' '.repeat(PUNCTUATION.length)}'`;
+export const PUNCTUATION_SQL = `'${PUNCTUATION.replace(/'/g, "''")}'`;
+export const SPACES_SQL = `'${' '.repeat(PUNCTUATION.length)}'`;
 
 /**
  * The lexical side of search (docs/search.md): the same passages (chunks) the vector side embeds,

@@ -6,6 +6,7 @@ import { FolderIndex1763800040000 } from './1763800040000-folder-index';
 import { VectorLeaseToken1763800050000 } from './1763800050000-vector-lease-token';
 import { RateLimits1763800060000 } from './1763800060000-rate-limits';
 import { Passages1763800070000 } from './1763800070000-passages';
+import { LexicalIndex1763800080000 } from './1763800080000-lexical-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   VectorLeaseToken1763800050000,
   RateLimits1763800060000,
   Passages1763800070000,
+  LexicalIndex1763800080000,
 ];

@@ -3,7 +3,9 @@ import request from 'supertest';
 import { type PlanNode, planNodes } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
-import { PassagesRepository } from '../src/vectors/stores/passages.repository';
+import { changesStatement } from '../src/database/change-log';
+import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
+import { LexicalStore, resultsStatement } from '../src/vectors/lexical/lexical.store';
 import { waitFor } from './support/wait';
 
 const DOCS = [
@@ -31,8 +33,8 @@ const DOCS = [
 ];
 
 /**
- * Hybrid search (docs/search.md): PostgreSQL full text over the passages the vector side
- * embeds, fused with the vector ranking; `mode` picks one side.
+ * Hybrid search (docs/search.md): BM25 over the documents and passages the vector worker
+ * analyses, fused with the vector ranking; `mode` picks one side.
  */
 describe('hybrid search', () => {
   let t: TestApp;
@@ -180,9 +182,17 @@ describe('hybrid search', () => {
                                 vector_status, vector_attempts, vector_next_attempt_at)
       VALUES ('kb/new/fresh.md', 'kb/new', 'Fresh', 'xylophonic', 'h', 'pending', 1,
               now() + interval '1 hour')`);
-    await sql.query(`
-      INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
-      VALUES ('kb/new/fresh.md', 0, 1, 'Fresh', 'Fresh', 'xylophonic')`);
+    // Its passages and terms, written as the worker writes them before it embeds.
+    const passages = [{ headings: ['Fresh'], content: 'xylophonic' }];
+    await t.app.get(LexicalStore).write([
+      {
+        documentId: 'kb/new/fresh.md',
+        revision: 1,
+        tags: [],
+        passages: [{ index: 0, heading: 'Fresh', content: 'xylophonic' }],
+        record: lexicalRecord('Fresh', 'xylophonic', passages),
+      },
+    ]);
     const body = await search({ query: 'xylophonic' });
     expect(body).toMatchObject({
       mode: 'hybrid',
@@ -194,31 +204,52 @@ describe('hybrid search', () => {
     expect(settled.degraded).toBeUndefined();
   });
 
-  it('the lexical query reads the GIN index over 30 000 documents', async () => {
+  it('reads PostgreSQL by index only, over 50 000 documents: the results, the change log', async () => {
+    const record = lexicalRecord('Bulk', 'body of a bulk document', []);
     await sql.query(`
       INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, vector_status)
-      SELECT 'bulk/doc-' || g || '.md', 'bulk', 'Bulk ' || g, 'body ' || g, 'h', 'skipped'
-        FROM generate_series(1, 30000) g`);
-    await sql.query(`
-      INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
-      SELECT 'bulk/doc-' || g || '.md', 0, 1, 'Bulk ' || g, 'Section ' || (g % 100),
-             'passage ' || g || ' about topic' || (g % 500) || ' and ' ||
-             repeat('general words of a typical passage body ', 12 + g % 5)
-        FROM generate_series(1, 30000) g`);
-    await sql.query('ANALYZE kb_passages, kb_documents');
-    const repository = t.app.get(PassagesRepository);
-    const terms = await repository.terms('topic42 lease');
-    expect(terms.map((t) => t.lexeme)).toEqual(['topic42', 'lease', 'leas']);
-    const [text, values] = repository.searchStatement(await repository.weigh(terms), {
-      limit: 10,
-      folder: 'bulk/',
-    });
-    const { rows } = await sql.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-    const nodes = planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan);
-    expect(nodes.some((n) => n['Index Name'] === 'kb_passages_search')).toBe(true);
-    expect(nodes.some((n) => n['Node Type'] === 'Seq Scan' && n['Index Name'] === undefined)).toBe(
-      false,
+      SELECT 'bulk/doc-' || g || '.md', 'bulk', 'Bulk ' || g, 'body ' || g, 'h', 'ready'
+        FROM generate_series(1, 50000) g`);
+    await sql.query(
+      `INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+       SELECT 'bulk/doc-' || g || '.md', c, 1, 'Bulk ' || g, 'Section ' || c, 'passage ' || g
+         FROM generate_series(1, 50000) g, generate_series(0, 3) c`,
     );
+    await sql.query(
+      `INSERT INTO kb_lexical_documents
+              (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+       SELECT 'bulk/doc-' || g || '.md', 1, 1, '{}', '{1,0,5}', '{5}', $1, $2
+         FROM generate_series(1, 50000) g`,
+      [record.terms.join('\n'), Buffer.alloc(record.terms.length * 8)],
+    );
+    await sql.query('ANALYZE kb_documents, kb_passages, kb_lexical_documents, kb_lexical_changes');
+    const plan = async ([text, values]: [string, unknown[]]) => {
+      const { rows } = await sql.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+      return planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan);
+    };
+    const seqScans = (nodes: PlanNode[]) =>
+      nodes.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']);
+
+    const results = await plan(
+      resultsStatement([
+        { documentId: 'bulk/doc-42.md', passage: 2 },
+        { documentId: 'bulk/doc-4242.md', passage: 0 },
+      ]),
+    );
+    const byIndex = (nodes: PlanNode[]) =>
+      nodes.filter((n) => n['Index Name'] !== undefined).map((n) => n['Relation Name']);
+    expect(byIndex(results).sort()).toEqual(['kb_documents', 'kb_passages']);
+    expect(seqScans(results)).toEqual([]);
+
+    const [{ max }] = (await sql.query(`SELECT max(id)::text AS max FROM kb_lexical_changes`)).rows;
+    const log = await plan(
+      changesStatement(
+        { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' },
+        { generation: 1, appliedId: max, inProgress: ['1'] },
+      ),
+    );
+    expect(seqScans(log).filter((name) => name !== 'kb_lexical_meta')).toEqual([]);
+    expect(log.some((n) => n['Index Name'] === 'kb_lexical_changes_pkey')).toBe(true);
   });
 });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config-values';
 import { isLoopbackHost, loadConfig } from './load-config';
+import { LOCAL_VECTOR_WEIGHT, OPENAI_VECTOR_WEIGHT } from './variables';
 
 const KEY_A = 'a-very-secret-key-0001';
 const KEY_B = 'another-secret-key-0002';
@@ -138,10 +139,11 @@ describe('loadConfig', () => {
   });
 
   it('weighs the vector side of hybrid search by embedder, unless told', () => {
-    expect(loadConfig({})).toMatchObject({ searchRrfK: 60, searchVectorWeight: 0.3 });
+    expect(loadConfig({}).searchVectorWeight).toBe(LOCAL_VECTOR_WEIGHT);
     expect(
       loadConfig({ EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test' }).searchVectorWeight,
-    ).toBe(1);
+    ).toBe(OPENAI_VECTOR_WEIGHT);
+    expect(() => loadConfig({ SEARCH_VECTOR_WEIGHT: '1.5' })).toThrow(/SEARCH_VECTOR_WEIGHT/);
     expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0.75' }).searchVectorWeight).toBe(0.75);
     expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0' }).searchVectorWeight).toBe(0);
   });

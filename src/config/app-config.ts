@@ -113,15 +113,12 @@ export class AppConfig {
   readonly rateLimitToolCalls: RateLimit | undefined;
   /** `RATE_LIMIT_ADMIN_WRITES`: REST writes under `/documents` per principal. */
   readonly rateLimitAdminWrites: RateLimit | undefined;
-  /** `SEARCH_RRF_K`: the k of reciprocal rank fusion (larger flattens the rank differences). */
-  readonly searchRrfK: number;
   /** `SEARCH_CANDIDATES`: documents each side of a hybrid search contributes to the fusion. */
   readonly searchCandidates: number;
   /**
-   * `SEARCH_VECTOR_WEIGHT`: the vector side's share in the fusion, the lexical side's being 1.
-   * Defaults to 0.3 with the local embedder (itself lexical, a weaker copy of the lexical
-   * side: the retrieval benchmark ranks best there from 0.3 to 0.5) and 1 with OpenAI
-   * embeddings (plain reciprocal rank fusion).
+   * `SEARCH_VECTOR_WEIGHT`: the vector side's share in the fusion, 0 to 1 (the lexical
+   * side's is the rest); defaults per embedder, chosen on the retrieval benchmark
+   * (docs/search.md).
    */
   readonly searchVectorWeight: number;
   readonly shutdownTimeoutMs: number;

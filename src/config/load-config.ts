@@ -22,7 +22,12 @@ import {
   secretToken,
   text,
 } from './config-values';
-import { defaultOf, type VariableName } from './variables';
+import {
+  defaultOf,
+  LOCAL_VECTOR_WEIGHT,
+  OPENAI_VECTOR_WEIGHT,
+  type VariableName,
+} from './variables';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -162,11 +167,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // On by default where others can reach the server; off on loopback unless asked for.
     rateLimitToolCalls: parseRateLimit(given, 'RATE_LIMIT_TOOL_CALLS', !loopback),
     rateLimitAdminWrites: parseRateLimit(given, 'RATE_LIMIT_ADMIN_WRITES', !loopback),
-    searchRrfK: integer(read, 'SEARCH_RRF_K', 1, 1000),
     searchCandidates: integer(read, 'SEARCH_CANDIDATES', 10, 500),
     searchVectorWeight:
-      optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 10) ??
-      (embeddingsProvider === 'local' ? 0.3 : 1),
+      optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 1) ??
+      (embeddingsProvider === 'local' ? LOCAL_VECTOR_WEIGHT : OPENAI_VECTOR_WEIGHT),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 0, 60_000),
     httpHeadersTimeoutMs,

@@ -21,6 +21,13 @@ export interface Variable {
   readonly common?: true;
 }
 
+/**
+ * Default shares of the vector side in hybrid search, per embedder, chosen on the retrieval
+ * benchmark (docs/search.md).
+ */
+export const LOCAL_VECTOR_WEIGHT = 0.3;
+export const OPENAI_VECTOR_WEIGHT = 0.5;
+
 const GROUPS = [
   'Server',
   'Database',
@@ -291,11 +298,6 @@ export const VARIABLES = {
     meaning: 'Qdrant collection',
     value: 'kb_documents',
   },
-  SEARCH_RRF_K: {
-    group: 'Search and embeddings',
-    meaning: 'k of the reciprocal rank fusion',
-    value: '60',
-  },
   SEARCH_CANDIDATES: {
     group: 'Search and embeddings',
     meaning: 'documents each side contributes to the fusion',
@@ -303,8 +305,8 @@ export const VARIABLES = {
   },
   SEARCH_VECTOR_WEIGHT: {
     group: 'Search and embeddings',
-    meaning: "the vector side's weight in the fusion (the lexical side's is 1)",
-    fallback: '`0.3` with the local embedder, `1` with OpenAI',
+    meaning: "the vector side's share in the fusion, 0 to 1 (the lexical side's is the rest)",
+    fallback: `\`${LOCAL_VECTOR_WEIGHT}\` with the local embedder, \`${OPENAI_VECTOR_WEIGHT}\` with OpenAI`,
   },
   VECTOR_SKIP_PREFIXES: {
     group: 'Vector pipeline',

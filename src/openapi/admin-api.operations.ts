@@ -190,9 +190,10 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     tag: 'Search',
     summary: 'Hybrid search',
     description:
-      'The search service behind the `search_knowledge` MCP tool: PostgreSQL full text over ' +
-      'passages fused with the vector ranking (reciprocal rank fusion); the best passage per ' +
-      'alive document. Recent writes appear once chunked and embedded (seconds).',
+      'The search service behind the `search_knowledge` MCP tool: BM25 over documents and ' +
+      'their best passages fused with the vector ranking (normalised scores); the best ' +
+      'passage per alive document. Recent writes appear once chunked (milliseconds) and ' +
+      'embedded (seconds).',
     parameters: [
       query(
         'query',

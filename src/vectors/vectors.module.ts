@@ -4,10 +4,10 @@ import { AppConfig } from '../config/app-config';
 import { DocumentsModule } from '../documents/documents.module';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { warmTokenizer } from './embedders/tokenizer';
+import { LexicalStore } from './lexical/lexical.store';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
-import { PassagesRepository } from './stores/passages.repository';
 import { VectorStoreInitializer } from './stores/vector-store.initializer';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { VectorBatchProcessor } from './sync/vector-batch.processor';
@@ -27,13 +27,17 @@ import { VectorWorkPool } from './work/vector-work.pool';
  * Search and the pipeline that makes documents searchable, one folder per role:
  * - `embedders/`: text to vectors (`EMBEDDER`: local feature hashing or any OpenAI-compatible
  *   server);
- * - `stores/`: where passages and vectors live (`VECTOR_STORE`: PostgreSQL or Qdrant; the
- *   passages table that the lexical ranking reads);
+ * - `stores/`: where vectors live (`VECTOR_STORE`: PostgreSQL or Qdrant);
+ * - `lexical/`: the lexical index (each document's analysed terms in PostgreSQL, an
+ *   in-memory copy on every server ranked by BM25, the passages shown in results);
+ * - `text/`: the text analysis both the index and queries use;
  * - `sync/`: how a write becomes searchable (the queue over the `vector_*` columns, the
  *   LISTEN/NOTIFY listener, the worker and its batches, the recovery sweep);
- * - `work/`: the CPU work of sync on worker threads (markdown chunking, local hashing);
+ * - `work/`: the CPU work of sync on worker threads (markdown chunking, text analysis, local
+ *   hashing);
  * - `search/`: how a query is ranked (lexical and vector sides, fusion, snippets, `GET /search`).
- * Dependencies run sync → stores ← search, both using embedders (checked by `npm run lint`).
+ * Dependencies run sync → stores, lexical ← search, all using embedders and text (checked by
+ * `npm run lint`).
  * This folder wires them and serves the admin endpoints and the health checks.
  * With VECTOR_SYNC_ENABLED=false the listener, worker and sweep do not run; search still
  * answers from what is indexed.
@@ -46,7 +50,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
     SearchMetrics,
     VectorSyncMetrics,
     VectorQueueRepository,
-    PassagesRepository,
+    LexicalStore,
     VectorQueueMetrics,
     VectorWorkPool,
     embedderProvider,

@@ -2,6 +2,7 @@
 export interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   'Index Cond'?: string;
   /** With EXPLAIN ANALYZE: rows the node produced per loop, and how many loops it ran. */
   'Actual Rows'?: number;

@@ -1,38 +1,50 @@
 import { fuse } from './fusion';
 
-const hit = (documentId: string) => ({
+const hit = (documentId: string, score: number) => ({
   documentId,
   title: documentId,
-  score: 0,
+  score,
   heading: '',
   content: `passage of ${documentId}`,
 });
 
-describe('fuse (weighted reciprocal rank fusion)', () => {
-  const lexical = [hit('a'), hit('b'), hit('c')];
-  const vector = [hit('c'), hit('d'), hit('a')];
+describe('fuse (normalised-score combination)', () => {
+  const lexical = [hit('a', 12), hit('b', 7), hit('c', 2)];
+  const vector = [hit('c', 0.9), hit('d', 0.5), hit('a', 0.4)];
 
-  it('adds 1 / (k + rank) per side, so a document both sides found comes first', () => {
-    const fused = fuse(lexical, vector, 60);
-    expect(fused.map((h) => h.documentId)).toEqual(['a', 'c', 'b', 'd']);
-    expect(fused[0].score).toBeCloseTo(1 / 61 + 1 / 63, 12);
+  it('scales each side to [0, 1] and adds them weighted', () => {
+    const fused = fuse(lexical, vector, 0.5);
+    // a: 0.5·1 + 0.5·0 ; b: 0.5·0.5 ; c: 0.5·0 + 0.5·1 ; d: 0.5·0.2
+    expect(fused.map((h) => [h.documentId, h.score])).toEqual([
+      ['a', 0.5],
+      ['c', 0.5],
+      ['b', 0.25],
+      ['d', expect.closeTo(0.1, 12)],
+    ]);
   });
 
-  it('weighs the vector side by vectorWeight: a lighter one reorders towards the lexical side', () => {
-    const onlyC = [hit('c'), hit('d')];
-    // k 1, equal weights: c = 1/4 + 1/2 beats a = 1/2.
-    expect(fuse(lexical, onlyC, 1).map((h) => h.documentId)).toEqual(['c', 'a', 'b', 'd']);
-    // Vector weight 0.3: c = 1/4 + 0.3/2 = 0.4 falls behind a = 0.5, ahead of b = 1/3.
-    const light = fuse(lexical, onlyC, 1, 0.3);
-    expect(light.map((h) => h.documentId)).toEqual(['a', 'c', 'b', 'd']);
-    expect(light[1].score).toBeCloseTo(1 / 4 + 0.3 / 2, 12);
-    // Weight 0: the lexical order, then what only the vector side found.
-    expect(fuse(lexical, vector, 60, 0).map((h) => h.documentId)).toEqual(['a', 'b', 'c', 'd']);
+  it('keeps a side far ahead ahead: a confident vector answer passes weak lexical ones', () => {
+    const weak = [hit('x', 10), hit('y', 9.9), hit('z', 1)];
+    const sure = [hit('v', 0.8), hit('x', 0.1)];
+    const fused = fuse(weak, sure, 0.4);
+    // x 0.6 + 0, y 0.6·0.989, v 0.4: the lexical pair first, v before z (0).
+    expect(fused.map((h) => h.documentId)).toEqual(['x', 'y', 'v', 'z']);
+    // With weight 0.7 the vector side's sure answer comes first.
+    expect(fuse(weak, sure, 0.7)[0].documentId).toBe('v');
+  });
+
+  it('weight 0 is the lexical order, then what only the vector side found', () => {
+    expect(fuse(lexical, vector, 0).map((h) => h.documentId)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a side of one document, or of equal scores, counts fully; an empty side adds nothing', () => {
+    expect(fuse([hit('a', 3)], [], 0.3)).toEqual([{ ...hit('a', 3), score: 0.7 }]);
+    expect(fuse([], [hit('v', 0.2), hit('w', 0.2)], 0.3).map((h) => h.score)).toEqual([0.3, 0.3]);
   });
 
   it("keeps the lexical side's passage for a document both sides found", () => {
-    const fromVector = { ...hit('a'), content: 'the vector side passage' };
-    const [first] = fuse([hit('a')], [fromVector], 60);
+    const fromVector = { ...hit('a', 1), content: 'the vector side passage' };
+    const [first] = fuse([hit('a', 1)], [fromVector], 0.5);
     expect(first.content).toBe('passage of a');
   });
 });

@@ -10,30 +10,47 @@ export interface Candidate {
 }
 
 /**
- * Weighted reciprocal rank fusion: a document's score is the sum over the sides that found
- * it of weight / (k + rank), rank counted from 1, the lexical side's weight 1 and the vector
- * side's `vectorWeight`. Ties keep the lexical side's order. The passage is the lexical
- * side's when it has one (it holds the query's words).
+ * Normalised-score fusion (docs/search.md): each side's scores are scaled to [0, 1] over
+ * its own candidates (min–max: its best is 1, its last 0), and a document's score is
+ * `(1 − vectorWeight) · lexical + vectorWeight · vector`, a side that did not find it
+ * adding 0. Unlike reciprocal-rank fusion it keeps how sure each side is: a document far
+ * ahead on one side stays ahead, one that both sides rank a little lower can pass it. Ties
+ * keep the lexical side's order. The passage is the lexical side's when it has one (it holds
+ * the query's words).
  */
 export function fuse(
   lexical: readonly Candidate[],
   vector: readonly Candidate[],
-  k: number,
-  vectorWeight = 1,
+  vectorWeight: number,
 ): Candidate[] {
-  // Lexical hits go in first, then those only the vector side found, each in rank order:
-  // the stable sort keeps that order among equal scores.
   const fused = new Map<string, { candidate: Candidate; score: number }>();
-  const add = (list: readonly Candidate[], weight: number) =>
-    list.forEach((candidate, rank) => {
-      const gain = weight / (k + rank + 1);
+  const add = (list: readonly Candidate[], weight: number) => {
+    const scale = normaliser(list);
+    for (const candidate of list) {
+      const gain = weight * scale(candidate.score);
       const seen = fused.get(candidate.documentId);
       if (seen) seen.score += gain;
       else fused.set(candidate.documentId, { candidate, score: gain });
-    });
-  add(lexical, 1);
+    }
+  };
+  // Lexical hits go in first, then those only the vector side found, each in rank order:
+  // the stable sort keeps that order among equal scores.
+  add(lexical, 1 - vectorWeight);
   add(vector, vectorWeight);
   return [...fused.values()]
     .sort((a, b) => b.score - a.score)
     .map(({ candidate, score }) => ({ ...candidate, score }));
+}
+
+/** Min–max scaling over a list's scores; a list of one score (or equal ones) scales to 1. */
+function normaliser(list: readonly Candidate[]): (score: number) => number {
+  if (list.length === 0) return () => 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { score } of list) {
+    min = Math.min(min, score);
+    max = Math.max(max, score);
+  }
+  const range = max - min;
+  return range > 0 ? (score) => (score - min) / range : () => 1;
 }

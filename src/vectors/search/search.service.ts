@@ -7,7 +7,7 @@ import { validatePrefix } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
 import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { AppConfig } from '../../config/app-config';
-import { PassagesRepository } from '../stores/passages.repository';
+import { LexicalStore } from '../lexical/lexical.store';
 import { highlight, snippetOf } from './snippet';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { folderOf } from '../stores/vector-payload';
@@ -44,11 +44,11 @@ export type SearchInput = z.input<typeof searchSchema> & {
 
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
- * `GET /search` (docs/search.md): a lexical ranking of passages in PostgreSQL and a vector
- * ranking from the store, fused by weighted reciprocal rank (`SEARCH_RRF_K`,
- * `SEARCH_VECTOR_WEIGHT`, over the first
- * `SEARCH_CANDIDATES` of each side). Each document appears once, with its best passage
- * (the lexical side's, which holds the query's words, when both found it). Only documents
+ * `GET /search` (docs/search.md): the lexical side (BM25 over documents and their best
+ * passages, lexical/) and the vector side (the store's nearest passages), fused by their
+ * normalised scores (`SEARCH_VECTOR_WEIGHT`, over the first `SEARCH_CANDIDATES` of each
+ * side). Each document appears once, with its best passage (the lexical side's, which holds
+ * the query's words, when both found it). Only documents
  * alive in PostgreSQL are answered (the store may still hold one deleted a moment ago).
  */
 @Injectable()
@@ -60,7 +60,7 @@ export class SearchService {
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
     private readonly documents: DocumentsService,
-    private readonly passages: PassagesRepository,
+    private readonly lexical: LexicalStore,
     private readonly metrics: SearchMetrics,
     private readonly config: AppConfig,
   ) {}
@@ -107,12 +107,7 @@ export class SearchService {
         results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
       };
     }
-    const fused = fuse(
-      lexical.hits,
-      vector.hits,
-      this.config.searchRrfK,
-      this.config.searchVectorWeight,
-    ).slice(0, limit);
+    const fused = fuse(lexical.hits, vector.hits, this.config.searchVectorWeight).slice(0, limit);
     const results = this.present(fused, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
@@ -135,13 +130,10 @@ export class SearchService {
   ): Promise<{ hits: Candidate[]; lexemes: string[] }> {
     const stop = this.metrics.searchDuration.startTimer({ store: 'lexical' });
     const found = await upstream('lexical search failed', () =>
-      this.passages.search(query, { limit, ...scope }),
+      this.lexical.search(query, { limit, ...scope }),
     );
     stop();
-    return {
-      hits: found.hits.map((hit) => ({ ...hit, score: hit.rank })),
-      lexemes: found.lexemes,
-    };
+    return { hits: found.hits, lexemes: found.terms };
   }
 
   /** The store's best documents for the query, alive ones only, at most `limit`. */

@@ -32,14 +32,14 @@ describe('snippetOf', () => {
 });
 
 describe('highlight', () => {
-  it('marks words starting with a lexeme (stems too), whatever their case', () => {
+  it('marks words one of whose terms the query has (stems too), whatever their case', () => {
     expect(highlight('Restoring the Cluster from a restore point', ['restor', 'cluster'])).toBe(
       '**Restoring** the **Cluster** from a **restore** point',
     );
   });
 
-  it('marks the parts of identifiers, and one-letter lexemes only as whole words', () => {
-    expect(highlight('ERR_LEASE_LOST_42 in z.discriminatedUnion', ['err', 'lease', 'z'])).toBe(
+  it('marks the parts of identifiers, and one-letter terms only as whole words', () => {
+    expect(highlight('ERR_LEASE_LOST_42 in z.discriminatedUnion', ['err', 'leas', 'z'])).toBe(
       '**ERR**_**LEASE**_LOST_42 in **z**.discriminatedUnion',
     );
   });
@@ -47,5 +47,8 @@ describe('highlight', () => {
   it('leaves the text alone without lexemes, and marks other scripts', () => {
     expect(highlight('plain text', [])).toBe('plain text');
     expect(highlight('検索 エンジン', ['検索'])).toBe('**検索** エンジン');
+    // A run without spaces is one word here; it is marked when one of its bigrams matched.
+    expect(highlight('予報: 東京の天気', ['天気'])).toBe('予報: **東京の天気**');
+    expect(highlight('restaurant', ['rest'])).toBe('restaurant');
   });
 });

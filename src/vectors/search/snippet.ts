@@ -1,4 +1,5 @@
 import { tokenize } from '../embedders/feature-hashing';
+import { analyze } from '../text/analyzer';
 
 export const SNIPPET_MAX_CHARS = 300;
 /** Text kept before the first query word, so the snippet starts with some context. */
@@ -41,15 +42,15 @@ export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX
 
 /**
  * `snippet` with the words the lexical search matched in `**bold**`: a word is marked when
- * it starts with one of `lexemes` (so the stem `restor` marks "restoring"), compared
- * without case; lexemes shorter than 2 characters mark only whole words.
+ * one of its terms (as the analyzer gives them: `restoring` → `restor`, `東京の天気` → its
+ * bigrams) is one of the query's `terms`.
  */
-export function highlight(snippet: string, lexemes: readonly string[]): string {
-  if (lexemes.length === 0) return snippet;
-  const wanted = lexemes.map((l) => l.toLowerCase());
+export function highlight(snippet: string, terms: readonly string[]): string {
+  if (terms.length === 0) return snippet;
+  const wanted = new Set(terms);
   return snippet.replace(/[\p{L}\p{N}]+/gu, (word) => {
-    const lower = word.toLowerCase();
-    const hit = wanted.some((l) => (l.length < 2 ? lower === l : lower.startsWith(l)));
+    let hit = false;
+    analyze(word, (term) => (hit ||= wanted.has(term)));
     return hit ? `**${word}**` : word;
   });
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { setImmediate } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
+import { changesSince, ChangeLog, logHead, LogPosition, pruneLog } from '../../database/change-log';
 import { ChunkIndex, IndexedChunk, IndexedDocument, IndexFilter, IndexHit } from './chunk-index';
 import { ancestorsOf, decodeVector } from './vector-payload';
 import { DocumentPoints } from './vector-store.interface';
@@ -30,30 +31,19 @@ interface ChunkRow {
   embedding: Buffer;
 }
 
-interface SyncPosition {
-  generation: number;
-  /** Highest change id applied (bigint as text). */
-  appliedId: string;
-  /** Transactions running when the log was last read: their changes may still appear. */
-  inProgress: string[];
-}
+const CHANGE_LOG: ChangeLog = { log: 'kb_chunk_vector_changes', meta: 'kb_chunk_vector_meta' };
 
 /**
  * This server's in-memory copy of `kb_chunk_vectors` (a {@link ChunkIndex}), loaded once
- * and then kept current from `kb_chunk_vector_changes`, the change log written by trigger:
- * before a search (at most every REFRESH_INTERVAL_MS) it reads the log entries it has not
- * applied yet (one indexed query, usually empty) and reloads only those documents, so
- * several servers on one database all see every write, whoever made it.
- *
- * Reading the log safely: entries are only visible once their transaction commits, which
- * is not in id order. So each read also records the transactions still running
- * (`pg_snapshot_xip`), and the next read takes entries with a higher id *or* written by one
- * of those transactions. A transaction that starts later gets higher ids.
+ * and then kept current from `kb_chunk_vector_changes`, the change log written by trigger
+ * (database/change-log.ts): before a search (at most every REFRESH_INTERVAL_MS) it reads
+ * the log entries it has not applied yet (one indexed query, usually empty) and reloads only
+ * those documents, so several servers on one database all see every write.
  */
 export class PostgresVectorReplica {
   private readonly logger = new Logger('PostgresVectorReplica');
   private index: ChunkIndex | undefined;
-  private position: SyncPosition | undefined;
+  private position: LogPosition | undefined;
   private refreshing: Promise<void> | undefined;
   private nextRefresh: Promise<void> | undefined;
   private lastPrune = 0;
@@ -139,33 +129,17 @@ export class PostgresVectorReplica {
     if (this.closed) return;
     this.lastRefresh = Date.now();
     if (!this.index || !this.position) return this.load();
-    const [log]: {
-      generation: number;
-      pruned_through: string;
-      in_progress: string[];
-      documents: string[];
-      max_id: string | null;
-    }[] = await this.dataSource.query(
-      `SELECT m.generation, m.pruned_through::text AS pruned_through,
-              ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
-              ARRAY(SELECT DISTINCT document_id FROM kb_chunk_vector_changes
-                     WHERE id > $1::bigint OR xid = ANY($2::xid8[])) AS documents,
-              (SELECT max(id)::text FROM kb_chunk_vector_changes WHERE id > $1::bigint) AS max_id
-         FROM kb_chunk_vector_meta m`,
-      [this.position.appliedId, this.position.inProgress],
+    const changes = await changesSince(
+      (text, values) => this.dataSource.query(text, values),
+      CHANGE_LOG,
+      this.position,
     );
-    if (
-      !log ||
-      log.generation !== this.position.generation ||
-      BigInt(log.pruned_through) > BigInt(this.position.appliedId)
-    ) {
-      return this.load();
-    }
+    if (!changes) return this.load();
     // In pages, so that a large catch-up (a bulk re-index elsewhere) never holds the event
     // loop for long; and only documents whose revision or chunk count differ from what this
     // server holds are read in full (its own writes are usually already here).
-    for (let at = 0; at < log.documents.length; at += LOAD_PAGE_ROWS) {
-      const page = log.documents.slice(at, at + LOAD_PAGE_ROWS);
+    for (let at = 0; at < changes.documents.length; at += LOAD_PAGE_ROWS) {
+      const page = changes.documents.slice(at, at + LOAD_PAGE_ROWS);
       const stored: { document_id: string; revision: number; chunks: number }[] =
         await this.dataSource.query(
           `SELECT document_id, min(revision) AS revision, count(*)::int AS chunks
@@ -192,11 +166,7 @@ export class PostgresVectorReplica {
         this.index.set(documents.get(documentId) ?? emptyDocument(documentId));
       }
     }
-    this.position = {
-      generation: log.generation,
-      appliedId: log.max_id ?? this.position.appliedId,
-      inProgress: log.in_progress,
-    };
+    this.position = changes.next;
     await this.pruneNowAndThen();
   }
 
@@ -207,18 +177,7 @@ export class PostgresVectorReplica {
     await runner.connect();
     try {
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const [head]: {
-        generation: number;
-        in_progress: string[];
-        max_id: string;
-      }[] = await runner.query(
-        `SELECT m.generation,
-                ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
-                (SELECT COALESCE(max(id), 0)::text FROM kb_chunk_vector_changes) AS max_id
-           FROM kb_chunk_vector_meta m`,
-      );
-      if (!head)
-        throw new Error('the vector store is not initialised (no kb_chunk_vector_meta row)');
+      const head = await logHead((text) => runner.query(text), CHANGE_LOG);
       const index = new ChunkIndex(this.dimensions);
       const select = SELECT_CHUNKS;
       for (let after = ''; ;) {
@@ -246,11 +205,7 @@ export class PostgresVectorReplica {
       // A write of this server that committed during the load went into the old index:
       // the next search reads the log first.
       this.lastRefresh = 0;
-      this.position = {
-        generation: head.generation,
-        appliedId: head.max_id,
-        inProgress: head.in_progress,
-      };
+      this.position = head;
       this.logger.log(
         `loaded ${index.chunkCount} chunk vectors of ${index.documentCount} documents in ${Date.now() - started} ms`,
       );
@@ -265,14 +220,10 @@ export class PostgresVectorReplica {
   private async pruneNowAndThen(): Promise<void> {
     if (Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = Date.now();
-    await this.dataSource.query(
-      `WITH gone AS (
-         DELETE FROM kb_chunk_vector_changes
-          WHERE changed_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
-         RETURNING id)
-       UPDATE kb_chunk_vector_meta
-          SET pruned_through = GREATEST(pruned_through, (SELECT COALESCE(max(id), 0) FROM gone))`,
-      [CHANGE_RETENTION_MS],
+    await pruneLog(
+      (text, values) => this.dataSource.query(text, values),
+      CHANGE_LOG,
+      CHANGE_RETENTION_MS,
     );
   }
 }

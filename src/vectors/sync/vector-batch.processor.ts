@@ -4,7 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
 import { EMBEDDER, Embedder, EmbeddingError } from '../embedders/embedder.interface';
 import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from '../work/markdown-chunker';
-import { PassagesRepository } from '../stores/passages.repository';
+import { LexicalStore } from '../lexical/lexical.store';
 import { VectorLease, VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
 import { DocumentPoints, VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
@@ -50,7 +50,7 @@ export class VectorBatchProcessor {
   constructor(
     private readonly config: AppConfig,
     private readonly queue: VectorQueueRepository,
-    private readonly passages: PassagesRepository,
+    private readonly lexical: LexicalStore,
     private readonly pool: VectorWorkPool,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
@@ -99,18 +99,19 @@ export class VectorBatchProcessor {
       const headings = prepared.chunks.map((chunks) =>
         chunks.map((chunk) => chunk.headings.join(' › ')),
       );
-      // Lexical search gets the passages before the store and the embedder are asked: it
-      // keeps up even while either is down. Removed and skipped documents lose theirs.
-      await this.passages.replace(
+      // Lexical search gets the passages and terms before the store and the embedder are
+      // asked: it keeps up even while either is down. Removed and skipped documents lose theirs.
+      await this.lexical.write(
         embeddable.map((item, i) => ({
           documentId: item.document_id,
           revision: item.revision,
-          title: item.title,
+          tags: item.tags,
           passages: prepared.chunks[i].map((chunk, k) => ({
             index: chunk.index,
             heading: headings[i][k],
             content: chunk.content,
           })),
+          record: prepared.records[i],
         })),
         gone,
       );

@@ -2,6 +2,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
+import type { LexicalRecord } from '../lexical/lexical-record';
 import type { ChunkerOptions } from './markdown-chunker';
 import {
   splitVectors,
@@ -48,7 +49,7 @@ export class VectorWorkPool implements OnModuleDestroy {
   }
 
   /**
-   * Chunks `documents`; with `localDimensions`, also embeds every chunk with the local
+   * Chunks and analyses `documents` (their lexical records); with `localDimensions`, also embeds every chunk with the local
    * embedder in the same pass. Documents go to the threads in tasks of about
    * {@link TASK_CHARS} characters (one per thread at a time), so that each result comes back
    * as a message the request loop takes in a few milliseconds, not one of sixteen
@@ -59,7 +60,7 @@ export class VectorWorkPool implements OnModuleDestroy {
     chunker: ChunkerOptions,
     localDimensions: number | undefined,
     signal?: AbortSignal,
-  ): Promise<{ chunks: PreparedChunk[][]; vectors?: Float32Array[] }> {
+  ): Promise<{ chunks: PreparedChunk[][]; records: LexicalRecord[]; vectors?: Float32Array[] }> {
     const groups = inGroups(documents, TASK_CHARS);
     const results: PrepareResult[] = new Array(groups.length);
     let next = 0;
@@ -78,6 +79,7 @@ export class VectorWorkPool implements OnModuleDestroy {
     await Promise.all(Array.from({ length: Math.min(this.threads, groups.length) }, lane));
     return {
       chunks: results.flatMap((result) => result.chunks),
+      records: results.flatMap((result) => result.records),
       ...(localDimensions === undefined
         ? {}
         : {

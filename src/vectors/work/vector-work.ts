@@ -1,4 +1,5 @@
 import { featureHash } from '../embedders/feature-hashing';
+import { lexicalRecord, type LexicalRecord } from '../lexical/lexical-record';
 import { chunkMarkdown, type ChunkerOptions } from './markdown-chunker';
 
 /** A document to chunk (and, with the local embedder, to embed) off the request loop. */
@@ -40,6 +41,8 @@ export type WorkTask = PrepareTask | EmbedTask;
 export interface PrepareResult {
   /** The chunks of each document, in the order given. */
   readonly chunks: PreparedChunk[][];
+  /** The lexical record of each document, in the order given. */
+  readonly records: LexicalRecord[];
   /** With `localDimensions`: every chunk's vector, in order, back to back. */
   readonly vectors?: Float32Array;
 }
@@ -48,8 +51,8 @@ export interface PrepareResult {
 export type EmbedResult = Float32Array;
 
 /**
- * The CPU-heavy part of vector sync: markdown chunking (cl100k token counts) and local
- * embedding (feature hashing). Pure and synchronous; it runs in a worker thread (see
+ * The CPU-heavy part of vector sync: markdown chunking (cl100k token counts), the text
+ * analysis of the lexical index and local embedding (feature hashing). Pure and synchronous; it runs in a worker thread (see
  * vector-work.thread.ts), never on the event loop that serves requests.
  */
 export function runWork(task: PrepareTask): PrepareResult;
@@ -62,7 +65,10 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
       ({ index, headings, content, text, tokens }) => ({ index, headings, content, text, tokens }),
     ),
   );
-  if (task.localDimensions === undefined) return { chunks };
+  const records = task.documents.map((document, i) =>
+    lexicalRecord(document.title, document.body, chunks[i]),
+  );
+  if (task.localDimensions === undefined) return { chunks, records };
   const vectors = embedFlat(
     chunks.flat().map((c) => c.text),
     task.localDimensions,
@@ -71,6 +77,7 @@ export function runWork(task: WorkTask): PrepareResult | EmbedResult {
     chunks: chunks.map((list) =>
       list.map(({ index, headings, content, tokens }) => ({ index, headings, content, tokens })),
     ),
+    records,
     vectors,
   };
 }

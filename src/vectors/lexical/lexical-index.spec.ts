@@ -1,0 +1,137 @@
+import {
+  BM25_B,
+  BM25_K1,
+  FIELD_WEIGHTS,
+  IndexedLexicalDocument,
+  LexicalIndex,
+  PASSAGE_WEIGHT,
+  WeightedTerm,
+} from './lexical-index';
+import { lexicalRecord } from './lexical-record';
+
+/** A small deterministic generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+const WORDS = Array.from({ length: 60 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
+
+function document(id: string, next: () => number, revision = 1): IndexedLexicalDocument {
+  // Zipf-like: low word numbers are common.
+  const words = (n: number) =>
+    Array.from({ length: n }, () => WORDS[Math.floor(WORDS.length * next() ** 2)]).join(' ');
+  const passages = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, i) => ({
+    headings: [`Part ${i} ${words(2)}`],
+    content: words(5 + Math.floor(next() * 30)),
+  }));
+  const body = passages.map((p) => `## ${p.headings[0]}\n\n${p.content}`).join('\n\n');
+  const record = lexicalRecord(words(3), body, passages);
+  return { documentId: id, revision, tags: next() < 0.5 ? ['red'] : ['blue'], ...record };
+}
+
+/** The formula, written out document by document from what each one holds. */
+function reference(
+  documents: readonly IndexedLexicalDocument[],
+  query: readonly WeightedTerm[],
+): Array<{ documentId: string; score: number }> {
+  const n = documents.length;
+  const avg = [0, 1, 2].map((f) => documents.reduce((a, d) => a + d.lengths[f], 0) / n);
+  const allPassages = documents.flatMap((d) => d.passageLengths);
+  const avgPassage = allPassages.reduce((a, b) => a + b, 0) / allPassages.length;
+  const df = (term: string) => documents.filter((d) => d.terms.includes(term)).length;
+  return documents
+    .map((d) => {
+      let score = 0;
+      for (const { term, weight } of query) {
+        const at = d.terms.indexOf(term);
+        if (at < 0) continue;
+        const w = Math.log(1 + (n - df(term) + 0.5) / (df(term) + 0.5)) * weight;
+        const v = d.fields[at];
+        const tf = [v & 0xff, (v >>> 8) & 0xff, v >>> 16];
+        const x = tf.reduce(
+          (sum, count, f) =>
+            sum + (FIELD_WEIGHTS[f] * count) / (1 - BM25_B + (BM25_B * d.lengths[f]) / avg[f]),
+          0,
+        );
+        const p = d.passages[at];
+        const ptf = p >>> 16;
+        const plen = d.passageLengths[p & 0xffff];
+        const inPassage =
+          (ptf * (BM25_K1 + 1)) / (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
+        score += w * ((x * (BM25_K1 + 1)) / (BM25_K1 + x) + PASSAGE_WEIGHT * inPassage);
+      }
+      return { documentId: d.documentId, score: Math.round(score * 1e9) / 1e9 };
+    })
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score || (a.documentId < b.documentId ? -1 : 1));
+}
+
+describe('LexicalIndex', () => {
+  it('returns the exact top-k of its formula, before and after documents are replaced and removed', () => {
+    const next = random(7);
+    const index = new LexicalIndex();
+    const held = new Map<string, IndexedLexicalDocument>();
+    for (let i = 0; i < 300; i++) {
+      const d = document(`doc/${i}`, next);
+      index.set(d);
+      held.set(d.documentId, d);
+    }
+    const check = () => {
+      for (let q = 0; q < 40; q++) {
+        const query = Array.from({ length: 1 + Math.floor(next() * 5) }, () => ({
+          term: lexicalRecord(WORDS[Math.floor(next() * WORDS.length)], '', []).terms[0],
+          weight: next() < 0.8 ? 1 : 0.3,
+        }));
+        const expected = reference([...held.values()], query).slice(0, 10);
+        const got = index.search(query, 10);
+        expect(got.map((h) => [h.documentId, h.score])).toEqual(
+          expected.map((h) => [h.documentId, h.score]),
+        );
+      }
+    };
+    check();
+    // Rewrites and deletes: statistics follow, lists are compacted, slots renumbered.
+    for (let i = 0; i < 2500; i++) {
+      const id = `doc/${Math.floor(next() * 300)}`;
+      if (next() < 0.3) {
+        index.remove(id);
+        held.delete(id);
+      } else {
+        const d = document(id, next, i + 2);
+        index.set(d);
+        held.set(id, d);
+      }
+    }
+    expect(index.documentCount).toBe(held.size);
+    expect(index.postings).toBe([...held.values()].reduce((a, d) => a + d.terms.length, 0));
+    check();
+  });
+
+  it('applies the filter while scoring: `limit` results come back however few are admitted', () => {
+    const index = new LexicalIndex();
+    const record = (text: string) => lexicalRecord('', text, [{ headings: [], content: text }]);
+    for (let i = 0; i < 1000; i++) {
+      index.set({ documentId: `hidden/${i}`, revision: 1, tags: [], ...record('needle needle') });
+    }
+    for (let i = 0; i < 12; i++) {
+      index.set({ documentId: `open/${i}`, revision: 1, tags: [], ...record('needle hay') });
+    }
+    const hits = index.search([{ term: 'needl', weight: 1 }], 10, (id) => id.startsWith('open/'));
+    expect(hits).toHaveLength(10);
+    expect(hits.every((h) => h.documentId.startsWith('open/'))).toBe(true);
+  });
+
+  it('finds the terms containing a word, the most frequent first', () => {
+    const index = new LexicalIndex();
+    const add = (id: string, text: string) =>
+      index.set({ documentId: id, revision: 1, tags: [], ...lexicalRecord('', text, []) });
+    add('a', 'Datenbanksicherungen');
+    add('b', 'Datenbankverbindung Datenbanksicherungen');
+    expect(index.termsContaining('datenbank', 8)).toEqual([
+      'datenbanksicherungen',
+      'datenbankverbindung',
+    ]);
+    expect(index.frequency('datenbank')).toBe(0);
+  });
+});

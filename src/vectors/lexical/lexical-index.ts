@@ -1,0 +1,359 @@
+/**
+ * The lexical index in memory: an inverted index over {@link IndexedLexicalDocument}s and the
+ * exact top-k of one BM25 formula over it (docs/search.md):
+ *
+ *   score(d) = Σ_t w_t · (bm25f(t, d) + λ · bm25(t, best passage of t in d))
+ *
+ * - w_t = idf_t · qw_t, idf = ln(1 + (N − df + 0.5) / (df + 0.5)) over the documents held,
+ *   qw the query term's weight (1, less for an expansion);
+ * - bm25f: Okapi BM25 (k1 1.2, b 0.75) over the title (weight 2), the headings (2) and the
+ *   body (1), each field's length normalised against its average length (BM25F);
+ * - the passage part: BM25 of the term in the passage that holds it best, its length
+ *   normalised against the average passage length, at weight λ = 0.5 — evidence gathered
+ *   in one passage counts more than the same words spread over a document.
+ *
+ * N, df and every average are those of the documents held now, kept exactly as documents are
+ * set and removed. Every document holding a query term is scored (one pass over the terms'
+ * postings: at 50 000 documents a question of common words is some 10⁵ postings, about a
+ * millisecond), so the answer is the exact top-k; a filter is applied while scoring, so a
+ * folder or tag filter still gets `limit` results when most matches are outside it.
+ */
+export interface IndexedLexicalDocument {
+  readonly documentId: string;
+  readonly revision: number;
+  readonly tags: readonly string[];
+  readonly terms: readonly string[];
+  /** See LexicalRecord.fields. */
+  readonly fields: Int32Array;
+  /** See LexicalRecord.passages. */
+  readonly passages: Int32Array;
+  readonly lengths: readonly [number, number, number];
+  readonly passageLengths: readonly number[];
+}
+
+export interface WeightedTerm {
+  readonly term: string;
+  /** 1 for a term of the query, less for an expansion. */
+  readonly weight: number;
+}
+
+export interface LexicalMatch {
+  readonly documentId: string;
+  readonly score: number;
+  /** The passage holding the largest share of the query's weight. */
+  readonly passage: number;
+}
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** Field weights of BM25F: title, headings, body. */
+export const FIELD_WEIGHTS = [2, 2, 1] as const;
+/** Weight of the best passage's share (λ). */
+export const PASSAGE_WEIGHT = 0.5;
+
+/** Postings of one term: (document slot, fields, passage) triples back to back. */
+class PostingList {
+  data = new Int32Array(6);
+  size = 0;
+  /** Postings whose document was removed since the list was last compacted. */
+  dead = 0;
+
+  add(slot: number, fields: number, passage: number): void {
+    if ((this.size + 1) * 3 > this.data.length) {
+      const grown = new Int32Array(Math.max(6, this.data.length * 2));
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const at = this.size * 3;
+    this.data[at] = slot;
+    this.data[at + 1] = fields;
+    this.data[at + 2] = passage;
+    this.size++;
+  }
+
+  /** Keeps only the postings of live slots, renumbered by `renumber` when given. */
+  compact(alive: Uint8Array, renumber?: Int32Array): void {
+    let kept = 0;
+    for (let i = 0; i < this.size; i++) {
+      const slot = this.data[i * 3];
+      if (!alive[slot]) continue;
+      this.data[kept * 3] = renumber ? renumber[slot] : slot;
+      this.data[kept * 3 + 1] = this.data[i * 3 + 1];
+      this.data[kept * 3 + 2] = this.data[i * 3 + 2];
+      kept++;
+    }
+    this.size = kept;
+    this.dead = 0;
+    if (this.data.length > 12 && kept * 3 * 4 < this.data.length) {
+      this.data = this.data.slice(0, Math.max(6, kept * 6));
+    }
+  }
+
+  get live(): number {
+    return this.size - this.dead;
+  }
+}
+
+/** Growable numeric columns of the document slots. */
+function grow<T extends Int32Array | Float64Array | Uint8Array>(array: T, length: number): T {
+  if (length <= array.length) return array;
+  const grown = new (array.constructor as new (n: number) => T)(Math.max(length, array.length * 2));
+  grown.set(array);
+  return grown;
+}
+
+export class LexicalIndex {
+  private readonly termIds = new Map<string, number>();
+  private readonly termNames: string[] = [];
+  private readonly lists: PostingList[] = [];
+  private readonly slots = new Map<string, number>();
+  private ids: Array<string | undefined> = [];
+  private tags: Array<readonly string[] | undefined> = [];
+  private docTerms: Array<Int32Array | undefined> = [];
+  private passageLengths: Array<readonly number[] | undefined> = [];
+  private revisions = new Int32Array(16);
+  private alive = new Uint8Array(16);
+  /** Title, headings and body lengths of each slot, back to back. */
+  private lengths = new Float64Array(48);
+  private slotCount = 0;
+  private liveCount = 0;
+  private readonly lengthSums = [0, 0, 0];
+  private passageLengthSum = 0;
+  private passageCount = 0;
+  private postingCount = 0;
+
+  get documentCount(): number {
+    return this.liveCount;
+  }
+
+  get postings(): number {
+    return this.postingCount;
+  }
+
+  get termCount(): number {
+    return this.termNames.length;
+  }
+
+  versionOf(documentId: string): number | undefined {
+    const slot = this.slots.get(documentId);
+    return slot === undefined ? undefined : this.revisions[slot];
+  }
+
+  /** Documents (live ones) holding `term`. */
+  frequency(term: string): number {
+    const id = this.termIds.get(term);
+    return id === undefined ? 0 : this.lists[id].live;
+  }
+
+  /** Terms held that contain `part` (not equal to it), the most frequent first. */
+  termsContaining(part: string, limit: number): string[] {
+    const found: Array<[string, number]> = [];
+    this.termNames.forEach((term, id) => {
+      if (term !== part && term.includes(part) && this.lists[id].live > 0) {
+        found.push([term, this.lists[id].live]);
+      }
+    });
+    return found
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, limit)
+      .map(([term]) => term);
+  }
+
+  /** Adds a document, or replaces the one of the same id. */
+  set(document: IndexedLexicalDocument): void {
+    this.remove(document.documentId);
+    const slot = this.slotCount++;
+    this.revisions = grow(this.revisions, this.slotCount);
+    this.alive = grow(this.alive, this.slotCount);
+    this.lengths = grow(this.lengths, this.slotCount * 3);
+    this.slots.set(document.documentId, slot);
+    this.ids[slot] = document.documentId;
+    this.tags[slot] = document.tags;
+    this.passageLengths[slot] = document.passageLengths;
+    this.revisions[slot] = document.revision;
+    this.alive[slot] = 1;
+    const ids = new Int32Array(document.terms.length);
+    document.terms.forEach((term, i) => {
+      let id = this.termIds.get(term);
+      if (id === undefined) {
+        id = this.termNames.length;
+        this.termIds.set(term, id);
+        this.termNames.push(term);
+        this.lists.push(new PostingList());
+      }
+      ids[i] = id;
+      this.lists[id].add(slot, document.fields[i], document.passages[i]);
+    });
+    this.docTerms[slot] = ids;
+    for (let f = 0; f < 3; f++) {
+      this.lengths[slot * 3 + f] = document.lengths[f];
+      this.lengthSums[f] += document.lengths[f];
+    }
+    for (const length of document.passageLengths) this.passageLengthSum += length;
+    this.passageCount += document.passageLengths.length;
+    this.postingCount += ids.length;
+    this.liveCount++;
+  }
+
+  remove(documentId: string): void {
+    const slot = this.slots.get(documentId);
+    if (slot === undefined) return;
+    this.slots.delete(documentId);
+    this.alive[slot] = 0;
+    this.liveCount--;
+    for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.lengths[slot * 3 + f];
+    for (const length of this.passageLengths[slot]!) this.passageLengthSum -= length;
+    this.passageCount -= this.passageLengths[slot]!.length;
+    const ids = this.docTerms[slot]!;
+    this.postingCount -= ids.length;
+    for (const id of ids) {
+      const list = this.lists[id];
+      list.dead++;
+      if (list.dead > 8 && list.dead * 4 > list.size) list.compact(this.alive);
+    }
+    this.ids[slot] = undefined;
+    this.tags[slot] = undefined;
+    this.docTerms[slot] = undefined;
+    this.passageLengths[slot] = undefined;
+    // Slots are not reused: once most are empty, the lists are renumbered in one pass.
+    if (this.slotCount > 1024 && this.slotCount > 2 * this.liveCount) this.renumber();
+  }
+
+  /**
+   * The best `limit` documents for the terms, best first (ties by id), among those `accept`
+   * admits (called once per document that holds a term).
+   */
+  search(
+    terms: readonly WeightedTerm[],
+    limit: number,
+    accept?: (documentId: string, tags: readonly string[]) => boolean,
+  ): LexicalMatch[] {
+    const n = this.liveCount;
+    if (n === 0 || limit <= 0) return [];
+    const [avgTitle, avgHeadings, avgBody] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
+    const avgPassage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
+    const scores = new Float64Array(this.slotCount);
+    const passageGain = new Float64Array(this.slotCount);
+    const passageOf = new Int32Array(this.slotCount);
+    /** 0: not seen, 1: admitted, 2: refused. */
+    const state = new Uint8Array(this.slotCount);
+    const touched: number[] = [];
+    const [wt, wh, wb] = FIELD_WEIGHTS;
+    const k1 = BM25_K1;
+    const b = BM25_B;
+
+    for (const { term, weight } of terms) {
+      const id = this.termIds.get(term);
+      if (id === undefined) continue;
+      const list = this.lists[id];
+      const df = list.live;
+      if (df === 0) continue;
+      const w = Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight;
+      const data = list.data;
+      for (let i = 0, end = list.size * 3; i < end; i += 3) {
+        const slot = data[i];
+        if (!this.alive[slot]) continue;
+        let seen = state[slot];
+        if (seen === 0) {
+          seen = accept === undefined || accept(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
+          state[slot] = seen;
+          if (seen === 1) touched.push(slot);
+        }
+        if (seen === 2) continue;
+        const fields = data[i + 1];
+        const at = slot * 3;
+        const x =
+          (wt * (fields & 0xff)) / (1 - b + (b * this.lengths[at]) / avgTitle) +
+          (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * this.lengths[at + 1]) / avgHeadings) +
+          (wb * (fields >>> 16)) / (1 - b + (b * this.lengths[at + 2]) / avgBody);
+        const passage = data[i + 2];
+        const p = passage & 0xffff;
+        const ptf = passage >>> 16;
+        const plen = this.passageLengths[slot]![p] ?? avgPassage;
+        const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
+        const share = w * PASSAGE_WEIGHT * inPassage;
+        scores[slot] += w * ((x * (k1 + 1)) / (k1 + x)) + share;
+        if (share > passageGain[slot]) {
+          passageGain[slot] = share;
+          passageOf[slot] = p;
+        }
+      }
+    }
+    return this.top(touched, scores, passageOf, limit);
+  }
+
+  private top(
+    touched: readonly number[],
+    scores: Float64Array,
+    passageOf: Int32Array,
+    limit: number,
+  ): LexicalMatch[] {
+    // Scores rounded to 1e-9 so that ties are ties whatever the order terms were summed in.
+    const rounded = (slot: number) => Math.round(scores[slot] * 1e9) / 1e9;
+    const better = (a: number, b: number) =>
+      rounded(a) !== rounded(b) ? rounded(a) > rounded(b) : this.ids[a]! < this.ids[b]!;
+    // A min-heap of the best `limit` so far (its root the worst of them).
+    const heap: number[] = [];
+    const sift = (at: number) => {
+      for (;;) {
+        const l = at * 2 + 1;
+        const r = l + 1;
+        let worst = at;
+        if (l < heap.length && better(heap[worst], heap[l])) worst = l;
+        if (r < heap.length && better(heap[worst], heap[r])) worst = r;
+        if (worst === at) return;
+        [heap[at], heap[worst]] = [heap[worst], heap[at]];
+        at = worst;
+      }
+    };
+    for (const slot of touched) {
+      if (!(scores[slot] > 0)) continue;
+      if (heap.length < limit) {
+        heap.push(slot);
+        for (let at = heap.length - 1; at > 0;) {
+          const parent = (at - 1) >> 1;
+          if (!better(heap[parent], heap[at])) break;
+          [heap[parent], heap[at]] = [heap[at], heap[parent]];
+          at = parent;
+        }
+      } else if (better(slot, heap[0])) {
+        heap[0] = slot;
+        sift(0);
+      }
+    }
+    return heap
+      .sort((a, b) => (better(a, b) ? -1 : 1))
+      .map((slot) => ({
+        documentId: this.ids[slot]!,
+        score: rounded(slot),
+        passage: passageOf[slot],
+      }));
+  }
+
+  /** Drops the empty slots: every list is compacted and its slots renumbered. */
+  private renumber(): void {
+    const renumber = new Int32Array(this.slotCount);
+    let next = 0;
+    for (let slot = 0; slot < this.slotCount; slot++) if (this.alive[slot]) renumber[slot] = next++;
+    for (const list of this.lists) list.compact(this.alive, renumber);
+    const keep = <T>(column: T[]): T[] => column.filter((_, slot) => this.alive[slot] === 1);
+    this.ids = keep(this.ids.slice(0, this.slotCount));
+    this.tags = keep(this.tags.slice(0, this.slotCount));
+    this.docTerms = keep(this.docTerms.slice(0, this.slotCount));
+    this.passageLengths = keep(this.passageLengths.slice(0, this.slotCount));
+    const revisions = new Int32Array(Math.max(16, next));
+    const lengths = new Float64Array(Math.max(48, next * 3));
+    for (let slot = 0; slot < this.slotCount; slot++) {
+      if (!this.alive[slot]) continue;
+      const to = renumber[slot];
+      revisions[to] = this.revisions[slot];
+      lengths.set(this.lengths.subarray(slot * 3, slot * 3 + 3), to * 3);
+    }
+    this.revisions = revisions;
+    this.lengths = lengths;
+    this.alive = new Uint8Array(Math.max(16, next)).fill(1, 0, next);
+    this.slotCount = next;
+    this.slots.clear();
+    this.ids.forEach((id, slot) => this.slots.set(id!, slot));
+  }
+}

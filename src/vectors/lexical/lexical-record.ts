@@ -1,0 +1,127 @@
+import { analyze } from '../text/analyzer';
+
+/**
+ * What the lexical index keeps of one document, computed where the document is chunked (a
+ * worker thread) and stored in PostgreSQL (`kb_lexical_documents`): for each of its terms,
+ * how often it occurs in the title, in the headings and in the body, and which passage holds
+ * it best; the length of each field and of each passage, in words that are not stop words.
+ */
+export interface LexicalRecord {
+  /** The document's distinct terms (see analyzer.ts). */
+  readonly terms: readonly string[];
+  /**
+   * Per term: its count in the title (bits 0-7), in the headings (8-15) and in the body
+   * (16-31), each capped at its width.
+   */
+  readonly fields: Int32Array;
+  /** Per term: the index of the passage that holds it best (bits 0-15), its count there (16-31). */
+  readonly passages: Int32Array;
+  /** Words in the title, the headings and the body. */
+  readonly lengths: readonly [number, number, number];
+  /** Words in each passage (heading path and content), by passage index. */
+  readonly passageLengths: readonly number[];
+}
+
+/** One passage as the chunker cut it. */
+export interface RecordPassage {
+  readonly headings: readonly string[];
+  readonly content: string;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * The record of a document: the title, the document's headings (each heading of its
+ * passages' heading paths, once) and its body are the three fields; a passage is its
+ * heading path and its content. A term's best passage is the one where its BM25 share is
+ * highest, lengths compared with the document's own mean passage length.
+ */
+export function lexicalRecord(
+  title: string,
+  body: string,
+  passages: readonly RecordPassage[],
+): LexicalRecord {
+  const index = new Map<string, number>();
+  const terms: string[] = [];
+  const counts: number[][] = [];
+  const slot = (term: string): number[] => {
+    let at = index.get(term);
+    if (at === undefined) {
+      at = terms.length;
+      index.set(term, at);
+      terms.push(term);
+      counts.push([0, 0, 0]);
+    }
+    return counts[at];
+  };
+  const headings = [...new Set(passages.flatMap((p) => p.headings))].join('\n');
+  const lengths: [number, number, number] = [0, 0, 0];
+  [title, headings, body].forEach((text, field) =>
+    analyze(text, (term, stop, word) => {
+      slot(term)[field]++;
+      if (word && !stop) lengths[field]++;
+    }),
+  );
+
+  const perPassage: Array<Map<number, number>> = [];
+  const passageLengths = passages.map((passage) => {
+    const tf = new Map<number, number>();
+    let length = 0;
+    analyze(`${passage.headings.join('\n')}\n${passage.content}`, (term, stop, word) => {
+      slot(term);
+      const at = index.get(term)!;
+      tf.set(at, (tf.get(at) ?? 0) + 1);
+      if (word && !stop) length++;
+    });
+    perPassage.push(tf);
+    return length;
+  });
+  const mean = passageLengths.reduce((a, b) => a + b, 0) / Math.max(1, passageLengths.length) || 1;
+  const best = new Float64Array(terms.length);
+  const passageOf = new Int32Array(terms.length);
+  perPassage.forEach((tf, p) => {
+    const norm = K1 * (1 - B + (B * passageLengths[p]) / mean);
+    for (const [at, count] of tf) {
+      const share = count / (count + norm);
+      if (share > best[at]) {
+        best[at] = share;
+        passageOf[at] = Math.min(p, 0xffff) | (Math.min(count, 0xffff) << 16);
+      }
+    }
+  });
+  const fields = new Int32Array(terms.length);
+  counts.forEach(([t, h, b], at) => {
+    fields[at] = Math.min(t, 0xff) | (Math.min(h, 0xff) << 8) | (Math.min(b, 0xffff) << 16);
+  });
+  return { terms, fields, passages: passageOf, lengths, passageLengths };
+}
+
+/** A record's per-term numbers as stored: `fields` then `passages`, little-endian int32. */
+export function encodePostings(record: LexicalRecord): Buffer {
+  const buffer = Buffer.alloc(record.terms.length * 8);
+  record.fields.forEach((v, i) => buffer.writeInt32LE(v, i * 4));
+  const half = record.terms.length * 4;
+  record.passages.forEach((v, i) => buffer.writeInt32LE(v, half + i * 4));
+  return buffer;
+}
+
+/** The inverse of {@link encodePostings}. */
+export function decodePostings(
+  buffer: Buffer,
+  terms: number,
+): { fields: Int32Array; passages: Int32Array } {
+  if (buffer.length !== terms * 8)
+    throw new Error(`postings of ${buffer.length} bytes for ${terms} terms`);
+  const fields = new Int32Array(terms);
+  const passages = new Int32Array(terms);
+  for (let i = 0; i < terms; i++) {
+    fields[i] = buffer.readInt32LE(i * 4);
+    passages[i] = buffer.readInt32LE((terms + i) * 4);
+  }
+  return { fields, passages };
+}
+
+/** Terms as stored: one per line (the analyzer never yields whitespace in a term). */
+export const joinTerms = (terms: readonly string[]): string => terms.join('\n');
+export const splitTerms = (text: string): string[] => (text === '' ? [] : text.split('\n'));

@@ -1,0 +1,203 @@
+import { Logger } from '@nestjs/common';
+import { setImmediate } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { changesSince, ChangeLog, logHead, LogPosition, pruneLog } from '../../database/change-log';
+import { IndexedLexicalDocument, LexicalIndex, LexicalMatch, WeightedTerm } from './lexical-index';
+import { decodePostings, splitTerms } from './lexical-record';
+
+const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
+/** Change-log rows older than this are pruned; a server further behind reloads everything. */
+const CHANGE_RETENTION_MS = 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** Catch up in the background too, so an idle server never falls far behind. */
+const BACKGROUND_REFRESH_MS = 30 * 1000;
+/**
+ * How stale the index may be for writes made by other servers: a search reads the change
+ * log only if the last read started longer ago than this. This server's own writes are
+ * applied as soon as they commit.
+ */
+const REFRESH_INTERVAL_MS = 100;
+const LOAD_PAGE_ROWS = 500;
+
+const SELECT_DOCUMENTS = `SELECT document_id, revision, tags, lengths, passage_lengths, terms, postings
+                            FROM kb_lexical_documents`;
+
+interface LexicalRow {
+  document_id: string;
+  revision: number;
+  tags: string[];
+  lengths: number[];
+  passage_lengths: number[];
+  terms: string;
+  postings: Buffer;
+}
+
+/**
+ * This server's in-memory copy of `kb_lexical_documents` (a {@link LexicalIndex}), loaded
+ * once and then kept current from `kb_lexical_changes`, the change log written by trigger
+ * (database/change-log.ts), so every server on one database ranks every document, whoever
+ * indexed it. The statistics of the ranking (documents, document frequencies, average
+ * lengths) are those of the copy, exact for the documents it holds.
+ */
+export class LexicalReplica {
+  private readonly logger = new Logger('LexicalReplica');
+  private index: LexicalIndex | undefined;
+  private position: LogPosition | undefined;
+  private refreshing: Promise<void> | undefined;
+  private nextRefresh: Promise<void> | undefined;
+  private lastPrune = 0;
+  private lastRefresh = 0;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.timer = setInterval(() => {
+      if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
+    }, BACKGROUND_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  get stats(): { loaded: boolean; documents: number; terms: number; postings: number } {
+    return {
+      loaded: this.index !== undefined,
+      documents: this.index?.documentCount ?? 0,
+      terms: this.index?.termCount ?? 0,
+      postings: this.index?.postings ?? 0,
+    };
+  }
+
+  /** The current index, read from the change log first when the last read is old enough. */
+  async current(): Promise<LexicalIndex> {
+    if (!this.index || Date.now() - this.lastRefresh >= REFRESH_INTERVAL_MS) await this.refresh();
+    return this.index!;
+  }
+
+  async search(
+    terms: readonly WeightedTerm[],
+    limit: number,
+    accept?: (documentId: string, tags: readonly string[]) => boolean,
+  ): Promise<LexicalMatch[]> {
+    return (await this.current()).search(terms, limit, accept);
+  }
+
+  /** Takes documents this server has just written (committed), one per turn of the event loop. */
+  async apply(documents: readonly IndexedLexicalDocument[]): Promise<void> {
+    for (const [i, document] of documents.entries()) {
+      if (i > 0) await setImmediate();
+      this.index?.set(document);
+    }
+  }
+
+  /** Forgets documents this server has just removed (committed). */
+  remove(documentIds: readonly string[]): void {
+    for (const documentId of documentIds) this.index?.remove(documentId);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.refreshing?.catch(() => undefined);
+  }
+
+  /** Brings the index up to date; concurrent callers share one refresh. */
+  refresh(): Promise<void> {
+    if (!this.refreshing) {
+      this.refreshing = this.catchUp().finally(() => (this.refreshing = undefined));
+      return this.refreshing;
+    }
+    // The running refresh may have read the log before the caller's latest write committed.
+    this.nextRefresh ??= this.refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.nextRefresh = undefined;
+        return this.refresh();
+      });
+    return this.nextRefresh;
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.closed) return;
+    this.lastRefresh = Date.now();
+    if (!this.index || !this.position) return this.load();
+    const query = (text: string, values?: unknown[]) => this.dataSource.query(text, values);
+    const changes = await changesSince(query, CHANGE_LOG, this.position);
+    if (!changes) return this.load();
+    for (let at = 0; at < changes.documents.length; at += LOAD_PAGE_ROWS) {
+      const page = changes.documents.slice(at, at + LOAD_PAGE_ROWS);
+      const stored: Array<{ document_id: string; revision: number }> = await query(
+        `SELECT document_id, revision FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`,
+        [page],
+      );
+      const current = new Map(stored.map((r) => [r.document_id, r.revision]));
+      const stale: string[] = [];
+      for (const documentId of page) {
+        const revision = current.get(documentId);
+        if (revision === undefined) this.index.remove(documentId);
+        else if (this.index.versionOf(documentId) !== revision) stale.push(documentId);
+      }
+      if (stale.length === 0) continue;
+      const rows: LexicalRow[] = await query(
+        `${SELECT_DOCUMENTS} WHERE document_id = ANY($1::text[])`,
+        [stale],
+      );
+      for (const row of rows) this.index.set(documentOf(row));
+      await setImmediate();
+    }
+    this.position = changes.next;
+    if (Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = Date.now();
+      await pruneLog(query, CHANGE_LOG, CHANGE_RETENTION_MS);
+    }
+  }
+
+  /** Reads every document in one consistent snapshot, then swaps the new index in. */
+  private async load(): Promise<void> {
+    const started = Date.now();
+    const runner = this.dataSource.createQueryRunner('slave');
+    await runner.connect();
+    try {
+      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const head = await logHead((text) => runner.query(text), CHANGE_LOG);
+      const index = new LexicalIndex();
+      for (let after = ''; ;) {
+        const rows: LexicalRow[] = await runner.query(
+          `${SELECT_DOCUMENTS} WHERE document_id > $1 ORDER BY document_id LIMIT ${LOAD_PAGE_ROWS}`,
+          [after],
+        );
+        for (const row of rows) index.set(documentOf(row));
+        if (rows.length < LOAD_PAGE_ROWS) break;
+        after = rows[rows.length - 1].document_id;
+        await setImmediate();
+      }
+      await runner.query('COMMIT');
+      this.index = index;
+      // A write of this server that committed during the load went into no index: the next
+      // search reads the log first.
+      this.lastRefresh = 0;
+      this.position = head;
+      this.logger.log(
+        `loaded the lexical index of ${index.documentCount} documents (${index.postings} postings) in ${Date.now() - started} ms`,
+      );
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+function documentOf(row: LexicalRow): IndexedLexicalDocument {
+  const terms = splitTerms(row.terms);
+  const { fields, passages } = decodePostings(row.postings, terms.length);
+  return {
+    documentId: row.document_id,
+    revision: row.revision,
+    tags: row.tags,
+    terms,
+    fields,
+    passages,
+    lengths: [row.lengths[0], row.lengths[1], row.lengths[2]],
+    passageLengths: row.passage_lengths,
+  };
+}

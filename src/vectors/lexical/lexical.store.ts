@@ -1,0 +1,253 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ANALYZER_VERSION, queryTerms } from '../text/analyzer';
+import { LexicalRecord, encodePostings, joinTerms } from './lexical-record';
+import { LexicalIndex, WeightedTerm } from './lexical-index';
+import { LexicalReplica } from './lexical.replica';
+
+/** A document the vector worker has chunked: its passages and its lexical record. */
+export interface LexicalWrite {
+  readonly documentId: string;
+  readonly revision: number;
+  readonly tags: readonly string[];
+  readonly passages: ReadonlyArray<{ index: number; heading: string; content: string }>;
+  readonly record: LexicalRecord;
+}
+
+export interface LexicalSearchOptions {
+  readonly limit: number;
+  /** A normalised folder ending in `/` (see folderOf). */
+  readonly folder?: string;
+  readonly tags?: readonly string[];
+}
+
+/** A document found by its words, with its best passage. */
+export interface LexicalHit {
+  readonly documentId: string;
+  readonly title: string;
+  readonly heading: string;
+  readonly content: string;
+  readonly score: number;
+  /** The document's current revision waits to be embedded (the vector side lacks it). */
+  readonly catchingUp: boolean;
+}
+
+/** Query terms ranked at most: the rarest (the highest idf) are kept, ties by term. */
+export const MAX_QUERY_TERMS = 64;
+/** Weight of a compound's term found for a query word the index lacks (`datenbank`). */
+const EXPANSION_WEIGHT = 0.3;
+/** Terms a missing word expands to at most, the most frequent first. */
+const EXPANSIONS_PER_WORD = 8;
+/** Words shorter than this are not looked for inside compounds. */
+const EXPANDED_WORD_MIN = 5;
+/** Rows per INSERT: a 1 MiB document of 1300 passages goes in three statements. */
+const ROWS_PER_STATEMENT = 500;
+/** Extra matches asked for, in case some were deleted a moment ago. */
+const SPARE_MATCHES = 5;
+
+/**
+ * The lexical side of search (docs/search.md). The vector worker writes each document's
+ * passages and lexical record (see lexical-record.ts) in one transaction; every server ranks
+ * from its in-memory copy (LexicalReplica) with the exact BM25 of lexical-index.ts, then
+ * reads the title and the best passage of the documents it found, alive ones only.
+ */
+@Injectable()
+export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('LexicalStore');
+  private readonly replica: LexicalReplica;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.replica = new LexicalReplica(dataSource);
+  }
+
+  get stats() {
+    return this.replica.stats;
+  }
+
+  /** Documents indexed by an older analyzer are queued to be indexed again. */
+  async onApplicationBootstrap(): Promise<void> {
+    const rows: unknown[] = await this.dataSource.query(
+      `UPDATE kb_documents d
+          SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+              vector_next_attempt_at = NULL, vector_error = NULL
+         FROM kb_lexical_documents l
+        WHERE l.document_id = d.document_id AND l.analyzer <> $1
+          AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
+       RETURNING d.document_id`,
+      [ANALYZER_VERSION],
+    );
+    if (rows.length > 0) {
+      this.logger.log(`${rows.length} documents queued to be indexed again (a new text analyzer)`);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.replica.close();
+  }
+
+  /**
+   * Makes these passages and records the documents' only ones, and removes those of
+   * `removed` (deleted or skipped documents), in one transaction; an older revision never
+   * replaces a newer one.
+   */
+  async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<void> {
+    if (documents.length === 0 && removed.length === 0) return;
+    const written = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
+        [...documents.map((d) => d.documentId), ...removed],
+      ]);
+      await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
+        removed,
+      ]);
+      const rows = documents.flatMap((d) =>
+        d.passages.map((p) => [d.documentId, p.index, d.revision, p.heading, p.content]),
+      );
+      for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+        const part = rows.slice(at, at + ROWS_PER_STATEMENT);
+        const column = (k: number) => part.map((row) => row[k]);
+        await manager.query(
+          `INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+           SELECT p.document_id, p.chunk_index, p.revision, d.title, p.heading, p.content
+             FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
+                  AS p(document_id, chunk_index, revision, heading, content)
+             JOIN kb_documents d ON d.document_id = p.document_id`,
+          [column(0), column(1), column(2), column(3), column(4)],
+        );
+      }
+      if (documents.length === 0) return new Set<string>();
+      const stored: Array<{ document_id: string }> = await manager.query(
+        `INSERT INTO kb_lexical_documents AS l
+                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+         SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
+                r.passage_lengths::int[], r.terms, r.postings
+           FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
+                       $8::text[], $9::text[], $10::bytea[])
+                AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
+         ON CONFLICT (document_id) DO UPDATE
+            SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
+                lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
+                terms = EXCLUDED.terms, postings = EXCLUDED.postings
+          WHERE l.revision <= EXCLUDED.revision
+         RETURNING document_id`,
+        [
+          documents.map((d) => d.documentId),
+          documents.map((d) => d.revision),
+          ANALYZER_VERSION,
+          documents.map((d) => arrayLiteral(d.tags.map(quoted))),
+          documents.map((d) => d.record.lengths[0]),
+          documents.map((d) => d.record.lengths[1]),
+          documents.map((d) => d.record.lengths[2]),
+          documents.map((d) => arrayLiteral(d.record.passageLengths.map(String))),
+          documents.map((d) => joinTerms(d.record.terms)),
+          documents.map((d) => encodePostings(d.record)),
+        ],
+      );
+      return new Set(stored.map((row) => row.document_id));
+    });
+    this.replica.remove(removed);
+    await this.replica.apply(
+      documents
+        .filter((d) => written.has(d.documentId))
+        .map((d) => ({
+          documentId: d.documentId,
+          revision: d.revision,
+          tags: d.tags,
+          ...d.record,
+        })),
+    );
+  }
+
+  /**
+   * The best documents for `query`, best first, at most `limit`, with the query's terms (for
+   * highlighting). Nothing in the query is syntax: any text is a valid query.
+   */
+  async search(
+    query: string,
+    options: LexicalSearchOptions,
+  ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
+    const index = await this.replica.current();
+    const terms = weighedTerms(index, query);
+    const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
+    const folder = options.folder;
+    const accept =
+      folder === undefined && tags === undefined
+        ? undefined
+        : (documentId: string, held: readonly string[]) =>
+            (folder === undefined || documentId.startsWith(folder)) &&
+            (tags === undefined || tags.every((tag) => held.includes(tag)));
+    const matches = index.search(terms, options.limit + SPARE_MATCHES, accept);
+    if (matches.length === 0) return { hits: [], terms: terms.map((t) => t.term) };
+    const rows: Array<{
+      document_id: string;
+      title: string;
+      heading: string;
+      content: string;
+      catching_up: boolean;
+      ord: string;
+    }> = await this.dataSource.query(...resultsStatement(matches));
+    return {
+      hits: rows.slice(0, options.limit).map((row) => ({
+        documentId: row.document_id,
+        title: row.title,
+        heading: row.heading,
+        content: row.content,
+        score: matches[Number(row.ord) - 1].score,
+        catchingUp: row.catching_up,
+      })),
+      terms: terms.map((t) => t.term),
+    };
+  }
+}
+
+/**
+ * The title and passage of each match, in the matches' order, of alive documents only (one
+ * may have been deleted since the index was read); `catching_up` when its current revision
+ * waits to be embedded.
+ */
+export function resultsStatement(
+  matches: ReadonlyArray<{ documentId: string; passage: number }>,
+): [string, unknown[]] {
+  return [
+    `SELECT h.document_id, d.title, COALESCE(p.heading, '') AS heading,
+            COALESCE(p.content, '') AS content,
+            d.vector_status IN ('pending', 'error') AS catching_up, h.ord
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS h(document_id, chunk_index, ord)
+       JOIN kb_documents d ON d.document_id = h.document_id AND d.deleted_at IS NULL
+       LEFT JOIN kb_passages p ON p.document_id = h.document_id AND p.chunk_index = h.chunk_index
+      ORDER BY h.ord`,
+    [matches.map((m) => m.documentId), matches.map((m) => m.passage)],
+  ];
+}
+
+/**
+ * A query's terms with their weights: each term of its analysis once (weight 1); a word of
+ * five letters or more that no document holds also looks for the terms that contain it
+ * (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3; at most
+ * {@link MAX_QUERY_TERMS} of those the index holds, the rarest.
+ */
+export function weighedTerms(index: LexicalIndex, query: string): WeightedTerm[] {
+  const { terms } = queryTerms(query);
+  const weighted = new Map<string, number>();
+  for (const term of terms.keys()) {
+    weighted.set(term, 1);
+    if (index.frequency(term) > 0 || [...term].length < EXPANDED_WORD_MIN) continue;
+    if (!/^\p{L}+$/u.test(term)) continue;
+    for (const found of index.termsContaining(term, EXPANSIONS_PER_WORD)) {
+      if (!weighted.has(found)) weighted.set(found, EXPANSION_WEIGHT);
+    }
+  }
+  return [...weighted.entries()]
+    .map(([term, weight]) => ({ term, weight, df: index.frequency(term) }))
+    .filter(({ df }) => df > 0)
+    .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+    .slice(0, MAX_QUERY_TERMS)
+    .map(({ term, weight }) => ({ term, weight }));
+}
+
+function quoted(text: string): string {
+  return `"${text.replace(/["\\]/g, '\\$&')}"`;
+}
+
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.join(',')}}`;
+}
