@@ -27,6 +27,14 @@ const DOCS = [
     body: '# 日本語\n\n検索 エンジン の テスト です。 Arabic: البحث عن المستندات',
   },
   {
+    document_id: 'kb/intl/notes.md',
+    body: '# Notizen\n\n東京の天気は晴れ。\n\n每天晚上备份数据库。\n\nDie Datenbanksicherungen laufen nachts.',
+  },
+  {
+    document_id: 'kb/quotes/hamlet.md',
+    body: '# Hamlet\n\nTo be, or not to be, that is the question.',
+  },
+  {
     document_id: 'other/leases-elsewhere.md',
     body: '# Leases elsewhere\n\nAnother note about ERR_LEASE_LOST_42 outside the kb folder.',
   },
@@ -106,7 +114,25 @@ describe('hybrid search', () => {
   });
 
   it.each([
+    ['東京', 'a Japanese word inside a run without spaces'],
+    ['天気', 'the end of that run'],
+    ['备份', 'a Chinese word inside a run'],
+    ['数据库', 'another'],
+    ['Datenbank', "a German compound's part"],
+    ['to be or not to be', 'stop words only'],
+  ])('finds %s first (%s), in lexical and hybrid mode', async (query) => {
+    for (const mode of ['lexical', 'hybrid']) {
+      const body = await search({ query, mode });
+      const expected = query.startsWith('to be') ? 'kb/quotes/hamlet.md' : 'kb/intl/notes.md';
+      expect(body.results[0]?.document_id).toBe(expected);
+    }
+  });
+
+  it.each([
     ['only stop words', 'the and of a'],
+    ['emoji', '🦄🔥 ✨'],
+    ['a 2 000-character identifier', `x${'_y'.repeat(999)}`],
+    ['a question of 300 words', 'how do leases work when a worker stops '.repeat(37)],
     ['only punctuation', '?!... ,;'],
     ['tsquery operators', "&|!():*<> 'lease' & !backup"],
     ['SQL', "'; DROP TABLE kb_passages; --"],

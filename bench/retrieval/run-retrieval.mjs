@@ -21,6 +21,11 @@ const root = join(here, '..', '..');
 export const QUERIES_FILE = join(here, 'queries.json');
 /** Notes in seven languages and their queries (see its `about`), seeded and asked too. */
 export const MULTILINGUAL_FILE = join(here, 'multilingual.json');
+/**
+ * Queries written apart from queries.json, by another author, over the same corpus: never
+ * looked at when tuning, reported as their own rows (`held-back …`, not in overall).
+ */
+export const HELD_BACK_FILE = join(here, 'held-back.json');
 const KINDS = ['keyword', 'question', 'folder', 'multilingual'];
 const SEED_CONCURRENCY = 8;
 const SEARCH_LIMIT = 10;
@@ -52,6 +57,7 @@ export async function runRetrieval({
   const queries = [
     ...JSON.parse(queriesText),
     ...multilingual.queries.map((q) => ({ ...q, kind: 'multilingual' })),
+    ...JSON.parse(readFileSync(HELD_BACK_FILE, 'utf8')).map((q) => ({ ...q, heldBack: true })),
   ];
   validateQueries(queries, corpus);
   log(
@@ -60,6 +66,7 @@ export async function runRetrieval({
 
   const notes = {};
   const perQuery = [];
+  let fusion;
 
   if (baseUrl) {
     const http = client(baseUrl, headers);
@@ -70,6 +77,7 @@ export async function runRetrieval({
       if (note) notes[mode] = note;
       perQuery.push(...results);
     }
+    fusion = await fusionSweep(http, queries, log);
     // A mode whose answers equal another mode's on every query was most likely ignored.
     for (const mode of modes) {
       if (notes[mode]?.startsWith('unsupported')) continue;
@@ -98,6 +106,7 @@ export async function runRetrieval({
   }
   printTable(table, notes, print);
   for (const line of notFirst(perQuery, queries)) print(line);
+  if (fusion) printFusion(fusion, print);
   return {
     date: new Date().toISOString(),
     corpus: { documents: corpus.length, fingerprint },
@@ -107,8 +116,111 @@ export async function runRetrieval({
     },
     notes,
     table,
+    ...(fusion ? { fusion } : {}),
     perQuery,
   };
+}
+
+/** Candidates each side gives the fusion: the server's SEARCH_CANDIDATES, and its limit. */
+const FUSION_DEPTHS = [20, 50];
+const FUSION_WEIGHTS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+/**
+ * The fusion's choice, measured: each query's lexical and vector candidates (the server's,
+ * FUSION_DEPTH of each) fused here by the product's own function (dist/) at every vector
+ * weight of FUSION_WEIGHTS, and by weighted reciprocal rank (k 60) for comparison; nDCG@10
+ * per kind of each. The server's own hybrid uses SEARCH_VECTOR_WEIGHT.
+ */
+async function fusionSweep(http, queries, log) {
+  let fuse;
+  try {
+    ({ fuse } = await import('../../dist/src/vectors/search/fusion.js'));
+  } catch {
+    log('fusion sweep skipped: no dist/ (npm run build)');
+    return undefined;
+  }
+  const sides = new Map();
+  for (const q of queries) {
+    const side = async (mode) => {
+      const params = new URLSearchParams({
+        query: q.query,
+        limit: String(Math.max(...FUSION_DEPTHS)),
+        mode,
+      });
+      if (q.prefix) params.set('prefix', q.prefix);
+      const answer = await http('GET', `/search?${params}`);
+      return (answer.json?.results ?? []).map((r) => ({ ...r, documentId: r.document_id }));
+    };
+    sides.set(q.id, { lexical: await side('lexical'), vector: await side('vector') });
+  }
+  const rrf = (lexical, vector, weight) => {
+    const scores = new Map();
+    const add = (list, w) =>
+      list.forEach((c, rank) =>
+        scores.set(c.documentId, (scores.get(c.documentId) ?? 0) + w / (61 + rank)),
+      );
+    add(lexical, 1);
+    add(vector, weight);
+    return [...scores.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([documentId]) => ({ documentId }));
+  };
+  // Each side's scores over its best (no minimum subtracted), then weighed as the product does.
+  const byMax = (lexical, vector, weight) => {
+    const scores = new Map();
+    const add = (list, w) => {
+      const top = Math.max(...list.map((c) => c.score), 1e-12);
+      for (const c of list)
+        scores.set(c.documentId, (scores.get(c.documentId) ?? 0) + (w * c.score) / top);
+    };
+    add(lexical, 1 - weight);
+    add(vector, weight);
+    return [...scores.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([documentId]) => ({ documentId }));
+  };
+  const fusions = FUSION_DEPTHS.flatMap((depth) => {
+    const top = (combine) => (l, v) => combine(l.slice(0, depth), v.slice(0, depth));
+    return [
+      ...FUSION_WEIGHTS.map((w) => [
+        `${depth}: min-max, vector ${w}`,
+        top((l, v) => fuse(l, v, w)),
+      ]),
+      ...FUSION_WEIGHTS.map((w) => [
+        `${depth}: over the best, vector ${w}`,
+        top((l, v) => byMax(l, v, w)),
+      ]),
+      [`${depth}: reciprocal rank k 60, vector 1`, top((l, v) => rrf(l, v, 1))],
+      [`${depth}: reciprocal rank k 60, vector 0.3`, top((l, v) => rrf(l, v, 0.3))],
+    ];
+  });
+  const table = [];
+  for (const [name, combine] of fusions) {
+    const rows = queries.map((q) => {
+      const { lexical, vector } = sides.get(q.id);
+      const ranked = combine(lexical, vector)
+        .slice(0, SEARCH_LIMIT)
+        .map((c) => c.documentId);
+      return row(name, q, ranked);
+    });
+    for (const s of summarise(rows)) table.push({ fusion: name, kind: s.kind, ndcg10: s.ndcg10 });
+  }
+  return table;
+}
+
+function printFusion(table, print) {
+  const kinds = [...new Set(table.map((r) => r.kind))];
+  print('');
+  print(
+    `fusion (candidates: kind, nDCG@10)${' '.repeat(4)}${kinds.map((k) => k.padEnd(14)).join('')}`,
+  );
+  for (const fusion of [...new Set(table.map((r) => r.fusion))]) {
+    const cells = kinds.map((k) => {
+      const v = table.find((r) => r.fusion === fusion && r.kind === k)?.ndcg10;
+      return (v === undefined ? '' : v.toFixed(3)).padEnd(14);
+    });
+    print(`${fusion.padEnd(38)}${cells.join('')}`);
+  }
 }
 
 /** Throws unless every query is well formed and every judged id is in the corpus. */
@@ -225,9 +337,17 @@ async function waitForVectors(http, log, timeoutMs) {
     }
     if (status.status !== 200 || typeof status.json?.counts !== 'object')
       throw new Error(`GET /admin/vectors/status: ${status.status} ${status.text.slice(0, 200)}`);
-    const { counts, leased = 0 } = status.json;
+    const { counts, leased = 0, lexical } = status.json;
     const pending = Number(counts.pending ?? 0);
-    if (pending === 0 && Number(leased) === 0) {
+    // With the local embedder the vector side ranks by a model learnt from the documents
+    // (LOCAL_SEMANTIC): it must have been learnt from (nearly) all of them.
+    const model = lexical?.semantic_model;
+    const learning =
+      status.json.embedder?.provider === 'local' &&
+      lexical?.documents >= 50 &&
+      (model === null || model === undefined || model.documents < lexical.documents * 0.9);
+    if (pending === 0 && Number(leased) === 0 && !(learning && Date.now() - started < 120_000)) {
+      if (learning) log('warning: the semantic model was not learnt from the whole corpus');
       log(
         `vectors ready after ${Date.now() - started} ms (${Object.entries(counts)
           .map(([k, v]) => `${k} ${v}`)
@@ -239,7 +359,9 @@ async function waitForVectors(http, log, timeoutMs) {
     if (Date.now() - started > timeoutMs)
       throw new Error(`embeddings still pending after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
     if (Date.now() - lastLog > 10_000) {
-      log(`waiting for embeddings: ${pending} pending, ${leased} leased`);
+      log(
+        `waiting for embeddings: ${pending} pending, ${leased} leased${learning ? ', the semantic model' : ''}`,
+      );
       lastLog = Date.now();
     }
     await sleep(250);
@@ -287,6 +409,14 @@ function searchPath(q, mode) {
 }
 
 function row(mode, q, ranked) {
+  if (q.heldBack) {
+    return {
+      ...row(mode, { ...q, heldBack: false, common: false }, ranked),
+      kind: `held-back ${q.kind}`,
+      also: ['held-back', ...(q.common ? ['held-back common'] : [])],
+      separate: true,
+    };
+  }
   return {
     mode,
     id: q.id,

@@ -57,6 +57,7 @@ export default async function searchScale({ log }) {
       const wroteMs = performance.now() - started;
       await own.indexed();
       const indexedMs = performance.now() - started;
+      await own.learnt();
       const count = size - written;
       written = size;
       const rss = await own.residentMegabytes();
@@ -152,6 +153,24 @@ async function ownServer(log) {
         },
         30 * 60_000,
         { what: 'the pipeline to index every document', everyMs: 250 },
+      );
+    },
+    /**
+     * With the local embedder the vector side ranks by a model learnt from the documents:
+     * searches are measured once it has been learnt from (nearly) all of them.
+     */
+    async learnt() {
+      await until(
+        async () => {
+          const { lexical } = await (await get('/admin/vectors/status')).json();
+          return (
+            lexical?.semantic_model === undefined ||
+            lexical.documents < 50 ||
+            lexical.semantic_model?.documents >= lexical.documents * 0.9
+          );
+        },
+        10 * 60_000,
+        { what: 'the semantic model to be learnt', everyMs: 250 },
       );
     },
     async residentMegabytes() {

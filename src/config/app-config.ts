@@ -44,6 +44,11 @@ export class AppConfig {
   readonly qdrantApiKey: string | undefined;
   readonly qdrantCollection: string;
   readonly embeddingsProvider: 'openai' | 'local';
+  /**
+   * `LOCAL_SEMANTIC`: with the local embedder, whether the vector side of search ranks by a
+   * latent-semantic model learnt from the knowledge base (`lsa`) or by the hashed vectors.
+   */
+  readonly localSemantic: 'lsa' | 'off';
   readonly openaiApiKey: string | undefined;
   readonly openaiBaseUrl: string | undefined;
   readonly embeddingsModel: string;

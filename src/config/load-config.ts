@@ -130,6 +130,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     qdrantApiKey: read('QDRANT_API_KEY'),
     qdrantCollection: identifier(read, 'QDRANT_COLLECTION'),
     embeddingsProvider,
+    localSemantic: oneOf(read, 'LOCAL_SEMANTIC', ['lsa', 'off']),
     openaiApiKey,
     openaiBaseUrl,
     embeddingsModel: text(read, 'EMBEDDINGS_MODEL'),

@@ -236,6 +236,12 @@ export const VARIABLES = {
     meaning: '`openai` or `local`',
     fallback: '`openai` if `OPENAI_API_KEY` is set, else `local`',
   },
+  LOCAL_SEMANTIC: {
+    group: 'Search and embeddings',
+    meaning:
+      'with the `local` embedder, what the vector side of search ranks by: `lsa`, term associations learnt from the knowledge base (latent semantic analysis, from 50 documents on; the hashed vectors before), or `off`, the hashed vectors',
+    value: 'lsa',
+  },
   OPENAI_API_KEY: {
     group: 'Search and embeddings',
     meaning: 'embed with OpenAI (or a compatible server that wants a key)',

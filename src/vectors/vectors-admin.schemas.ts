@@ -38,6 +38,25 @@ export const vectorsStatusSchema = z
     worker: z.record(z.string(), z.unknown()),
     embedder: z.record(z.string(), z.unknown()).describe('Provider, model, dimensions, last error'),
     store: z.record(z.string(), z.unknown()).describe('Vector store name and readiness'),
+    lexical: z
+      .object({
+        loaded: z.boolean(),
+        documents: z.number().int(),
+        terms: z.number().int(),
+        postings: z.number().int(),
+        semantic_model: z
+          .object({
+            documents: z.number().int().describe('Documents held when it was learnt'),
+            sample: z.number().int().describe('Documents it was learnt from'),
+            terms: z.number().int(),
+            dimensions: z.number().int(),
+          })
+          .nullable()
+          .describe(
+            'The latent-semantic model the vector side ranks by with the local embedder (null: none yet, or not used)',
+          ),
+      })
+      .describe("This server's in-memory lexical index"),
   })
   .catchall(z.unknown());
 export type VectorsStatus = z.output<typeof vectorsStatusSchema>;

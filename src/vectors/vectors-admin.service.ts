@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { validatePrefix } from '../documents/document-id';
+import { LexicalStore } from './lexical/lexical.store';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { VectorSyncListener } from './sync/vector-sync.listener';
@@ -20,9 +21,10 @@ export class VectorsAdminService {
     private readonly stores: VectorStoreInitializer,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
+    private readonly lexical: LexicalStore,
   ) {}
 
-  /** Counts per status, lag, listener, worker, embedder and store, and the next errors. */
+  /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
   async status(): Promise<VectorsStatus> {
     const [{ counts, leased }, pending, errors] = await Promise.all([
       this.queue.statusCounts(),
@@ -58,6 +60,7 @@ export class VectorsAdminService {
         last_error: health.lastError,
       },
       store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
+      lexical: { ...this.lexical.stats, semantic_model: this.lexical.semanticModel ?? null },
     };
   }
 

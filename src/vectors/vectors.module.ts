@@ -5,6 +5,7 @@ import { DocumentsModule } from '../documents/documents.module';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { warmTokenizer } from './embedders/tokenizer';
 import { LexicalStore } from './lexical/lexical.store';
+import { LSA_TRAINER } from './lexical/lsa';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
@@ -53,6 +54,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
     LexicalStore,
     VectorQueueMetrics,
     VectorWorkPool,
+    { provide: LSA_TRAINER, useExisting: VectorWorkPool },
     embedderProvider,
     vectorStoreProvider,
     VectorStoreInitializer,

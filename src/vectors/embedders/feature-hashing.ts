@@ -1,4 +1,4 @@
-import { normalise } from './embedder.interface';
+import { normalise } from '../../common/unit-vector';
 
 // Feature weights: whole words count most, word pairs add phrase sense, character
 // trigrams let inflections and compounds meet ("embedder" ~ "embedding").

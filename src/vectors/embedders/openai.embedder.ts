@@ -1,12 +1,7 @@
 import OpenAI, { APIError, APIUserAbortError } from 'openai';
 import { safeMessage } from '../../common/fault';
-import {
-  Embedder,
-  EmbedderHealth,
-  EmbeddingError,
-  EmbedOptions,
-  normalise,
-} from './embedder.interface';
+import { normalise } from '../../common/unit-vector';
+import { Embedder, EmbedderHealth, EmbeddingError, EmbedOptions } from './embedder.interface';
 import { countTokens } from './tokenizer';
 import { EmbedderMetrics } from './embedder.metrics';
 

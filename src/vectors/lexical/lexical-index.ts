@@ -92,6 +92,16 @@ class PostingList {
   get live(): number {
     return this.size - this.dead;
   }
+
+  /** Gives back the room grown for postings to come (after a full load). */
+  trim(): void {
+    if (this.data.length > this.size * 3 + 6) this.data = this.data.slice(0, this.size * 3);
+  }
+}
+
+/** A term's count in the title, headings and body together, from its packed fields. */
+export function totalCount(fields: number): number {
+  return (fields & 0xff) + ((fields >>> 8) & 0xff) + (fields >>> 16);
 }
 
 /** Growable numeric columns of the document slots. */
@@ -110,7 +120,13 @@ export class LexicalIndex {
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
   private docTerms: Array<Int32Array | undefined> = [];
-  private passageLengths: Array<readonly number[] | undefined> = [];
+  /** Each document's count of each of its terms (title, headings and body together). */
+  private docCounts: Array<Uint16Array | undefined> = [];
+  /** Every slot's passage lengths back to back, from `passageStart[slot]`. */
+  private passageLengths = new Int32Array(64);
+  private passageStart = new Int32Array(16);
+  private passageCounts = new Int32Array(16);
+  private passageEnd = 0;
   private revisions = new Int32Array(16);
   private alive = new Uint8Array(16);
   /** Title, headings and body lengths of each slot, back to back. */
@@ -159,21 +175,53 @@ export class LexicalIndex {
       .map(([term]) => term);
   }
 
+  /** The documents held, with their tags. */
+  *documents(): Generator<{ documentId: string; tags: readonly string[] }> {
+    for (const [documentId, slot] of this.slots) yield { documentId, tags: this.tags[slot]! };
+  }
+
+  tagsOf(documentId: string): readonly string[] | undefined {
+    const slot = this.slots.get(documentId);
+    return slot === undefined ? undefined : this.tags[slot];
+  }
+
+  /** A held document's terms and how often it says each (title, headings and body together). */
+  termCountsOf(documentId: string): Map<string, number> | undefined {
+    const slot = this.slots.get(documentId);
+    if (slot === undefined) return undefined;
+    const ids = this.docTerms[slot]!;
+    const counts = this.docCounts[slot]!;
+    const found = new Map<string, number>();
+    ids.forEach((id, i) => found.set(this.termNames[id], counts[i]));
+    return found;
+  }
+
   /** Adds a document, or replaces the one of the same id. */
   set(document: IndexedLexicalDocument): void {
     this.remove(document.documentId);
     const slot = this.slotCount++;
     this.revisions = grow(this.revisions, this.slotCount);
+    this.passageStart = grow(this.passageStart, this.slotCount);
+    this.passageCounts = grow(this.passageCounts, this.slotCount);
+    this.passageLengths = grow(
+      this.passageLengths,
+      this.passageEnd + document.passageLengths.length,
+    );
+    this.passageStart[slot] = this.passageEnd;
+    this.passageCounts[slot] = document.passageLengths.length;
+    this.passageLengths.set(document.passageLengths, this.passageEnd);
+    this.passageEnd += document.passageLengths.length;
     this.alive = grow(this.alive, this.slotCount);
     this.lengths = grow(this.lengths, this.slotCount * 3);
     this.slots.set(document.documentId, slot);
     this.ids[slot] = document.documentId;
     this.tags[slot] = document.tags;
-    this.passageLengths[slot] = document.passageLengths;
     this.revisions[slot] = document.revision;
     this.alive[slot] = 1;
     const ids = new Int32Array(document.terms.length);
+    const counts = new Uint16Array(document.terms.length);
     document.terms.forEach((term, i) => {
+      counts[i] = Math.min(0xffff, totalCount(document.fields[i]));
       let id = this.termIds.get(term);
       if (id === undefined) {
         id = this.termNames.length;
@@ -185,6 +233,7 @@ export class LexicalIndex {
       this.lists[id].add(slot, document.fields[i], document.passages[i]);
     });
     this.docTerms[slot] = ids;
+    this.docCounts[slot] = counts;
     for (let f = 0; f < 3; f++) {
       this.lengths[slot * 3 + f] = document.lengths[f];
       this.lengthSums[f] += document.lengths[f];
@@ -202,8 +251,11 @@ export class LexicalIndex {
     this.alive[slot] = 0;
     this.liveCount--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.lengths[slot * 3 + f];
-    for (const length of this.passageLengths[slot]!) this.passageLengthSum -= length;
-    this.passageCount -= this.passageLengths[slot]!.length;
+    const start = this.passageStart[slot];
+    for (let p = 0; p < this.passageCounts[slot]; p++) {
+      this.passageLengthSum -= this.passageLengths[start + p];
+    }
+    this.passageCount -= this.passageCounts[slot];
     const ids = this.docTerms[slot]!;
     this.postingCount -= ids.length;
     for (const id of ids) {
@@ -214,14 +266,14 @@ export class LexicalIndex {
     this.ids[slot] = undefined;
     this.tags[slot] = undefined;
     this.docTerms[slot] = undefined;
-    this.passageLengths[slot] = undefined;
+    this.docCounts[slot] = undefined;
     // Slots are not reused: once most are empty, the lists are renumbered in one pass.
     if (this.slotCount > 1024 && this.slotCount > 2 * this.liveCount) this.renumber();
   }
 
   /**
    * The best `limit` documents for the terms, best first (ties by id), among those `accept`
-   * admits (called once per document that holds a term).
+   * admits (called once per document that holds a term), each with its best passage.
    */
   search(
     terms: readonly WeightedTerm[],
@@ -233,61 +285,107 @@ export class LexicalIndex {
     const [avgTitle, avgHeadings, avgBody] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
     const avgPassage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
     const scores = new Float64Array(this.slotCount);
-    const passageGain = new Float64Array(this.slotCount);
-    const passageOf = new Int32Array(this.slotCount);
-    /** 0: not seen, 1: admitted, 2: refused. */
-    const state = new Uint8Array(this.slotCount);
-    const touched: number[] = [];
+    const touched = new Int32Array(this.slotCount);
+    let count = 0;
+    /** With a filter: 0 not seen yet, 1 admitted, 2 refused. */
+    const state = accept === undefined ? undefined : new Uint8Array(this.slotCount);
     const [wt, wh, wb] = FIELD_WEIGHTS;
     const k1 = BM25_K1;
     const b = BM25_B;
+    const { alive, lengths, passageLengths, passageStart } = this;
+    const weighted = this.weigh(terms, n);
 
-    for (const { term, weight } of terms) {
-      const id = this.termIds.get(term);
-      if (id === undefined) continue;
-      const list = this.lists[id];
-      const df = list.live;
-      if (df === 0) continue;
-      const w = Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight;
+    for (const { list, w } of weighted) {
       const data = list.data;
       for (let i = 0, end = list.size * 3; i < end; i += 3) {
         const slot = data[i];
-        if (!this.alive[slot]) continue;
-        let seen = state[slot];
-        if (seen === 0) {
-          seen = accept === undefined || accept(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
-          state[slot] = seen;
-          if (seen === 1) touched.push(slot);
+        if (alive[slot] === 0) continue;
+        if (state !== undefined) {
+          let seen = state[slot];
+          if (seen === 0) {
+            seen = accept!(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
+            state[slot] = seen;
+          }
+          if (seen === 2) continue;
         }
-        if (seen === 2) continue;
         const fields = data[i + 1];
         const at = slot * 3;
         const x =
-          (wt * (fields & 0xff)) / (1 - b + (b * this.lengths[at]) / avgTitle) +
-          (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * this.lengths[at + 1]) / avgHeadings) +
-          (wb * (fields >>> 16)) / (1 - b + (b * this.lengths[at + 2]) / avgBody);
+          (wt * (fields & 0xff)) / (1 - b + (b * lengths[at]) / avgTitle) +
+          (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
+          (wb * (fields >>> 16)) / (1 - b + (b * lengths[at + 2]) / avgBody);
         const passage = data[i + 2];
-        const p = passage & 0xffff;
         const ptf = passage >>> 16;
-        const plen = this.passageLengths[slot]![p] ?? avgPassage;
+        const plen = passageLengths[passageStart[slot] + (passage & 0xffff)];
         const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
-        const share = w * PASSAGE_WEIGHT * inPassage;
-        scores[slot] += w * ((x * (k1 + 1)) / (k1 + x)) + share;
-        if (share > passageGain[slot]) {
-          passageGain[slot] = share;
-          passageOf[slot] = p;
+        if (scores[slot] === 0) touched[count++] = slot;
+        scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
+      }
+    }
+    return this.top(touched.subarray(0, count), scores, limit).map((slot) => ({
+      documentId: this.ids[slot]!,
+      score: Math.round(scores[slot] * 1e9) / 1e9,
+      passage: this.bestPassage(slot, weighted, avgPassage),
+    }));
+  }
+
+  /** The query's terms the index holds, with their lists and weights (w = idf · weight). */
+  private weigh(
+    terms: readonly WeightedTerm[],
+    n: number,
+  ): Array<{ list: PostingList; w: number }> {
+    return terms.flatMap(({ term, weight }) => {
+      const id = this.termIds.get(term);
+      const list = id === undefined ? undefined : this.lists[id];
+      const df = list?.live ?? 0;
+      return list === undefined || df === 0
+        ? []
+        : [{ list, w: Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight }];
+    });
+  }
+
+  /**
+   * The passage of a document holding the largest share of the query's weight: each term
+   * votes for its own best passage with its passage score (postings are in slot order, so
+   * each is found by bisection).
+   */
+  private bestPassage(
+    slot: number,
+    weighted: ReadonlyArray<{ list: PostingList; w: number }>,
+    avgPassage: number,
+  ): number {
+    const votes = new Map<number, number>();
+    for (const { list, w } of weighted) {
+      const data = list.data;
+      let low = 0;
+      let high = list.size - 1;
+      while (low <= high) {
+        const mid = (low + high) >> 1;
+        const at = data[mid * 3];
+        if (at < slot) low = mid + 1;
+        else if (at > slot) high = mid - 1;
+        else {
+          const passage = data[mid * 3 + 2];
+          const p = passage & 0xffff;
+          const ptf = passage >>> 16;
+          const plen = this.passageLengths[this.passageStart[slot] + p];
+          const share =
+            (w * ptf * (BM25_K1 + 1)) /
+            (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
+          votes.set(p, (votes.get(p) ?? 0) + share);
+          break;
         }
       }
     }
-    return this.top(touched, scores, passageOf, limit);
+    let best = 0;
+    let most = -1;
+    for (const [p, share] of votes) {
+      if (share > most || (share === most && p < best)) [best, most] = [p, share];
+    }
+    return best;
   }
 
-  private top(
-    touched: readonly number[],
-    scores: Float64Array,
-    passageOf: Int32Array,
-    limit: number,
-  ): LexicalMatch[] {
+  private top(touched: Int32Array, scores: Float64Array, limit: number): number[] {
     // Scores rounded to 1e-9 so that ties are ties whatever the order terms were summed in.
     const rounded = (slot: number) => Math.round(scores[slot] * 1e9) / 1e9;
     const better = (a: number, b: number) =>
@@ -307,7 +405,8 @@ export class LexicalIndex {
       }
     };
     for (const slot of touched) {
-      if (!(scores[slot] > 0)) continue;
+      // Far below the worst kept: not a candidate (the rounding cannot make it one).
+      if (heap.length === limit && scores[slot] < scores[heap[0]] - 1e-6) continue;
       if (heap.length < limit) {
         heap.push(slot);
         for (let at = heap.length - 1; at > 0;) {
@@ -321,13 +420,12 @@ export class LexicalIndex {
         sift(0);
       }
     }
-    return heap
-      .sort((a, b) => (better(a, b) ? -1 : 1))
-      .map((slot) => ({
-        documentId: this.ids[slot]!,
-        score: rounded(slot),
-        passage: passageOf[slot],
-      }));
+    return heap.sort((a, b) => (better(a, b) ? -1 : 1));
+  }
+
+  /** Gives back the room grown for postings to come: once loaded, most lists stay as they are. */
+  trim(): void {
+    for (const list of this.lists) list.trim();
   }
 
   /** Drops the empty slots: every list is compacted and its slots renumbered. */
@@ -340,17 +438,33 @@ export class LexicalIndex {
     this.ids = keep(this.ids.slice(0, this.slotCount));
     this.tags = keep(this.tags.slice(0, this.slotCount));
     this.docTerms = keep(this.docTerms.slice(0, this.slotCount));
-    this.passageLengths = keep(this.passageLengths.slice(0, this.slotCount));
+    this.docCounts = keep(this.docCounts.slice(0, this.slotCount));
     const revisions = new Int32Array(Math.max(16, next));
     const lengths = new Float64Array(Math.max(48, next * 3));
+    const passageStart = new Int32Array(Math.max(16, next));
+    const passageCounts = new Int32Array(Math.max(16, next));
+    const passageLengths = new Int32Array(Math.max(64, this.passageCount));
+    let passageEnd = 0;
     for (let slot = 0; slot < this.slotCount; slot++) {
       if (!this.alive[slot]) continue;
       const to = renumber[slot];
       revisions[to] = this.revisions[slot];
       lengths.set(this.lengths.subarray(slot * 3, slot * 3 + 3), to * 3);
+      const from = this.passageStart[slot];
+      passageLengths.set(
+        this.passageLengths.subarray(from, from + this.passageCounts[slot]),
+        passageEnd,
+      );
+      passageStart[to] = passageEnd;
+      passageCounts[to] = this.passageCounts[slot];
+      passageEnd += this.passageCounts[slot];
     }
     this.revisions = revisions;
     this.lengths = lengths;
+    this.passageStart = passageStart;
+    this.passageCounts = passageCounts;
+    this.passageLengths = passageLengths;
+    this.passageEnd = passageEnd;
     this.alive = new Uint8Array(Math.max(16, next)).fill(1, 0, next);
     this.slotCount = next;
     this.slots.clear();

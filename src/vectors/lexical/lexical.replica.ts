@@ -2,8 +2,16 @@ import { Logger } from '@nestjs/common';
 import { setImmediate } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { changesSince, ChangeLog, logHead, LogPosition, pruneLog } from '../../database/change-log';
-import { IndexedLexicalDocument, LexicalIndex, LexicalMatch, WeightedTerm } from './lexical-index';
+import {
+  IndexedLexicalDocument,
+  LexicalIndex,
+  LexicalMatch,
+  totalCount,
+  WeightedTerm,
+} from './lexical-index';
 import { decodePostings, splitTerms } from './lexical-record';
+import type { LsaModel, TermCounts } from './lsa';
+import { SemanticIndex, SemanticMatch } from './semantic-index';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
 /** Change-log rows older than this are pruned; a server further behind reloads everything. */
@@ -18,6 +26,8 @@ const BACKGROUND_REFRESH_MS = 30 * 1000;
  */
 const REFRESH_INTERVAL_MS = 100;
 const LOAD_PAGE_ROWS = 500;
+/** Document vectors computed per turn of the event loop when a new model arrives. */
+const VECTORS_PER_TURN = 500;
 
 const SELECT_DOCUMENTS = `SELECT document_id, revision, tags, lengths, passage_lengths, terms, postings
                             FROM kb_lexical_documents`;
@@ -42,6 +52,11 @@ interface LexicalRow {
 export class LexicalReplica {
   private readonly logger = new Logger('LexicalReplica');
   private index: LexicalIndex | undefined;
+  /** The documents' vectors under the latest semantic model, once there is one. */
+  private semantic: SemanticIndex | undefined;
+  private model: LsaModel | undefined;
+  /** While vectors for a new model are computed: documents changed meanwhile. */
+  private changedDuringBuild: Set<string> | undefined;
   private position: LogPosition | undefined;
   private refreshing: Promise<void> | undefined;
   private nextRefresh: Promise<void> | undefined;
@@ -66,6 +81,11 @@ export class LexicalReplica {
     };
   }
 
+  /** The semantic model whose vectors are searched, if any. */
+  get semanticModel(): LsaModel | undefined {
+    return this.semantic?.model;
+  }
+
   /** The current index, read from the change log first when the last read is old enough. */
   async current(): Promise<LexicalIndex> {
     if (!this.index || Date.now() - this.lastRefresh >= REFRESH_INTERVAL_MS) await this.refresh();
@@ -80,17 +100,69 @@ export class LexicalReplica {
     return (await this.current()).search(terms, limit, accept);
   }
 
+  /**
+   * The documents nearest the query's terms under the semantic model, or `undefined` while
+   * there is none.
+   */
+  async semanticSearch(
+    query: TermCounts,
+    limit: number,
+    accept?: (documentId: string, tags: readonly string[]) => boolean,
+  ): Promise<SemanticMatch[] | undefined> {
+    await this.current();
+    return this.semantic?.search(query, limit, accept);
+  }
+
   /** Takes documents this server has just written (committed), one per turn of the event loop. */
   async apply(documents: readonly IndexedLexicalDocument[]): Promise<void> {
     for (const [i, document] of documents.entries()) {
       if (i > 0) await setImmediate();
-      this.index?.set(document);
+      if (this.index) this.put(this.index, document);
     }
   }
 
   /** Forgets documents this server has just removed (committed). */
   remove(documentIds: readonly string[]): void {
-    for (const documentId of documentIds) this.index?.remove(documentId);
+    for (const documentId of documentIds) this.drop(documentId);
+  }
+
+  /**
+   * Computes every document's vector under `model` (a few hundred per turn of the event
+   * loop), then searches with them; documents changed meanwhile are computed again at the end.
+   */
+  async useModel(model: LsaModel): Promise<void> {
+    this.model = model;
+    const index = this.index;
+    if (!index) return; // the load computes them
+    const semantic = new SemanticIndex(model);
+    this.changedDuringBuild = new Set();
+    let done = 0;
+    for (const { documentId, tags } of [...index.documents()]) {
+      const counts = index.termCountsOf(documentId);
+      if (counts) semantic.set(documentId, tags, counts);
+      if (++done % VECTORS_PER_TURN === 0) await setImmediate();
+      if (this.index !== index || this.model !== model) return; // reloaded or replaced meanwhile
+    }
+    for (const documentId of this.changedDuringBuild) {
+      const counts = index.termCountsOf(documentId);
+      if (counts === undefined) semantic.remove(documentId);
+      else semantic.set(documentId, index.tagsOf(documentId) ?? [], counts);
+    }
+    this.changedDuringBuild = undefined;
+    this.semantic = semantic;
+  }
+
+  private put(index: LexicalIndex, document: IndexedLexicalDocument): void {
+    index.set(document);
+    if (index !== this.index) return;
+    this.semantic?.set(document.documentId, document.tags, countsOf(document));
+    this.changedDuringBuild?.add(document.documentId);
+  }
+
+  private drop(documentId: string): void {
+    this.index?.remove(documentId);
+    this.semantic?.remove(documentId);
+    this.changedDuringBuild?.add(documentId);
   }
 
   async close(): Promise<void> {
@@ -132,7 +204,7 @@ export class LexicalReplica {
       const stale: string[] = [];
       for (const documentId of page) {
         const revision = current.get(documentId);
-        if (revision === undefined) this.index.remove(documentId);
+        if (revision === undefined) this.drop(documentId);
         else if (this.index.versionOf(documentId) !== revision) stale.push(documentId);
       }
       if (stale.length === 0) continue;
@@ -140,7 +212,7 @@ export class LexicalReplica {
         `${SELECT_DOCUMENTS} WHERE document_id = ANY($1::text[])`,
         [stale],
       );
-      for (const row of rows) this.index.set(documentOf(row));
+      for (const row of rows) this.put(this.index, documentOf(row));
       await setImmediate();
     }
     this.position = changes.next;
@@ -159,18 +231,30 @@ export class LexicalReplica {
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const head = await logHead((text) => runner.query(text), CHANGE_LOG);
       const index = new LexicalIndex();
+      const model = this.model;
+      const semantic = model && new SemanticIndex(model);
       for (let after = ''; ;) {
         const rows: LexicalRow[] = await runner.query(
           `${SELECT_DOCUMENTS} WHERE document_id > $1 ORDER BY document_id LIMIT ${LOAD_PAGE_ROWS}`,
           [after],
         );
-        for (const row of rows) index.set(documentOf(row));
+        for (const row of rows) {
+          const document = documentOf(row);
+          index.set(document);
+          semantic?.set(document.documentId, document.tags, countsOf(document));
+        }
         if (rows.length < LOAD_PAGE_ROWS) break;
         after = rows[rows.length - 1].document_id;
         await setImmediate();
       }
       await runner.query('COMMIT');
+      index.trim();
       this.index = index;
+      // A model that arrived during the load computes its vectors from the new index.
+      if (model === this.model) this.semantic = semantic;
+      else if (this.model) {
+        this.useModel(this.model).catch((e) => this.logger.warn(`semantic vectors: ${String(e)}`));
+      }
       // A write of this server that committed during the load went into no index: the next
       // search reads the log first.
       this.lastRefresh = 0;
@@ -185,6 +269,13 @@ export class LexicalReplica {
       await runner.release();
     }
   }
+}
+
+/** A document's terms and how often it says each (title, headings and body together). */
+function countsOf(document: IndexedLexicalDocument): Map<string, number> {
+  const counts = new Map<string, number>();
+  document.terms.forEach((term, i) => counts.set(term, totalCount(document.fields[i])));
+  return counts;
 }
 
 function documentOf(row: LexicalRow): IndexedLexicalDocument {

@@ -1,8 +1,23 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
 import { ANALYZER_VERSION, queryTerms } from '../text/analyzer';
-import { LexicalRecord, encodePostings, joinTerms } from './lexical-record';
-import { LexicalIndex, WeightedTerm } from './lexical-index';
+import {
+  LexicalRecord,
+  decodePostings,
+  encodePostings,
+  joinTerms,
+  splitTerms,
+} from './lexical-record';
+import { LexicalIndex, totalCount, WeightedTerm } from './lexical-index';
+import { LSA_TRAINER, LsaTrainer, TrainingDocument } from './lsa';
 import { LexicalReplica } from './lexical.replica';
 
 /** A document the vector worker has chunked: its passages and its lexical record. */
@@ -45,6 +60,17 @@ const ROWS_PER_STATEMENT = 500;
 /** Extra matches asked for, in case some were deleted a moment ago. */
 const SPARE_MATCHES = 5;
 
+/** The latent-semantic model is learnt once the knowledge base holds this many documents... */
+export const SEMANTIC_MIN_DOCUMENTS = 50;
+/** ...from at most this many of them (a sample fixed by their ids' hashes)... */
+const SEMANTIC_SAMPLE = 5000;
+/** ...in this many dimensions, over its most frequent terms... */
+const SEMANTIC_DIMENSIONS = 128;
+const SEMANTIC_TERMS = 20_000;
+/** ...and learnt again when the documents have changed in number by a tenth, at most this often. */
+const SEMANTIC_RETRAIN_MS = 30_000;
+const SEMANTIC_CHECK_MS = 5_000;
+
 /**
  * The lexical side of search (docs/search.md). The vector worker writes each document's
  * passages and lexical record (see lexical-record.ts) in one transaction; every server ranks
@@ -55,34 +81,124 @@ const SPARE_MATCHES = 5;
 export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('LexicalStore');
   private readonly replica: LexicalReplica;
+  private readonly semantic: {
+    enabled: boolean;
+    training?: Promise<void>;
+    lastAttempt: number;
+    /** Documents held when the model searched now was learnt. */
+    learntAt?: number;
+  };
+  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    config: AppConfig,
+    @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
+  ) {
     this.replica = new LexicalReplica(dataSource);
+    this.semantic = {
+      enabled:
+        config.embeddingsProvider === 'local' &&
+        config.localSemantic === 'lsa' &&
+        trainer !== undefined,
+      lastAttempt: 0,
+    };
   }
 
   get stats() {
     return this.replica.stats;
   }
 
+  /** The semantic model searched, if any (see {@link semanticSearch}). */
+  get semanticModel():
+    { documents: number; sample: number; dimensions: number; terms: number } | undefined {
+    const model = this.replica.semanticModel;
+    return (
+      model && {
+        documents: this.semantic.learntAt ?? model.documents,
+        sample: model.documents,
+        dimensions: model.dimensions,
+        terms: model.terms.length,
+      }
+    );
+  }
+
   /** Documents indexed by an older analyzer are queued to be indexed again. */
   async onApplicationBootstrap(): Promise<void> {
-    const rows: unknown[] = await this.dataSource.query(
-      `UPDATE kb_documents d
-          SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
-              vector_next_attempt_at = NULL, vector_error = NULL
-         FROM kb_lexical_documents l
-        WHERE l.document_id = d.document_id AND l.analyzer <> $1
-          AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
-       RETURNING d.document_id`,
+    const [{ queued }]: Array<{ queued: number }> = await this.dataSource.query(
+      `WITH queued AS (
+         UPDATE kb_documents d
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+           FROM kb_lexical_documents l
+          WHERE l.document_id = d.document_id AND l.analyzer <> $1
+            AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
+         RETURNING 1)
+       SELECT count(*)::int AS queued FROM queued`,
       [ANALYZER_VERSION],
     );
-    if (rows.length > 0) {
-      this.logger.log(`${rows.length} documents queued to be indexed again (a new text analyzer)`);
+    if (queued > 0) {
+      this.logger.log(`${queued} documents queued to be indexed again (a new text analyzer)`);
+    }
+    if (this.semantic.enabled) {
+      this.timer = setInterval(() => this.learnWhenDue(), SEMANTIC_CHECK_MS);
+      this.timer.unref();
+      this.learnWhenDue();
     }
   }
 
   async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    this.semantic.enabled = false;
+    await this.semantic.training?.catch(() => undefined);
     await this.replica.close();
+  }
+
+  /**
+   * Learns the latent-semantic model when the knowledge base has reached
+   * {@link SEMANTIC_MIN_DOCUMENTS} and again when its size has changed by a tenth (at most
+   * every {@link SEMANTIC_RETRAIN_MS}), on a worker thread; then every document's vector is
+   * computed under it.
+   */
+  private learnWhenDue(): void {
+    if (!this.semantic.enabled || this.semantic.training) return;
+    const { loaded, documents } = this.replica.stats;
+    if (!loaded) {
+      // The copy loads on its first use: this is one.
+      this.replica.current().catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`));
+      return;
+    }
+    const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
+    if (documents < SEMANTIC_MIN_DOCUMENTS) return;
+    if (learntAt !== undefined && Math.abs(documents - learntAt) < learntAt / 10) return;
+    if (Date.now() - this.semantic.lastAttempt < SEMANTIC_RETRAIN_MS) return;
+    this.semantic.lastAttempt = Date.now();
+    this.semantic.training = this.learn(documents)
+      .catch((error: Error) => this.logger.warn(`semantic model not learnt: ${error.message}`))
+      .finally(() => (this.semantic.training = undefined));
+  }
+
+  private async learn(documentsHeld: number): Promise<void> {
+    const started = Date.now();
+    const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(
+      `SELECT terms, postings FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1`,
+      [SEMANTIC_SAMPLE],
+    );
+    const documents: TrainingDocument[] = rows.map((row) => {
+      const terms = splitTerms(row.terms);
+      const { fields } = decodePostings(row.postings, terms.length);
+      return { terms, counts: Array.from(fields, totalCount) };
+    });
+    const model = await this.trainer!.trainLsa(documents, {
+      dimensions: SEMANTIC_DIMENSIONS,
+      maxTerms: SEMANTIC_TERMS,
+    });
+    if (!this.semantic.enabled) return;
+    await this.replica.useModel(model);
+    this.semantic.learntAt = documentsHeld;
+    this.logger.log(
+      `semantic model learnt from ${model.documents} documents (${model.terms.length} terms, ${model.dimensions} dimensions) in ${Date.now() - started} ms`,
+    );
   }
 
   /**
@@ -158,6 +274,30 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
+   * The documents nearest `query` under the latent-semantic model, best first, at most
+   * `limit`, each with its first passage; `undefined` while there is no model (fewer than
+   * {@link SEMANTIC_MIN_DOCUMENTS} documents, or LOCAL_SEMANTIC=off).
+   */
+  async semanticSearch(
+    query: string,
+    options: LexicalSearchOptions,
+  ): Promise<LexicalHit[] | undefined> {
+    if (!this.semantic.enabled) return undefined;
+    const { terms } = queryTerms(query);
+    const matches = await this.replica.semanticSearch(
+      terms,
+      options.limit + SPARE_MATCHES,
+      filterOf(options),
+    );
+    if (matches === undefined) return undefined;
+    if (matches.length === 0) return [];
+    return this.results(
+      matches.map((m) => ({ ...m, passage: 0 })),
+      options.limit,
+    );
+  }
+
+  /**
    * The best documents for `query`, best first, at most `limit`, with the query's terms (for
    * highlighting). Nothing in the query is syntax: any text is a valid query.
    */
@@ -167,16 +307,18 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
     const index = await this.replica.current();
     const terms = weighedTerms(index, query);
-    const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
-    const folder = options.folder;
-    const accept =
-      folder === undefined && tags === undefined
-        ? undefined
-        : (documentId: string, held: readonly string[]) =>
-            (folder === undefined || documentId.startsWith(folder)) &&
-            (tags === undefined || tags.every((tag) => held.includes(tag)));
-    const matches = index.search(terms, options.limit + SPARE_MATCHES, accept);
-    if (matches.length === 0) return { hits: [], terms: terms.map((t) => t.term) };
+    const matches = index.search(terms, options.limit + SPARE_MATCHES, filterOf(options));
+    return {
+      hits: matches.length === 0 ? [] : await this.results(matches, options.limit),
+      terms: terms.map((t) => t.term),
+    };
+  }
+
+  /** The matches' titles and passages, alive documents only, at most `limit`. */
+  private async results(
+    matches: ReadonlyArray<{ documentId: string; score: number; passage: number }>,
+    limit: number,
+  ): Promise<LexicalHit[]> {
     const rows: Array<{
       document_id: string;
       title: string;
@@ -185,18 +327,27 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       catching_up: boolean;
       ord: string;
     }> = await this.dataSource.query(...resultsStatement(matches));
-    return {
-      hits: rows.slice(0, options.limit).map((row) => ({
-        documentId: row.document_id,
-        title: row.title,
-        heading: row.heading,
-        content: row.content,
-        score: matches[Number(row.ord) - 1].score,
-        catchingUp: row.catching_up,
-      })),
-      terms: terms.map((t) => t.term),
-    };
+    return rows.slice(0, limit).map((row) => ({
+      documentId: row.document_id,
+      title: row.title,
+      heading: row.heading,
+      content: row.content,
+      score: matches[Number(row.ord) - 1].score,
+      catchingUp: row.catching_up,
+    }));
   }
+}
+
+/** The folder and tags filter of a search, as a test of a document id and its tags. */
+function filterOf(
+  options: LexicalSearchOptions,
+): ((documentId: string, tags: readonly string[]) => boolean) | undefined {
+  const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
+  const folder = options.folder;
+  if (folder === undefined && tags === undefined) return undefined;
+  return (documentId, held) =>
+    (folder === undefined || documentId.startsWith(folder)) &&
+    (tags === undefined || tags.every((tag) => held.includes(tag)));
 }
 
 /**

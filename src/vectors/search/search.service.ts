@@ -111,8 +111,11 @@ export class SearchService {
     const results = this.present(fused, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
+    // (The semantic model's side holds every document the lexical side does.)
     const found = new Set(vector.hits.map((hit) => hit.documentId));
-    const catchingUp = fused.filter((hit) => hit.catchingUp && !found.has(hit.documentId)).length;
+    const catchingUp = this.lexical.semanticModel
+      ? 0
+      : fused.filter((hit) => hit.catchingUp && !found.has(hit.documentId)).length;
     return catchingUp === 0
       ? { mode, results }
       : {
@@ -136,13 +139,25 @@ export class SearchService {
     return { hits: found.hits, lexemes: found.terms };
   }
 
-  /** The store's best documents for the query, alive ones only, at most `limit`. */
+  /**
+   * The vector side's best documents for the query, alive ones only, at most `limit`: with
+   * the local embedder and a latent-semantic model learnt (LOCAL_SEMANTIC), that model's;
+   * otherwise the store's nearest to the query's embedding.
+   */
   private async vectorSide(
     query: string,
     limit: number,
     scope: { folder?: string; tags?: string[] },
     signal: AbortSignal | undefined,
   ): Promise<Candidate[]> {
+    const stopSemantic = this.metrics.searchDuration.startTimer({ store: 'semantic' });
+    const semantic = await upstream('semantic search failed', () =>
+      this.lexical.semanticSearch(query, { limit, ...scope }),
+    );
+    if (semantic !== undefined) {
+      stopSemantic();
+      return semantic.map((hit) => ({ ...hit, catchingUp: false }));
+    }
     await upstream('the vector store is not available', () => this.stores.ready());
     const [vector] = await upstream('the embedder failed', () =>
       this.embedder.embed([query], { signal }),

@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
 import type { LexicalRecord } from '../lexical/lexical-record';
+import type { LsaModel, LsaOptions, LsaTrainer, TrainingDocument } from '../lexical/lsa';
 import type { ChunkerOptions } from './markdown-chunker';
 import {
   splitVectors,
   type EmbedTask,
+  type LsaTask,
   type PreparedChunk,
   type PrepareResult,
   type PrepareTask,
@@ -31,7 +33,7 @@ const TASK_CHARS = 512 * 1024;
  * documents back and tries again).
  */
 @Injectable()
-export class VectorWorkPool implements OnModuleDestroy {
+export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
   private readonly pool: Piscina;
   private readonly threads: number;
 
@@ -98,6 +100,12 @@ export class VectorWorkPool implements OnModuleDestroy {
   ): Promise<Float32Array[]> {
     const task: EmbedTask = { kind: 'embed', texts, dimensions };
     return splitVectors((await this.pool.run(task, { signal })) as Float32Array, dimensions);
+  }
+
+  /** A latent-semantic model trained on a thread (some seconds for 5 000 documents). */
+  async trainLsa(documents: readonly TrainingDocument[], options: LsaOptions): Promise<LsaModel> {
+    const task: LsaTask = { kind: 'lsa', documents, options };
+    return (await this.pool.run(task)) as LsaModel;
   }
 
   /** Threads running, tasks waiting, share of time busy. */

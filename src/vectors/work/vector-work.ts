@@ -1,5 +1,6 @@
 import { featureHash } from '../embedders/feature-hashing';
 import { lexicalRecord, type LexicalRecord } from '../lexical/lexical-record';
+import { trainFrom, type LsaModel, type LsaOptions, type TrainingDocument } from '../lexical/lsa';
 import { chunkMarkdown, type ChunkerOptions } from './markdown-chunker';
 
 /** A document to chunk (and, with the local embedder, to embed) off the request loop. */
@@ -36,7 +37,14 @@ export interface EmbedTask {
   readonly dimensions: number;
 }
 
-export type WorkTask = PrepareTask | EmbedTask;
+/** Training of a latent-semantic model (lexical/lsa.ts). */
+export interface LsaTask {
+  readonly kind: 'lsa';
+  readonly documents: readonly TrainingDocument[];
+  readonly options: LsaOptions;
+}
+
+export type WorkTask = PrepareTask | EmbedTask | LsaTask;
 
 export interface PrepareResult {
   /** The chunks of each document, in the order given. */
@@ -52,14 +60,17 @@ export type EmbedResult = Float32Array;
 
 /**
  * The CPU-heavy part of vector sync: markdown chunking (cl100k token counts), the text
- * analysis of the lexical index and local embedding (feature hashing). Pure and synchronous; it runs in a worker thread (see
+ * analysis of the lexical index, local embedding (feature hashing) and the training of the
+ * latent-semantic model. Pure and synchronous; it runs in a worker thread (see
  * vector-work.thread.ts), never on the event loop that serves requests.
  */
 export function runWork(task: PrepareTask): PrepareResult;
 export function runWork(task: EmbedTask): EmbedResult;
-export function runWork(task: WorkTask): PrepareResult | EmbedResult;
-export function runWork(task: WorkTask): PrepareResult | EmbedResult {
+export function runWork(task: LsaTask): LsaModel;
+export function runWork(task: WorkTask): PrepareResult | EmbedResult | LsaModel;
+export function runWork(task: WorkTask): PrepareResult | EmbedResult | LsaModel {
   if (task.kind === 'embed') return embedFlat(task.texts, task.dimensions);
+  if (task.kind === 'lsa') return trainFrom(task.documents, task.options);
   const chunks = task.documents.map((document) =>
     chunkMarkdown(document.body, document.title, task.chunker).map(
       ({ index, headings, content, text, tokens }) => ({ index, headings, content, text, tokens }),

@@ -1,0 +1,90 @@
+import request from 'supertest';
+import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
+
+/**
+ * The lexical index on several servers, and the latent-semantic side learnt from the
+ * knowledge base itself (docs/search.md): two servers on one database, each ranking from
+ * its own in-memory copy; once 50 documents are held, the vector side of the local
+ * embedder ranks by term associations, so a question in other words finds its document.
+ */
+describe('lexical index and semantic model across servers', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await startTestApp({ VECTOR_SYNC_ENABLED: 'true' });
+    b = await startTestApp({ VECTOR_SYNC_ENABLED: 'false' }, a.db);
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const search = async (app: TestApp, query: Record<string, string>) =>
+    (await request(app.baseUrl).get('/search').query(query).expect(200)).body as {
+      results: Array<{ document_id: string; score: number }>;
+    };
+  const ids = (body: { results: Array<{ document_id: string }> }) =>
+    body.results.map((r) => r.document_id);
+
+  it("ranks on a server that indexed nothing itself: another server's writes and deletes", async () => {
+    await request(a.baseUrl)
+      .post('/documents')
+      .send({ document_id: 'x/one.md', body: 'The quokkatron fails when the disk is full.' })
+      .expect(201);
+    await waitFor(
+      async () => ids(await search(b, { query: 'quokkatron', mode: 'lexical' })).length === 1,
+      'server b to find the document server a indexed',
+    );
+    await request(a.baseUrl).delete('/documents/x/one.md').expect(200);
+    await waitFor(
+      async () => ids(await search(b, { query: 'quokkatron', mode: 'lexical' })).length === 0,
+      'server b to forget it once the worker has removed it',
+    );
+  });
+
+  it('learns term associations from 50 documents on: a document found in other words', async () => {
+    // Two topics: cars (where "automobile" and "car" keep company) and gardens.
+    const car = ['car', 'automobile'];
+    for (let i = 0; i < 60; i++) {
+      const topic =
+        i % 2 === 0
+          ? `The ${car[i % 4 === 0 ? 0 : 1]} needs its engine checked, brakes, tyres and the ${car[(i >> 1) % 2]} battery in the garage.`
+          : 'The garden needs watering, pruning of the roses, compost for the soil and seeds in spring.';
+      await request(a.baseUrl)
+        .post('/documents')
+        .send({ document_id: `topics/note-${i}.md`, body: `# Note ${i}\n\n${topic}` })
+        .expect(201);
+    }
+    // The target says "car", never "automobile".
+    await request(a.baseUrl)
+      .post('/documents')
+      .send({
+        document_id: 'topics/target.md',
+        body: '# Winter\n\nBefore winter, take the car to the garage: engine, brakes and battery.',
+      })
+      .expect(201);
+    for (const app of [a, b]) {
+      await waitFor(
+        async () => {
+          const status = (await request(app.baseUrl).get('/admin/vectors/status')).body;
+          return status.lexical?.semantic_model?.documents >= 50;
+        },
+        'the semantic model to be learnt',
+        60_000,
+      );
+    }
+    // No word in common: the lexical side cannot find it.
+    const lexical = await search(a, { query: 'automobile', mode: 'lexical', limit: '50' });
+    expect(ids(lexical)).not.toContain('topics/target.md');
+    for (const app of [a, b]) {
+      const vector = await search(app, { query: 'automobile', mode: 'vector' });
+      expect(ids(vector)).toContain('topics/target.md');
+      // The garden notes (odd numbers) share nothing with cars: none comes among the first ten.
+      expect(ids(vector).some((id) => /note-\d*[13579]\.md$/.test(id))).toBe(false);
+    }
+    const status = (await request(a.baseUrl).get('/admin/vectors/status')).body;
+    expect(status.lexical).toMatchObject({ loaded: true, documents: 61 });
+  });
+});
