@@ -56,7 +56,9 @@ export function createVectorStore(
   const store: string = config.vectorStore;
   switch (store) {
     case 'postgres':
-      return new PostgresVectorStore(dataSource);
+      return new PostgresVectorStore(dataSource, {
+        loadOnFirstSearch: config.embeddingsProvider === 'local' && config.localSemantic === 'lsa',
+      });
     case 'qdrant':
       return new QdrantVectorStore({
         url: config.qdrantUrl!,

@@ -7,6 +7,8 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { ANALYZER_VERSION, queryTerms } from '../text/analyzer';
 import {
@@ -87,6 +89,8 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     lastAttempt: number;
     /** Documents held when the model searched now was learnt. */
     learntAt?: number;
+    /** Why the last attempt learnt nothing (too few shared terms), if it failed. */
+    failure?: string;
   };
   private timer: NodeJS.Timeout | undefined;
 
@@ -174,7 +178,11 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     if (Date.now() - this.semantic.lastAttempt < SEMANTIC_RETRAIN_MS) return;
     this.semantic.lastAttempt = Date.now();
     this.semantic.training = this.learn(documents)
-      .catch((error: Error) => this.logger.warn(`semantic model not learnt: ${error.message}`))
+      .then(() => (this.semantic.failure = undefined))
+      .catch((error: Error) => {
+        this.semantic.failure = error.message;
+        this.logger.warn(`semantic model not learnt: ${error.message}`);
+      })
       .finally(() => (this.semantic.training = undefined));
   }
 
@@ -275,8 +283,10 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * The documents nearest `query` under the latent-semantic model, best first, at most
-   * `limit`, each with its first passage; `undefined` while there is no model (fewer than
-   * {@link SEMANTIC_MIN_DOCUMENTS} documents, or LOCAL_SEMANTIC=off).
+   * `limit`, each with its first passage; `undefined` when the model is not used (fewer than
+   * {@link SEMANTIC_MIN_DOCUMENTS} documents, or LOCAL_SEMANTIC=off). Rejects with
+   * UNAVAILABLE while a knowledge base large enough for one waits for its first model
+   * (seconds after a start).
    */
   async semanticSearch(
     query: string,
@@ -289,7 +299,18 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       options.limit + SPARE_MATCHES,
       filterOf(options),
     );
-    if (matches === undefined) return undefined;
+    if (matches === undefined) {
+      // Too small to learn from, or nothing to learn (the last attempt failed): the hashed
+      // vectors answer meanwhile.
+      const small = this.replica.stats.documents < SEMANTIC_MIN_DOCUMENTS;
+      if (small || this.semantic.failure !== undefined) return undefined;
+      this.learnWhenDue();
+      throw new DomainError(
+        ErrorCode.UNAVAILABLE,
+        `the semantic model is being learnt from the documents; retry in ${RETRY_AFTER_SECONDS} seconds`,
+        { retry_after_seconds: RETRY_AFTER_SECONDS },
+      );
+    }
     if (matches.length === 0) return [];
     return this.results(
       matches.map((m) => ({ ...m, passage: 0 })),

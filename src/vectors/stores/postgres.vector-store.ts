@@ -30,7 +30,15 @@ export class PostgresVectorStore implements VectorStore {
   private readonly logger = new Logger('PostgresVectorStore');
   private replica: PostgresVectorReplica | undefined;
 
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * `loadOnFirstSearch`: the in-memory copy is loaded by the first search rather than at
+   * start (with the local embedder's semantic model, the vector side searches the store only
+   * while the knowledge base is small, so a large one never needs its vectors in memory).
+   */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly options: { loadOnFirstSearch?: boolean } = {},
+  ) {}
 
   async init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }> {
     const runner = this.dataSource.createQueryRunner('master');
@@ -69,7 +77,9 @@ export class PostgresVectorStore implements VectorStore {
     await this.replica?.close();
     this.replica = new PostgresVectorReplica(this.dataSource, embedder.dimensions);
     // Loaded in the background, so the first search does not wait for it.
-    this.replica.refresh().catch((e) => this.logger.warn(`loading vectors: ${String(e)}`));
+    if (!this.options.loadOnFirstSearch) {
+      this.replica.refresh().catch((e) => this.logger.warn(`loading vectors: ${String(e)}`));
+    }
     return { reset };
   }
 
