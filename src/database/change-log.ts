@@ -100,3 +100,34 @@ export function changesStatement(log: ChangeLog, position: LogPosition): [string
     [position.appliedId, position.inProgress],
   ];
 }
+
+/**
+ * One catch-up with the log at a time, shared by its callers: a caller that comes while one
+ * runs waits for the next one (the running one may have read the log before the caller's
+ * latest write committed), which all later callers share.
+ */
+export class SharedRefresh {
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly catchUp: () => Promise<void>) {}
+
+  refresh(): Promise<void> {
+    if (!this.running) {
+      this.running = this.catchUp().finally(() => (this.running = undefined));
+      return this.running;
+    }
+    this.next ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.refresh();
+      });
+    return this.next;
+  }
+
+  /** Resolves once no catch-up runs (whatever its outcome). */
+  async settled(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
+}

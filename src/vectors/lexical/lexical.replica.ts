@@ -1,7 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { setImmediate } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { changesSince, ChangeLog, logHead, LogPosition, pruneLog } from '../../database/change-log';
+import {
+  changesSince,
+  ChangeLog,
+  logHead,
+  LogPosition,
+  pruneLog,
+  SharedRefresh,
+} from '../../database/change-log';
 import {
   IndexedLexicalDocument,
   LexicalIndex,
@@ -12,6 +19,7 @@ import {
 import { decodePostings, splitTerms } from './lexical-record';
 import type { LsaModel, TermCounts } from './lsa';
 import { SemanticIndex, SemanticMatch } from './semantic-index';
+import { SemanticScanner } from './semantic-scan';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
 /** Change-log rows older than this are pruned; a server further behind reloads everything. */
@@ -57,9 +65,11 @@ export class LexicalReplica {
   private model: LsaModel | undefined;
   /** While vectors for a new model are computed: documents changed meanwhile. */
   private changedDuringBuild: Set<string> | undefined;
+  private readonly scanner = new SemanticScanner();
+  /** When a document was last set or removed here (0: never). */
+  lastChange = 0;
   private position: LogPosition | undefined;
-  private refreshing: Promise<void> | undefined;
-  private nextRefresh: Promise<void> | undefined;
+  private readonly refresher = new SharedRefresh(() => this.catchUp());
   private lastPrune = 0;
   private lastRefresh = 0;
   private readonly timer: NodeJS.Timeout;
@@ -134,7 +144,7 @@ export class LexicalReplica {
     this.model = model;
     const index = this.index;
     if (!index) return; // the load computes them
-    const semantic = new SemanticIndex(model);
+    const semantic = new SemanticIndex(model, this.scanner);
     this.changedDuringBuild = new Set();
     let done = 0;
     for (const { documentId, tags } of [...index.documents()]) {
@@ -154,6 +164,7 @@ export class LexicalReplica {
 
   private put(index: LexicalIndex, document: IndexedLexicalDocument): void {
     index.set(document);
+    this.lastChange = Date.now();
     if (index !== this.index) return;
     this.semantic?.set(document.documentId, document.tags, countsOf(document));
     this.changedDuringBuild?.add(document.documentId);
@@ -161,6 +172,7 @@ export class LexicalReplica {
 
   private drop(documentId: string): void {
     this.index?.remove(documentId);
+    this.lastChange = Date.now();
     this.semantic?.remove(documentId);
     this.changedDuringBuild?.add(documentId);
   }
@@ -168,23 +180,13 @@ export class LexicalReplica {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await this.refreshing?.catch(() => undefined);
+    await this.scanner.close();
+    await this.refresher.settled();
   }
 
   /** Brings the index up to date; concurrent callers share one refresh. */
   refresh(): Promise<void> {
-    if (!this.refreshing) {
-      this.refreshing = this.catchUp().finally(() => (this.refreshing = undefined));
-      return this.refreshing;
-    }
-    // The running refresh may have read the log before the caller's latest write committed.
-    this.nextRefresh ??= this.refreshing
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRefresh = undefined;
-        return this.refresh();
-      });
-    return this.nextRefresh;
+    return this.refresher.refresh();
   }
 
   private async catchUp(): Promise<void> {
@@ -232,7 +234,7 @@ export class LexicalReplica {
       const head = await logHead((text) => runner.query(text), CHANGE_LOG);
       const index = new LexicalIndex();
       const model = this.model;
-      const semantic = model && new SemanticIndex(model);
+      const semantic = model && new SemanticIndex(model, this.scanner);
       for (let after = ''; ;) {
         const rows: LexicalRow[] = await runner.query(
           `${SELECT_DOCUMENTS} WHERE document_id > $1 ORDER BY document_id LIMIT ${LOAD_PAGE_ROWS}`,

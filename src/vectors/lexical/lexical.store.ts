@@ -67,10 +67,16 @@ export const SEMANTIC_MIN_DOCUMENTS = 50;
 /** ...from at most this many of them (a sample fixed by their ids' hashes)... */
 const SEMANTIC_SAMPLE = 5000;
 /** ...in this many dimensions, over its most frequent terms... */
-const SEMANTIC_DIMENSIONS = 128;
+const SEMANTIC_DIMENSIONS = 64;
 const SEMANTIC_TERMS = 20_000;
-/** ...and learnt again when the documents have changed in number by a tenth, at most this often. */
+/**
+ * ...and learnt again when their number has doubled or halved, or changed by a tenth and no
+ * document has changed for SEMANTIC_QUIET_MS (a bulk load is learnt from once it is over,
+ * not every few seconds while it runs: learning takes a worker thread some seconds), at most
+ * every SEMANTIC_RETRAIN_MS.
+ */
 const SEMANTIC_RETRAIN_MS = 30_000;
+const SEMANTIC_QUIET_MS = 15_000;
 const SEMANTIC_CHECK_MS = 5_000;
 
 /**
@@ -160,9 +166,8 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Learns the latent-semantic model when the knowledge base has reached
-   * {@link SEMANTIC_MIN_DOCUMENTS} and again when its size has changed by a tenth (at most
-   * every {@link SEMANTIC_RETRAIN_MS}), on a worker thread; then every document's vector is
-   * computed under it.
+   * {@link SEMANTIC_MIN_DOCUMENTS} and again as it grows (see SEMANTIC_RETRAIN_MS), on a
+   * worker thread; then every document's vector is computed under it.
    */
   private learnWhenDue(): void {
     if (!this.semantic.enabled || this.semantic.training) return;
@@ -174,7 +179,12 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
     if (documents < SEMANTIC_MIN_DOCUMENTS) return;
-    if (learntAt !== undefined && Math.abs(documents - learntAt) < learntAt / 10) return;
+    if (learntAt !== undefined) {
+      const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
+      const quiet = Date.now() - this.replica.lastChange >= SEMANTIC_QUIET_MS;
+      const changed = Math.abs(documents - learntAt) >= learntAt / 10;
+      if (!doubled && !(changed && quiet)) return;
+    }
     if (Date.now() - this.semantic.lastAttempt < SEMANTIC_RETRAIN_MS) return;
     this.semantic.lastAttempt = Date.now();
     this.semantic.training = this.learn(documents)

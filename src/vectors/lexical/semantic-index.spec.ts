@@ -1,5 +1,6 @@
 import { trainLsa } from './lsa';
 import { SemanticIndex } from './semantic-index';
+import { SemanticScanner } from './semantic-scan';
 
 const counts = (text: string) => {
   const found = new Map<string, number>();
@@ -26,13 +27,13 @@ describe('SemanticIndex (latent semantic analysis)', () => {
   index.set('fruit/pear.md', ['b'], counts('pear orchard'));
   index.set('fruit/banana.md', ['a'], counts('banana market'));
 
-  it('meets a document in other words than the query: "automobile" finds the car', () => {
-    const [first] = index.search(counts('automobile driver'), 3);
+  it('meets a document in other words than the query: "automobile" finds the car', async () => {
+    const [first] = await index.search(counts('automobile driver'), 3);
     expect(first.documentId).toBe('vehicles/car.md');
     // The fruit documents share no word with the query, and little meaning.
-    const fruit = index
-      .search(counts('automobile driver'), 3)
-      .filter((m) => m.documentId !== first.documentId);
+    const fruit = (await index.search(counts('automobile driver'), 3)).filter(
+      (m) => m.documentId !== first.documentId,
+    );
     expect(fruit.every((m) => m.score < first.score / 2)).toBe(true);
   });
 
@@ -41,25 +42,44 @@ describe('SemanticIndex (latent semantic analysis)', () => {
     expect(again.id).toBe(model.id);
   });
 
-  it('filters while scanning, and answers nothing for words it never learnt', () => {
-    const all = index.search(counts('fruit tree'), 10);
+  it('filters while scanning, and answers nothing for words it never learnt', async () => {
+    const all = await index.search(counts('fruit tree'), 10);
     expect(
       all
         .map((m) => m.documentId)
         .slice(0, 2)
         .sort(),
     ).toEqual(['fruit/banana.md', 'fruit/pear.md']);
-    const found = index.search(counts('fruit tree'), 10, (id, tags) => tags.includes('a'));
+    const found = await index.search(counts('fruit tree'), 10, (id, tags) => tags.includes('a'));
     expect(found[0].documentId).toBe('fruit/banana.md');
     expect(found.map((m) => m.documentId)).not.toContain('fruit/pear.md');
-    expect(index.search(counts('zeppelin'), 10)).toEqual([]);
+    expect(await index.search(counts('zeppelin'), 10)).toEqual([]);
   });
 
-  it('forgets removed documents', () => {
+  it('scans alike on its own thread, over the same shared memory', async () => {
+    const scanner = new SemanticScanner();
+    try {
+      const threaded = new SemanticIndex(model, scanner);
+      for (let i = 0; i < 500; i++) {
+        threaded.set(`doc/${i}`, [], counts(TRAINING[i % TRAINING.length]));
+      }
+      const here = new SemanticIndex(model);
+      for (let i = 0; i < 500; i++) here.set(`doc/${i}`, [], counts(TRAINING[i % TRAINING.length]));
+      for (const query of ['automobile driver', 'fruit', 'garage tree']) {
+        expect(await threaded.search(counts(query), 10)).toEqual(
+          await here.search(counts(query), 10),
+        );
+      }
+      expect(scanner.threadScans).toBe(3);
+    } finally {
+      await scanner.close();
+    }
+  });
+
+  it('forgets removed documents', async () => {
     index.remove('fruit/banana.md');
     expect(index.size).toBe(2);
-    expect(index.search(counts('banana'), 10).map((m) => m.documentId)).not.toContain(
-      'fruit/banana.md',
-    );
+    const found = await index.search(counts('banana'), 10);
+    expect(found.map((m) => m.documentId)).not.toContain('fruit/banana.md');
   });
 });

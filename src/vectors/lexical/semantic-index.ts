@@ -1,4 +1,5 @@
 import { LsaEmbedding, type LsaModel, type TermCounts } from './lsa';
+import { scan, SemanticScanner } from './semantic-scan';
 
 export interface SemanticMatch {
   readonly documentId: string;
@@ -10,7 +11,8 @@ export interface SemanticMatch {
  * Every document's vector under one latent-semantic model (lsa.ts), for the vector side of
  * search with the local embedder: the query's vector (its terms' vectors, weighted) against
  * all of them, exactly, filtered while scanning so that `limit` results come back. The
- * vectors lie back to back in one array (a removed document's place is reused).
+ * vectors lie back to back in shared memory (a removed document's place is reused), scanned
+ * on a thread of their own when a scanner is given (semantic-scan.ts).
  */
 export class SemanticIndex {
   private readonly embedding: LsaEmbedding;
@@ -18,10 +20,15 @@ export class SemanticIndex {
   private readonly slots = new Map<string, number>();
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
-  private vectors = new Float32Array(0);
+  private vectors = new Float32Array(new SharedArrayBuffer(0));
+  /** 1 for a slot holding a document. */
+  private live = new Uint8Array(new SharedArrayBuffer(0));
   private readonly free: number[] = [];
 
-  constructor(readonly model: LsaModel) {
+  constructor(
+    readonly model: LsaModel,
+    private readonly scanner?: SemanticScanner,
+  ) {
     this.embedding = new LsaEmbedding(model);
     this.dimensions = model.dimensions;
   }
@@ -34,69 +41,66 @@ export class SemanticIndex {
     let slot = this.slots.get(documentId);
     if (slot === undefined) {
       slot = this.free.pop() ?? this.ids.length;
-      if ((slot + 1) * this.dimensions > this.vectors.length) {
-        const grown = new Float32Array(Math.max(64, (slot + 1) * 2) * this.dimensions);
-        grown.set(this.vectors);
-        this.vectors = grown;
-      }
+      if (slot >= this.live.length) this.grow(Math.max(64, (slot + 1) * 2));
       this.slots.set(documentId, slot);
     }
     this.ids[slot] = documentId;
     this.tags[slot] = tags;
     this.vectors.set(this.embedding.embed(counts), slot * this.dimensions);
+    this.live[slot] = 1;
   }
 
   remove(documentId: string): void {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
+    this.live[slot] = 0;
     this.ids[slot] = undefined;
     this.tags[slot] = undefined;
     this.free.push(slot);
   }
 
   /** The documents nearest the query's terms, best first (ties by id), positive scores only. */
-  search(
+  async search(
     query: TermCounts,
     limit: number,
     accept?: (documentId: string, tags: readonly string[]) => boolean,
-  ): SemanticMatch[] {
+  ): Promise<SemanticMatch[]> {
     const q = this.embedding.embed(query);
     if (!q.some((x) => x !== 0)) return [];
-    const d = this.dimensions;
-    const vectors = this.vectors;
-    const found: SemanticMatch[] = [];
-    let floor = 0;
-    for (let slot = 0, end = this.ids.length; slot < end; slot++) {
-      const documentId = this.ids[slot];
-      if (documentId === undefined) continue;
-      // Four sums at a time: the scan is most of a semantic search's time.
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      let j = 0;
-      for (let at = slot * d; j + 3 < d; j += 4, at += 4) {
-        s0 += q[j] * vectors[at];
-        s1 += q[j + 1] * vectors[at + 1];
-        s2 += q[j + 2] * vectors[at + 2];
-        s3 += q[j + 3] * vectors[at + 3];
-      }
-      for (let at = slot * d + j; j < d; j++, at++) s0 += q[j] * vectors[at];
-      const score = s0 + s1 + s2 + s3;
-      if (!(score > 0) || (found.length >= limit && score < floor)) continue;
-      if (accept && !accept(documentId, this.tags[slot]!)) continue;
-      found.push({ documentId, score });
-      if (found.length >= limit * 4) {
-        found.sort(byScore);
-        found.length = limit;
-        floor = found[limit - 1].score;
-      }
+    let admitted = this.live;
+    if (accept) {
+      admitted = new Uint8Array(new SharedArrayBuffer(this.ids.length));
+      this.ids.forEach((id, slot) => {
+        if (id !== undefined && accept(id, this.tags[slot]!)) admitted[slot] = 1;
+      });
     }
-    return found.sort(byScore).slice(0, limit);
+    const request = {
+      vectors: this.vectors,
+      admitted,
+      slots: this.ids.length,
+      dimensions: this.dimensions,
+      query: q,
+      // A few more, in case documents were replaced while the thread scanned.
+      limit: limit + 4,
+    };
+    const found = this.scanner ? await this.scanner.scan(request) : scan(request);
+    const matches: SemanticMatch[] = [];
+    found.slots.forEach((slot, i) => {
+      const documentId = this.ids[slot];
+      if (documentId !== undefined) matches.push({ documentId, score: found.scores[i] });
+    });
+    return matches
+      .sort((a, b) => b.score - a.score || (a.documentId < b.documentId ? -1 : 1))
+      .slice(0, limit);
   }
-}
 
-function byScore(a: SemanticMatch, b: SemanticMatch): number {
-  return b.score - a.score || (a.documentId < b.documentId ? -1 : 1);
+  private grow(slots: number): void {
+    const vectors = new Float32Array(new SharedArrayBuffer(slots * this.dimensions * 4));
+    vectors.set(this.vectors);
+    const live = new Uint8Array(new SharedArrayBuffer(slots));
+    live.set(this.live);
+    this.vectors = vectors;
+    this.live = live;
+  }
 }

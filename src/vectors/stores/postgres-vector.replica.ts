@@ -1,7 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { setImmediate } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { changesSince, ChangeLog, logHead, LogPosition, pruneLog } from '../../database/change-log';
+import {
+  changesSince,
+  ChangeLog,
+  logHead,
+  LogPosition,
+  pruneLog,
+  SharedRefresh,
+} from '../../database/change-log';
 import { ChunkIndex, IndexedChunk, IndexedDocument, IndexFilter, IndexHit } from './chunk-index';
 import { ancestorsOf, decodeVector } from './vector-payload';
 import { DocumentPoints } from './vector-store.interface';
@@ -44,8 +51,7 @@ export class PostgresVectorReplica {
   private readonly logger = new Logger('PostgresVectorReplica');
   private index: ChunkIndex | undefined;
   private position: LogPosition | undefined;
-  private refreshing: Promise<void> | undefined;
-  private nextRefresh: Promise<void> | undefined;
+  private readonly refresher = new SharedRefresh(() => this.catchUp());
   private lastPrune = 0;
   private lastRefresh = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -102,7 +108,7 @@ export class PostgresVectorReplica {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await this.refreshing?.catch(() => undefined);
+    await this.refresher.settled();
   }
 
   /**
@@ -110,19 +116,7 @@ export class PostgresVectorReplica {
    * refresh; the first call (or one after the log was pruned past us) loads everything.
    */
   refresh(): Promise<void> {
-    if (!this.refreshing) {
-      this.refreshing = this.catchUp().finally(() => (this.refreshing = undefined));
-      return this.refreshing;
-    }
-    // The running refresh may have read the log before the caller's latest write
-    // committed: the caller waits for the next one, which all later callers share.
-    this.nextRefresh ??= this.refreshing
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRefresh = undefined;
-        return this.refresh();
-      });
-    return this.nextRefresh;
+    return this.refresher.refresh();
   }
 
   private async catchUp(): Promise<void> {
