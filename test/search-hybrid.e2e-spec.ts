@@ -133,6 +133,14 @@ describe('hybrid search', () => {
     ['emoji', '🦄🔥 ✨'],
     ['a 2 000-character identifier', `x${'_y'.repeat(999)}`],
     ['a question of 300 words', 'how do leases work when a worker stops '.repeat(37)],
+    [
+      '280 words no document holds',
+      Array.from({ length: 280 }, (_, i) =>
+        [...(i * 7919).toString(26).padStart(5, '0')]
+          .map((c) => String.fromCharCode(97 + parseInt(c, 26)))
+          .join(''),
+      ).join(' '),
+    ],
     ['only punctuation', '?!... ,;'],
     ['tsquery operators', "&|!():*<> 'lease' & !backup"],
     ['SQL', "'; DROP TABLE kb_passages; --"],

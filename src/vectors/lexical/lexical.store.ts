@@ -57,6 +57,8 @@ const EXPANSION_WEIGHT = 0.3;
 const EXPANSIONS_PER_WORD = 8;
 /** Words shorter than this are not looked for inside compounds. */
 const EXPANDED_WORD_MIN = 5;
+/** Words of one query looked for inside compounds at most (each reads the whole dictionary). */
+const EXPANDED_WORDS_MAX = 4;
 /** Rows per INSERT: a 1 MiB document of 1300 passages goes in three statements. */
 const ROWS_PER_STATEMENT = 500;
 /** Extra matches asked for, in case some were deleted a moment ago. */
@@ -404,16 +406,18 @@ export function resultsStatement(
 /**
  * A query's terms with their weights: each term of its analysis once (weight 1); a word of
  * five letters or more that no document holds also looks for the terms that contain it
- * (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3; at most
+ * (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3, for the first
+ * {@link EXPANDED_WORDS_MAX} such words; at most
  * {@link MAX_QUERY_TERMS} of those the index holds, the rarest.
  */
 export function weighedTerms(index: LexicalIndex, query: string): WeightedTerm[] {
   const { terms } = queryTerms(query);
   const weighted = new Map<string, number>();
+  let expanded = 0;
   for (const term of terms.keys()) {
     weighted.set(term, 1);
     if (index.frequency(term) > 0 || [...term].length < EXPANDED_WORD_MIN) continue;
-    if (!/^\p{L}+$/u.test(term)) continue;
+    if (!/^\p{L}+$/u.test(term) || expanded++ >= EXPANDED_WORDS_MAX) continue;
     for (const found of index.termsContaining(term, EXPANSIONS_PER_WORD)) {
       if (!weighted.has(found)) weighted.set(found, EXPANSION_WEIGHT);
     }
