@@ -238,6 +238,36 @@ describe('hybrid search', () => {
     expect(settled.degraded).toBeUndefined();
   });
 
+  it('never lets an older revision replace a newer one (two workers after a lease expired)', async () => {
+    await sql.query(`
+      INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, revision,
+                                vector_status, vector_attempts, vector_next_attempt_at)
+      VALUES ('kb/race/doc.md', 'kb/race', 'Race', 'b', 'h', 2, 'pending', 1,
+              now() + interval '1 hour')`);
+    const store = t.app.get(LexicalStore);
+    const write = (revision: number, word: string) =>
+      store.write([
+        {
+          documentId: 'kb/race/doc.md',
+          revision,
+          tags: [],
+          passages: [{ index: 0, heading: 'Race', content: word }],
+          record: lexicalRecord('Race', word, [{ headings: ['Race'], content: word }]),
+        },
+      ]);
+    await write(2, 'newerwordzz');
+    await write(1, 'olderwordzz');
+    const found = await search({ query: 'newerwordzz', mode: 'lexical' });
+    expect(found.results.map((r: { document_id: string }) => r.document_id)).toEqual([
+      'kb/race/doc.md',
+    ]);
+    expect((await search({ query: 'olderwordzz', mode: 'lexical' })).results).toEqual([]);
+    const { rows } = await sql.query(
+      `SELECT revision, content FROM kb_passages WHERE document_id = 'kb/race/doc.md'`,
+    );
+    expect(rows).toEqual([{ revision: 2, content: 'newerwordzz' }]);
+  });
+
   it('reads PostgreSQL by index only, over 50 000 documents: the results, the change log', async () => {
     const record = lexicalRecord('Bulk', 'body of a bulk document', []);
     await sql.query(`

@@ -6,7 +6,7 @@ import {
   OnModuleDestroy,
   Optional,
 } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
@@ -229,13 +229,17 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<void> {
     if (documents.length === 0 && removed.length === 0) return;
     const written = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
-        [...documents.map((d) => d.documentId), ...removed],
-      ]);
+      // The records first: a document whose newer revision is already indexed (another
+      // worker's, after a lease expired) keeps its record and its passages.
+      const kept = await storeRecords(manager, documents);
+      const current = documents.filter((d) => kept.has(d.documentId));
       await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
         removed,
       ]);
-      const rows = documents.flatMap((d) =>
+      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
+        [...current.map((d) => d.documentId), ...removed],
+      ]);
+      const rows = current.flatMap((d) =>
         d.passages.map((p) => [d.documentId, p.index, d.revision, p.heading, p.content]),
       );
       for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
@@ -250,35 +254,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
           [column(0), column(1), column(2), column(3), column(4)],
         );
       }
-      if (documents.length === 0) return new Set<string>();
-      const stored: Array<{ document_id: string }> = await manager.query(
-        `INSERT INTO kb_lexical_documents AS l
-                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
-         SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
-                r.passage_lengths::int[], r.terms, r.postings
-           FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
-                       $8::text[], $9::text[], $10::bytea[])
-                AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
-         ON CONFLICT (document_id) DO UPDATE
-            SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
-                lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
-                terms = EXCLUDED.terms, postings = EXCLUDED.postings
-          WHERE l.revision <= EXCLUDED.revision
-         RETURNING document_id`,
-        [
-          documents.map((d) => d.documentId),
-          documents.map((d) => d.revision),
-          ANALYZER_VERSION,
-          documents.map((d) => arrayLiteral(d.tags.map(quoted))),
-          documents.map((d) => d.record.lengths[0]),
-          documents.map((d) => d.record.lengths[1]),
-          documents.map((d) => d.record.lengths[2]),
-          documents.map((d) => arrayLiteral(d.record.passageLengths.map(String))),
-          documents.map((d) => joinTerms(d.record.terms)),
-          documents.map((d) => encodePostings(d.record)),
-        ],
-      );
-      return new Set(stored.map((row) => row.document_id));
+      return kept;
     });
     this.replica.remove(removed);
     await this.replica.apply(
@@ -428,6 +404,45 @@ export function weighedTerms(index: LexicalIndex, query: string): WeightedTerm[]
     .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
     .slice(0, MAX_QUERY_TERMS)
     .map(({ term, weight }) => ({ term, weight }));
+}
+
+/**
+ * Upserts the documents' lexical records; an older revision never replaces a newer one.
+ * The ids of the records stored.
+ */
+async function storeRecords(
+  manager: EntityManager,
+  documents: readonly LexicalWrite[],
+): Promise<Set<string>> {
+  if (documents.length === 0) return new Set();
+  const stored: Array<{ document_id: string }> = await manager.query(
+    `INSERT INTO kb_lexical_documents AS l
+                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+         SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
+                r.passage_lengths::int[], r.terms, r.postings
+           FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
+                       $8::text[], $9::text[], $10::bytea[])
+                AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
+         ON CONFLICT (document_id) DO UPDATE
+            SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
+                lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
+                terms = EXCLUDED.terms, postings = EXCLUDED.postings
+          WHERE l.revision <= EXCLUDED.revision
+         RETURNING document_id`,
+    [
+      documents.map((d) => d.documentId),
+      documents.map((d) => d.revision),
+      ANALYZER_VERSION,
+      documents.map((d) => arrayLiteral(d.tags.map(quoted))),
+      documents.map((d) => d.record.lengths[0]),
+      documents.map((d) => d.record.lengths[1]),
+      documents.map((d) => d.record.lengths[2]),
+      documents.map((d) => arrayLiteral(d.record.passageLengths.map(String))),
+      documents.map((d) => joinTerms(d.record.terms)),
+      documents.map((d) => encodePostings(d.record)),
+    ],
+  );
+  return new Set(stored.map((row) => row.document_id));
 }
 
 function quoted(text: string): string {
