@@ -122,6 +122,22 @@ describe('LexicalIndex', () => {
     expect(hits.every((h) => h.documentId.startsWith('open/'))).toBe(true);
   });
 
+  it("shows the passage holding most of the query's weight, the first when none holds any", () => {
+    const index = new LexicalIndex();
+    const passages = [
+      { headings: ['Intro'], content: 'general words about nothing' },
+      { headings: ['Leases'], content: 'a lease is renewed by the worker' },
+      { headings: ['Backups'], content: 'nightly snapshot and restore of the snapshot' },
+    ];
+    const body = passages.map((p) => `## ${p.headings[0]}\n\n${p.content}`).join('\n\n');
+    index.set({ documentId: 'd', revision: 1, tags: [], ...lexicalRecord('Doc', body, passages) });
+    const term = (word: string) => ({ term: lexicalRecord('', word, []).terms[0], weight: 1 });
+    expect(index.search([term('snapshot'), term('restore')], 1)[0].passage).toBe(2);
+    expect(index.passageFor('d', [term('lease')])).toBe(1);
+    expect(index.passageFor('d', [term('zeppelin')])).toBe(0);
+    expect(index.passageFor('absent', [term('lease')])).toBe(0);
+  });
+
   it('finds the terms containing a word, the most frequent first', () => {
     const index = new LexicalIndex();
     const add = (id: string, text: string) =>

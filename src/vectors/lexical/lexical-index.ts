@@ -329,6 +329,17 @@ export class LexicalIndex {
     }));
   }
 
+  /**
+   * The passage of a held document that holds most of the terms' weight (0 when it holds
+   * none of them): what a result found another way shows.
+   */
+  passageFor(documentId: string, terms: readonly WeightedTerm[]): number {
+    const slot = this.slots.get(documentId);
+    if (slot === undefined || this.liveCount === 0) return 0;
+    const avgPassage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
+    return this.bestPassage(slot, this.weigh(terms, this.liveCount), avgPassage);
+  }
+
   /** The query's terms the index holds, with their lists and weights (w = idf · weight). */
   private weigh(
     terms: readonly WeightedTerm[],

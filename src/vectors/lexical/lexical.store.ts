@@ -271,10 +271,10 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * The documents nearest `query` under the latent-semantic model, best first, at most
-   * `limit`, each with its first passage; `undefined` when the model is not used (fewer than
-   * {@link SEMANTIC_MIN_DOCUMENTS} documents, or LOCAL_SEMANTIC=off). Rejects with
-   * UNAVAILABLE while a knowledge base large enough for one waits for its first model
-   * (seconds after a start).
+   * `limit`, each with its passage holding most of the query's words (its first when none);
+   * `undefined` when the model is not used (fewer than {@link SEMANTIC_MIN_DOCUMENTS}
+   * documents, or LOCAL_SEMANTIC=off). Rejects with UNAVAILABLE while a knowledge base large
+   * enough for one waits for its first model (seconds after a start).
    */
   async semanticSearch(
     query: string,
@@ -300,8 +300,11 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     if (matches.length === 0) return [];
+    // Each shows its passage holding most of the query's words, if it holds any.
+    const index = await this.replica.current();
+    const weighted = weighedTerms(index, query);
     return this.results(
-      matches.map((m) => ({ ...m, passage: 0 })),
+      matches.map((m) => ({ ...m, passage: index.passageFor(m.documentId, weighted) })),
       options.limit,
     );
   }
