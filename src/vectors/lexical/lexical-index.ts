@@ -1,3 +1,5 @@
+import type { LexicalRecord } from './lexical-record';
+
 /**
  * The lexical index in memory: an inverted index over {@link IndexedLexicalDocument}s and the
  * exact top-k of one BM25 formula over it (docs/search.md):
@@ -18,17 +20,10 @@
  * millisecond), so the answer is the exact top-k; a filter is applied while scoring, so a
  * folder or tag filter still gets `limit` results when most matches are outside it.
  */
-export interface IndexedLexicalDocument {
+export interface IndexedLexicalDocument extends LexicalRecord {
   readonly documentId: string;
   readonly revision: number;
   readonly tags: readonly string[];
-  readonly terms: readonly string[];
-  /** See LexicalRecord.fields. */
-  readonly fields: Int32Array;
-  /** See LexicalRecord.passages. */
-  readonly passages: Int32Array;
-  readonly lengths: readonly [number, number, number];
-  readonly passageLengths: readonly number[];
 }
 
 export interface WeightedTerm {

@@ -302,7 +302,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     if (matches.length === 0) return [];
     // Each shows its passage holding most of the query's words, if it holds any.
     const index = await this.replica.current();
-    const weighted = weighedTerms(index, query);
+    const weighted = weighedTerms(index, terms);
     return this.results(
       matches.map((m) => ({ ...m, passage: index.passageFor(m.documentId, weighted) })),
       options.limit,
@@ -318,7 +318,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     options: LexicalSearchOptions,
   ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
     const index = await this.replica.current();
-    const terms = weighedTerms(index, query);
+    const terms = weighedTerms(index, queryTerms(query).terms);
     const matches = index.search(terms, options.limit + SPARE_MATCHES, filterOf(options));
     return {
       hits: matches.length === 0 ? [] : await this.results(matches, options.limit),
@@ -383,14 +383,16 @@ export function resultsStatement(
 }
 
 /**
- * A query's terms with their weights: each term of its analysis once (weight 1); a word of
+ * A query's terms (their analysis, `queryTerms`) with their weights: each term once (weight 1); a word of
  * five letters or more that no document holds also looks for the terms that contain it
  * (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3, for the first
  * {@link EXPANDED_WORDS_MAX} such words; at most
  * {@link MAX_QUERY_TERMS} of those the index holds, the rarest.
  */
-export function weighedTerms(index: LexicalIndex, query: string): WeightedTerm[] {
-  const { terms } = queryTerms(query);
+export function weighedTerms(
+  index: LexicalIndex,
+  terms: ReadonlyMap<string, number>,
+): WeightedTerm[] {
   const weighted = new Map<string, number>();
   let expanded = 0;
   for (const term of terms.keys()) {
