@@ -383,11 +383,11 @@ export function resultsStatement(
 }
 
 /**
- * A query's terms (their analysis, `queryTerms`) with their weights: each term once (weight 1); a word of
- * five letters or more that no document holds also looks for the terms that contain it
- * (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3, for the first
- * {@link EXPANDED_WORDS_MAX} such words; at most
- * {@link MAX_QUERY_TERMS} of those the index holds, the rarest.
+ * A query's analysed terms (`queryTerms`) with their weights: each term once (weight 1); a
+ * word of five letters or more that no document holds also looks for the terms that contain
+ * it (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3, for the
+ * first {@link EXPANDED_WORDS_MAX} such words; at most {@link MAX_QUERY_TERMS} of those the
+ * index holds, the rarest.
  */
 export function weighedTerms(
   index: LexicalIndex,
