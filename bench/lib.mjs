@@ -328,3 +328,24 @@ export async function startServer({ databaseUrl, env = {} }) {
     },
   };
 }
+
+/**
+ * Waits until the server's semantic model (the local embedder's vector side) has been learnt
+ * from (nearly) every document it holds, so that searches are not measured while it learns
+ * again and computes every document's vector.
+ */
+export async function semanticModelLearnt(baseUrl, headers) {
+  await until(
+    async () => {
+      const response = await fetch(`${baseUrl}/admin/vectors/status`, { headers });
+      const { lexical } = await response.json();
+      return (
+        lexical?.semantic_model === undefined ||
+        lexical.documents < 50 ||
+        lexical.semantic_model?.documents >= lexical.documents * 0.9
+      );
+    },
+    10 * 60_000,
+    { what: 'the semantic model to be learnt', everyMs: 250 },
+  );
+}

@@ -4,7 +4,7 @@
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { round, seededId, summarize } from '../lib.mjs';
+import { round, seededId, semanticModelLearnt, summarize } from '../lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = (file) => pathToFileURL(join(root, 'dist/src/vectors', file)).href;
@@ -183,7 +183,8 @@ async function writeToReadyLag({ baseUrl, headers, query, documentCount, log }) 
   ];
 }
 
-async function searchLatency({ load, headers, query, documentCount, log }) {
+async function searchLatency({ load, baseUrl, headers, query, documentCount, log }) {
+  await semanticModelLearnt(baseUrl, headers);
   const [{ n }] = await query(
     `SELECT count(*)::int AS n FROM kb_documents WHERE vector_status = 'ready'`,
   );

@@ -13,7 +13,7 @@
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { load, round, startServer, until } from '../lib.mjs';
+import { load, round, semanticModelLearnt, startServer, until } from '../lib.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
@@ -160,18 +160,7 @@ async function ownServer(log) {
      * searches are measured once it has been learnt from (nearly) all of them.
      */
     async learnt() {
-      await until(
-        async () => {
-          const { lexical } = await (await get('/admin/vectors/status')).json();
-          return (
-            lexical?.semantic_model === undefined ||
-            lexical.documents < 50 ||
-            lexical.semantic_model?.documents >= lexical.documents * 0.9
-          );
-        },
-        10 * 60_000,
-        { what: 'the semantic model to be learnt', everyMs: 250 },
-      );
+      await semanticModelLearnt(server.baseUrl, HEADERS);
     },
     async residentMegabytes() {
       const text = await (await get('/metrics')).text();

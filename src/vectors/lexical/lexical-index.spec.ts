@@ -1,7 +1,9 @@
 import {
+  admits,
   BM25_B,
   BM25_K1,
   FIELD_WEIGHTS,
+  DocumentFilter,
   IndexedLexicalDocument,
   LexicalIndex,
   PASSAGE_WEIGHT,
@@ -68,12 +70,22 @@ function reference(
 }
 
 describe('LexicalIndex', () => {
-  it('returns the exact top-k of its formula, before and after documents are replaced and removed', () => {
+  it('returns the exact top-k of its formula, filtered or not, before and after documents are replaced and removed', () => {
     const next = random(7);
     const index = new LexicalIndex();
     const held = new Map<string, IndexedLexicalDocument>();
+    const idOf = (i: number) => `f${i % 10}/doc/${i}`;
+    // A narrow folder (a tenth: its documents are visited one by one), a wide tag (half: the
+    // postings are scanned), both, and a folder that holds nothing.
+    const filters: DocumentFilter[] = [
+      { folder: 'f3/' },
+      { tags: ['red'] },
+      { folder: 'f3/', tags: ['red'] },
+      { folder: 'f3/doc/' },
+      { folder: 'nothing/' },
+    ];
     for (let i = 0; i < 300; i++) {
-      const d = document(`doc/${i}`, next);
+      const d = document(idOf(i), next);
       index.set(d);
       held.set(d.documentId, d);
     }
@@ -83,17 +95,28 @@ describe('LexicalIndex', () => {
           term: lexicalRecord(WORDS[Math.floor(next() * WORDS.length)], '', []).terms[0],
           weight: next() < 0.8 ? 1 : 0.3,
         }));
-        const expected = reference([...held.values()], query).slice(0, 10);
+        const all = reference([...held.values()], query);
         const got = index.search(query, 10);
         expect(got.map((h) => [h.documentId, h.score])).toEqual(
-          expected.map((h) => [h.documentId, h.score]),
+          all.slice(0, 10).map((h) => [h.documentId, h.score]),
         );
+        for (const filter of filters) {
+          const admitted = admits(filter);
+          const expected = all.filter((h) => admitted(h.documentId, held.get(h.documentId)!.tags));
+          expect(index.search(query, 10, filter).map((h) => [h.documentId, h.score])).toEqual(
+            expected.slice(0, 10).map((h) => [h.documentId, h.score]),
+          );
+        }
       }
+      expect(index.admitted({ folder: 'f3/' })?.sort()).toEqual(
+        [...held.keys()].filter((id) => id.startsWith('f3/')).sort(),
+      );
+      expect(index.admitted({ tags: ['red'] })).toBeUndefined();
     };
     check();
     // Rewrites and deletes: statistics follow, lists are compacted, slots renumbered.
     for (let i = 0; i < 2500; i++) {
-      const id = `doc/${Math.floor(next() * 300)}`;
+      const id = idOf(Math.floor(next() * 300));
       if (next() < 0.3) {
         index.remove(id);
         held.delete(id);
@@ -117,9 +140,19 @@ describe('LexicalIndex', () => {
     for (let i = 0; i < 12; i++) {
       index.set({ documentId: `open/${i}`, revision: 1, tags: [], ...record('needle hay') });
     }
-    const hits = index.search([{ term: 'needl', weight: 1 }], 10, (id) => id.startsWith('open/'));
+    for (let i = 0; i < 500; i++) {
+      index.set({ documentId: `wide/${i}`, revision: 1, tags: ['wide'], ...record('needle') });
+    }
+    const needle = [{ term: 'needl', weight: 1 }];
+    // A narrow folder (its 12 documents visited one by one) and a wide tag (scanned).
+    const hits = index.search(needle, 10, { folder: 'open/' });
     expect(hits).toHaveLength(10);
     expect(hits.every((h) => h.documentId.startsWith('open/'))).toBe(true);
+    expect(index.admitted({ folder: 'open/' })).toHaveLength(12);
+    expect(index.admitted({ tags: ['wide'] })).toBeUndefined();
+    const wide = index.search(needle, 50, { tags: ['wide'] });
+    expect(wide).toHaveLength(50);
+    expect(wide.every((h) => h.documentId.startsWith('wide/'))).toBe(true);
   });
 
   it("shows the passage holding most of the query's weight, the first when none holds any", () => {

@@ -39,6 +39,32 @@ export interface LexicalMatch {
   readonly passage: number;
 }
 
+/**
+ * Which documents a search may answer: those under a folder (their id starts with it; it
+ * ends in `/`) and carrying every one of some tags.
+ */
+export interface DocumentFilter {
+  readonly folder?: string;
+  readonly tags?: readonly string[];
+}
+
+/** A filter as a test of one document's id and tags. */
+export function admits(
+  filter: DocumentFilter,
+): (documentId: string, tags: readonly string[]) => boolean {
+  const { folder, tags } = filter;
+  return (documentId, held) =>
+    (folder === undefined || documentId.startsWith(folder)) &&
+    (tags === undefined || tags.every((tag) => held.includes(tag)));
+}
+
+/**
+ * A filter admitting at most this share of the documents is ranked by visiting the admitted
+ * documents only (each term's posting found by bisection); a wider one while scanning the
+ * postings.
+ */
+const FEW_ADMITTED = 1 / 4;
+
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 /** Field weights of BM25F: title, headings, body. */
@@ -88,6 +114,23 @@ class PostingList {
     return this.size - this.dead;
   }
 
+  /**
+   * Where the posting of `slot` starts in `data`, or -1: postings are in slot order (slots
+   * are given in increasing order and renumbering keeps it), so it is found by bisection.
+   */
+  find(slot: number): number {
+    let low = 0;
+    let high = this.size - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const at = this.data[mid * 3];
+      if (at < slot) low = mid + 1;
+      else if (at > slot) high = mid - 1;
+      else return mid * 3;
+    }
+    return -1;
+  }
+
   /** Gives back the room grown for postings to come (after a full load). */
   trim(): void {
     if (this.data.length > this.size * 3 + 6) this.data = this.data.slice(0, this.size * 3);
@@ -112,6 +155,9 @@ export class LexicalIndex {
   private readonly termNames: string[] = [];
   private readonly lists: PostingList[] = [];
   private readonly slots = new Map<string, number>();
+  /** The ids under each folder (every folder an id's path names) and those with each tag. */
+  private readonly folders = new Map<string, Set<string>>();
+  private readonly tagged = new Map<string, Set<string>>();
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
   private docTerms: Array<Int32Array | undefined> = [];
@@ -209,6 +255,7 @@ export class LexicalIndex {
     this.alive = grow(this.alive, this.slotCount);
     this.lengths = grow(this.lengths, this.slotCount * 3);
     this.slots.set(document.documentId, slot);
+    this.group(document.documentId, document.tags, true);
     this.ids[slot] = document.documentId;
     this.tags[slot] = document.tags;
     this.revisions[slot] = document.revision;
@@ -243,6 +290,7 @@ export class LexicalIndex {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
+    this.group(documentId, this.tags[slot]!, false);
     this.alive[slot] = 0;
     this.liveCount--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.lengths[slot * 3 + f];
@@ -266,15 +314,44 @@ export class LexicalIndex {
     if (this.slotCount > 1024 && this.slotCount > 2 * this.liveCount) this.renumber();
   }
 
+  /** Adds a document to (or takes it from) the sets of its folders and its tags. */
+  private group(documentId: string, tags: readonly string[], add: boolean): void {
+    const sets: Array<[Map<string, Set<string>>, string]> = tags.map((tag) => [this.tagged, tag]);
+    for (let at = documentId.indexOf('/'); at >= 0; at = documentId.indexOf('/', at + 1)) {
+      sets.push([this.folders, documentId.slice(0, at + 1)]);
+    }
+    for (const [groups, key] of sets) {
+      let members = groups.get(key);
+      if (add) {
+        if (members === undefined) groups.set(key, (members = new Set()));
+        members.add(documentId);
+      } else if (members !== undefined) {
+        members.delete(documentId);
+        if (members.size === 0) groups.delete(key);
+      }
+    }
+  }
+
   /**
-   * The best `limit` documents for the terms, best first (ties by id), among those `accept`
-   * admits (called once per document that holds a term), each with its best passage.
+   * The ids `filter` admits when they are few (at most {@link FEW_ADMITTED} of the documents),
+   * read from the folder and tag sets; `undefined` when there are more.
    */
-  search(
-    terms: readonly WeightedTerm[],
-    limit: number,
-    accept?: (documentId: string, tags: readonly string[]) => boolean,
-  ): LexicalMatch[] {
+  admitted(filter: DocumentFilter): string[] | undefined {
+    const sets: Array<ReadonlySet<string>> = [];
+    if (filter.folder !== undefined) sets.push(this.folders.get(filter.folder) ?? new Set());
+    for (const tag of filter.tags ?? []) sets.push(this.tagged.get(tag) ?? new Set());
+    if (sets.length === 0) return undefined;
+    sets.sort((a, b) => a.size - b.size);
+    const [fewest, ...others] = sets;
+    if (fewest.size > this.liveCount * FEW_ADMITTED) return undefined;
+    return [...fewest].filter((id) => others.every((set) => set.has(id)));
+  }
+
+  /**
+   * The best `limit` documents for the terms, best first (ties by id), among those `filter`
+   * admits, each with its best passage.
+   */
+  search(terms: readonly WeightedTerm[], limit: number, filter?: DocumentFilter): LexicalMatch[] {
     const n = this.liveCount;
     if (n === 0 || limit <= 0) return [];
     const [avgTitle, avgHeadings, avgBody] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
@@ -282,39 +359,55 @@ export class LexicalIndex {
     const scores = new Float64Array(this.slotCount);
     const touched = new Int32Array(this.slotCount);
     let count = 0;
-    /** With a filter: 0 not seen yet, 1 admitted, 2 refused. */
-    const state = accept === undefined ? undefined : new Uint8Array(this.slotCount);
     const [wt, wh, wb] = FIELD_WEIGHTS;
     const k1 = BM25_K1;
     const b = BM25_B;
-    const { alive, lengths, passageLengths, passageStart } = this;
+    const { lengths, passageLengths, passageStart } = this;
     const weighted = this.weigh(terms, n);
+    /** Adds one posting's share (the term's weight `w`) to its document's score. */
+    const add = (slot: number, fields: number, passage: number, w: number) => {
+      const at = slot * 3;
+      const x =
+        (wt * (fields & 0xff)) / (1 - b + (b * lengths[at]) / avgTitle) +
+        (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
+        (wb * (fields >>> 16)) / (1 - b + (b * lengths[at + 2]) / avgBody);
+      const ptf = passage >>> 16;
+      const plen = passageLengths[passageStart[slot] + (passage & 0xffff)];
+      const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
+      if (scores[slot] === 0) touched[count++] = slot;
+      scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
+    };
 
-    for (const { list, w } of weighted) {
-      const data = list.data;
-      for (let i = 0, end = list.size * 3; i < end; i += 3) {
-        const slot = data[i];
-        if (alive[slot] === 0) continue;
-        if (state !== undefined) {
-          let seen = state[slot];
-          if (seen === 0) {
-            seen = accept!(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
-            state[slot] = seen;
-          }
-          if (seen === 2) continue;
+    const few = filter && this.admitted(filter);
+    if (few !== undefined) {
+      // Few documents admitted: each one's posting of each term, found by bisection.
+      const slots = few.map((id) => this.slots.get(id)!).sort((x, y) => x - y);
+      for (const { list, w } of weighted) {
+        for (const slot of slots) {
+          const at = list.find(slot);
+          if (at >= 0) add(slot, list.data[at + 1], list.data[at + 2], w);
         }
-        const fields = data[i + 1];
-        const at = slot * 3;
-        const x =
-          (wt * (fields & 0xff)) / (1 - b + (b * lengths[at]) / avgTitle) +
-          (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
-          (wb * (fields >>> 16)) / (1 - b + (b * lengths[at + 2]) / avgBody);
-        const passage = data[i + 2];
-        const ptf = passage >>> 16;
-        const plen = passageLengths[passageStart[slot] + (passage & 0xffff)];
-        const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
-        if (scores[slot] === 0) touched[count++] = slot;
-        scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
+      }
+    } else {
+      const alive = this.alive;
+      const accept = filter && admits(filter);
+      /** With a filter: 0 not seen yet, 1 admitted, 2 refused. */
+      const state = accept === undefined ? undefined : new Uint8Array(this.slotCount);
+      for (const { list, w } of weighted) {
+        const data = list.data;
+        for (let i = 0, end = list.size * 3; i < end; i += 3) {
+          const slot = data[i];
+          if (alive[slot] === 0) continue;
+          if (state !== undefined) {
+            let seen = state[slot];
+            if (seen === 0) {
+              seen = accept!(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
+              state[slot] = seen;
+            }
+            if (seen === 2) continue;
+          }
+          add(slot, data[i + 1], data[i + 2], w);
+        }
       }
     }
     return this.top(touched.subarray(0, count), scores, limit).map((slot) => ({
@@ -352,8 +445,7 @@ export class LexicalIndex {
 
   /**
    * The passage of a document holding the largest share of the query's weight: each term
-   * votes for its own best passage with its passage score (postings are in slot order, so
-   * each is found by bisection).
+   * votes for its own best passage with its passage score.
    */
   private bestPassage(
     slot: number,
@@ -362,26 +454,15 @@ export class LexicalIndex {
   ): number {
     const votes = new Map<number, number>();
     for (const { list, w } of weighted) {
-      const data = list.data;
-      let low = 0;
-      let high = list.size - 1;
-      while (low <= high) {
-        const mid = (low + high) >> 1;
-        const at = data[mid * 3];
-        if (at < slot) low = mid + 1;
-        else if (at > slot) high = mid - 1;
-        else {
-          const passage = data[mid * 3 + 2];
-          const p = passage & 0xffff;
-          const ptf = passage >>> 16;
-          const plen = this.passageLengths[this.passageStart[slot] + p];
-          const share =
-            (w * ptf * (BM25_K1 + 1)) /
-            (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
-          votes.set(p, (votes.get(p) ?? 0) + share);
-          break;
-        }
-      }
+      const at = list.find(slot);
+      if (at < 0) continue;
+      const passage = list.data[at + 2];
+      const p = passage & 0xffff;
+      const ptf = passage >>> 16;
+      const plen = this.passageLengths[this.passageStart[slot] + p];
+      const share =
+        (w * ptf * (BM25_K1 + 1)) / (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
+      votes.set(p, (votes.get(p) ?? 0) + share);
     }
     let best = 0;
     let most = -1;

@@ -10,6 +10,8 @@ import {
   SharedRefresh,
 } from '../../database/change-log';
 import {
+  admits,
+  DocumentFilter,
   IndexedLexicalDocument,
   LexicalIndex,
   LexicalMatch,
@@ -19,7 +21,6 @@ import {
 import { decodePostings, splitTerms } from './lexical-record';
 import type { LsaModel, TermCounts } from './lsa';
 import { SemanticIndex, SemanticMatch } from './semantic-index';
-import { SemanticScanner } from './semantic-scan';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
 /** Change-log rows older than this are pruned; a server further behind reloads everything. */
@@ -65,7 +66,6 @@ export class LexicalReplica {
   private model: LsaModel | undefined;
   /** While vectors for a new model are computed: documents changed meanwhile. */
   private changedDuringBuild: Set<string> | undefined;
-  private readonly scanner = new SemanticScanner();
   /** When a document was last set or removed here (0: never). */
   lastChange = 0;
   private position: LogPosition | undefined;
@@ -105,9 +105,9 @@ export class LexicalReplica {
   async search(
     terms: readonly WeightedTerm[],
     limit: number,
-    accept?: (documentId: string, tags: readonly string[]) => boolean,
+    filter?: DocumentFilter,
   ): Promise<LexicalMatch[]> {
-    return (await this.current()).search(terms, limit, accept);
+    return (await this.current()).search(terms, limit, filter);
   }
 
   /**
@@ -117,10 +117,13 @@ export class LexicalReplica {
   async semanticSearch(
     query: TermCounts,
     limit: number,
-    accept?: (documentId: string, tags: readonly string[]) => boolean,
+    filter?: DocumentFilter,
   ): Promise<SemanticMatch[] | undefined> {
-    await this.current();
-    return this.semantic?.search(query, limit, accept);
+    const index = await this.current();
+    if (!this.semantic || filter === undefined) return this.semantic?.search(query, limit);
+    // A narrow filter's documents are read from the lexical index's folder and tag sets.
+    const ids = index.admitted(filter);
+    return this.semantic.search(query, limit, ids ? { ids } : admits(filter));
   }
 
   /** Takes documents this server has just written (committed), one per turn of the event loop. */
@@ -144,7 +147,7 @@ export class LexicalReplica {
     this.model = model;
     const index = this.index;
     if (!index) return; // the load computes them
-    const semantic = new SemanticIndex(model, this.scanner);
+    const semantic = new SemanticIndex(model);
     this.changedDuringBuild = new Set();
     let done = 0;
     for (const { documentId, tags } of [...index.documents()]) {
@@ -180,7 +183,6 @@ export class LexicalReplica {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await this.scanner.close();
     await this.refresher.settled();
   }
 
@@ -234,7 +236,7 @@ export class LexicalReplica {
       const head = await logHead((text) => runner.query(text), CHANGE_LOG);
       const index = new LexicalIndex();
       const model = this.model;
-      const semantic = model && new SemanticIndex(model, this.scanner);
+      const semantic = model && new SemanticIndex(model);
       for (let after = ''; ;) {
         const rows: LexicalRow[] = await runner.query(
           `${SELECT_DOCUMENTS} WHERE document_id > $1 ORDER BY document_id LIMIT ${LOAD_PAGE_ROWS}`,

@@ -10,7 +10,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
-import { ANALYZER_VERSION, queryTerms } from '../text/analyzer';
+import { ANALYZER_VERSION, queryTerms, type QueryTerms } from '../text/analyzer';
 import {
   LexicalRecord,
   decodePostings,
@@ -18,7 +18,7 @@ import {
   joinTerms,
   splitTerms,
 } from './lexical-record';
-import { LexicalIndex, totalCount, WeightedTerm } from './lexical-index';
+import { DocumentFilter, LexicalIndex, totalCount, WeightedTerm } from './lexical-index';
 import { LSA_TRAINER, LsaTrainer, TrainingDocument } from './lsa';
 import { LexicalReplica } from './lexical.replica';
 
@@ -281,9 +281,9 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     options: LexicalSearchOptions,
   ): Promise<LexicalHit[] | undefined> {
     if (!this.semantic.enabled) return undefined;
-    const { terms } = queryTerms(query);
+    const analysed = queryTerms(query);
     const matches = await this.replica.semanticSearch(
-      terms,
+      analysed.terms,
       options.limit + SPARE_MATCHES,
       filterOf(options),
     );
@@ -302,7 +302,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     if (matches.length === 0) return [];
     // Each shows its passage holding most of the query's words, if it holds any.
     const index = await this.replica.current();
-    const weighted = weighedTerms(index, terms);
+    const weighted = weighedTerms(index, analysed);
     return this.results(
       matches.map((m) => ({ ...m, passage: index.passageFor(m.documentId, weighted) })),
       options.limit,
@@ -318,7 +318,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     options: LexicalSearchOptions,
   ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
     const index = await this.replica.current();
-    const terms = weighedTerms(index, queryTerms(query).terms);
+    const terms = weighedTerms(index, queryTerms(query));
     const matches = index.search(terms, options.limit + SPARE_MATCHES, filterOf(options));
     return {
       hits: matches.length === 0 ? [] : await this.results(matches, options.limit),
@@ -350,16 +350,12 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** The folder and tags filter of a search, as a test of a document id and its tags. */
-function filterOf(
-  options: LexicalSearchOptions,
-): ((documentId: string, tags: readonly string[]) => boolean) | undefined {
+/** The folder and tags filter of a search, if it has one. */
+function filterOf(options: LexicalSearchOptions): DocumentFilter | undefined {
   const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
-  const folder = options.folder;
-  if (folder === undefined && tags === undefined) return undefined;
-  return (documentId, held) =>
-    (folder === undefined || documentId.startsWith(folder)) &&
-    (tags === undefined || tags.every((tag) => held.includes(tag)));
+  return options.folder === undefined && tags === undefined
+    ? undefined
+    : { folder: options.folder, tags };
 }
 
 /**
@@ -386,19 +382,18 @@ export function resultsStatement(
  * A query's analysed terms (`queryTerms`) with their weights: each term once (weight 1); a
  * word of five letters or more that no document holds also looks for the terms that contain
  * it (a compound's part: `datenbank` finds `datenbanksicherungen`), weight 0.3, for the
- * first {@link EXPANDED_WORDS_MAX} such words; at most {@link MAX_QUERY_TERMS} of those the
- * index holds, the rarest.
+ * first {@link EXPANDED_WORDS_MAX} such words (a word as written beside its stem is not one:
+ * its stem is asked for already); at most {@link MAX_QUERY_TERMS} of those the index holds,
+ * the rarest.
  */
-export function weighedTerms(
-  index: LexicalIndex,
-  terms: ReadonlyMap<string, number>,
-): WeightedTerm[] {
+export function weighedTerms(index: LexicalIndex, query: QueryTerms): WeightedTerm[] {
   const weighted = new Map<string, number>();
   let expanded = 0;
-  for (const term of terms.keys()) {
+  for (const term of query.terms.keys()) {
     weighted.set(term, 1);
-    if (index.frequency(term) > 0 || [...term].length < EXPANDED_WORD_MIN) continue;
-    if (!/^\p{L}+$/u.test(term) || expanded++ >= EXPANDED_WORDS_MAX) continue;
+    if (query.written.has(term) || index.frequency(term) > 0) continue;
+    if ([...term].length < EXPANDED_WORD_MIN || !/^\p{L}+$/u.test(term)) continue;
+    if (expanded++ >= EXPANDED_WORDS_MAX) continue;
     for (const found of index.termsContaining(term, EXPANSIONS_PER_WORD)) {
       if (!weighted.has(found)) weighted.set(found, EXPANSION_WEIGHT);
     }

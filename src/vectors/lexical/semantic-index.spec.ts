@@ -1,6 +1,5 @@
 import { trainLsa } from './lsa';
 import { SemanticIndex } from './semantic-index';
-import { SemanticScanner } from './semantic-scan';
 
 const counts = (text: string) => {
   const found = new Map<string, number>();
@@ -28,12 +27,12 @@ describe('SemanticIndex (latent semantic analysis)', () => {
   index.set('fruit/banana.md', ['a'], counts('banana market'));
 
   it('meets a document in other words than the query: "automobile" finds the car', async () => {
-    const [first] = await index.search(counts('automobile driver'), 3);
+    const [first] = index.search(counts('automobile driver'), 3);
     expect(first.documentId).toBe('vehicles/car.md');
     // The fruit documents share no word with the query, and little meaning.
-    const fruit = (await index.search(counts('automobile driver'), 3)).filter(
-      (m) => m.documentId !== first.documentId,
-    );
+    const fruit = index
+      .search(counts('automobile driver'), 3)
+      .filter((m) => m.documentId !== first.documentId);
     expect(fruit.every((m) => m.score < first.score / 2)).toBe(true);
   });
 
@@ -43,43 +42,40 @@ describe('SemanticIndex (latent semantic analysis)', () => {
   });
 
   it('filters while scanning, and answers nothing for words it never learnt', async () => {
-    const all = await index.search(counts('fruit tree'), 10);
+    const all = index.search(counts('fruit tree'), 10);
     expect(
       all
         .map((m) => m.documentId)
         .slice(0, 2)
         .sort(),
     ).toEqual(['fruit/banana.md', 'fruit/pear.md']);
-    const found = await index.search(counts('fruit tree'), 10, (id, tags) => tags.includes('a'));
+    const found = index.search(counts('fruit tree'), 10, (id, tags) => tags.includes('a'));
     expect(found[0].documentId).toBe('fruit/banana.md');
     expect(found.map((m) => m.documentId)).not.toContain('fruit/pear.md');
-    expect(await index.search(counts('zeppelin'), 10)).toEqual([]);
+    expect(index.search(counts('zeppelin'), 10)).toEqual([]);
   });
 
-  it('scans alike on its own thread, over the same shared memory', async () => {
-    const scanner = new SemanticScanner();
-    try {
-      const threaded = new SemanticIndex(model, scanner);
-      for (let i = 0; i < 500; i++) {
-        threaded.set(`doc/${i}`, [], counts(TRAINING[i % TRAINING.length]));
-      }
-      const here = new SemanticIndex(model);
-      for (let i = 0; i < 500; i++) here.set(`doc/${i}`, [], counts(TRAINING[i % TRAINING.length]));
-      for (const query of ['automobile driver', 'fruit', 'garage tree']) {
-        expect(await threaded.search(counts(query), 10)).toEqual(
-          await here.search(counts(query), 10),
-        );
-      }
-      expect(scanner.threadScans).toBe(3);
-    } finally {
-      await scanner.close();
+  it('admits the documents a filter names, or those its test accepts', () => {
+    const ids = index.search(counts('fruit tree'), 10, { ids: ['fruit/pear.md'] });
+    expect(ids.map((m) => m.documentId)).toEqual(['fruit/pear.md']);
+    const tested = index.search(counts('fruit tree'), 10, (id) => id.startsWith('fruit/'));
+    expect(tested.map((m) => m.documentId).sort()).toEqual(['fruit/banana.md', 'fruit/pear.md']);
+  });
+
+  it('keeps the best `limit` among many, as a full sort would', () => {
+    const many = new SemanticIndex(model);
+    for (let i = 0; i < 500; i++) many.set(`doc/${i}`, [], counts(TRAINING[i % TRAINING.length]));
+    for (const query of ['automobile driver', 'fruit', 'garage tree']) {
+      const all = many.search(counts(query), 500);
+      expect(all.length).toBeGreaterThan(10);
+      expect(many.search(counts(query), 10)).toEqual(all.slice(0, 10));
     }
   });
 
   it('forgets removed documents', async () => {
     index.remove('fruit/banana.md');
     expect(index.size).toBe(2);
-    const found = await index.search(counts('banana'), 10);
+    const found = index.search(counts('banana'), 10);
     expect(found.map((m) => m.documentId)).not.toContain('fruit/banana.md');
   });
 });

@@ -1,5 +1,5 @@
 import { LsaEmbedding, type LsaModel, type TermCounts } from './lsa';
-import { scan, SemanticScanner } from './semantic-scan';
+import { VectorTable } from './vector-table';
 
 export interface SemanticMatch {
   readonly documentId: string;
@@ -8,29 +8,29 @@ export interface SemanticMatch {
 }
 
 /**
+ * Which documents a semantic search may answer: the ids admitted (when a filter picks few of
+ * them), or a test of each document's id and tags.
+ */
+export type SemanticFilter =
+  { readonly ids: readonly string[] } | ((documentId: string, tags: readonly string[]) => boolean);
+
+/**
  * Every document's vector under one latent-semantic model (lsa.ts), for the vector side of
  * search with the local embedder: the query's vector (its terms' vectors, weighted) against
- * all of them, exactly, filtered while scanning so that `limit` results come back. The
- * vectors lie back to back in shared memory (a removed document's place is reused), scanned
- * on a thread of their own when a scanner is given (semantic-scan.ts).
+ * all of them, exactly (a SIMD scan, vector-table.ts), filtered while scanning so that
+ * `limit` results come back. A removed document's row is reused.
  */
 export class SemanticIndex {
   private readonly embedding: LsaEmbedding;
-  private readonly dimensions: number;
+  private readonly table: VectorTable;
   private readonly slots = new Map<string, number>();
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
-  private vectors = new Float32Array(new SharedArrayBuffer(0));
-  /** 1 for a slot holding a document. */
-  private live = new Uint8Array(new SharedArrayBuffer(0));
   private readonly free: number[] = [];
 
-  constructor(
-    readonly model: LsaModel,
-    private readonly scanner?: SemanticScanner,
-  ) {
+  constructor(readonly model: LsaModel) {
     this.embedding = new LsaEmbedding(model);
-    this.dimensions = model.dimensions;
+    this.table = new VectorTable(model.dimensions);
   }
 
   get size(): number {
@@ -41,66 +41,62 @@ export class SemanticIndex {
     let slot = this.slots.get(documentId);
     if (slot === undefined) {
       slot = this.free.pop() ?? this.ids.length;
-      if (slot >= this.live.length) this.grow(Math.max(64, (slot + 1) * 2));
       this.slots.set(documentId, slot);
     }
     this.ids[slot] = documentId;
     this.tags[slot] = tags;
-    this.vectors.set(this.embedding.embed(counts), slot * this.dimensions);
-    this.live[slot] = 1;
+    this.table.set(slot, this.embedding.embed(counts));
   }
 
   remove(documentId: string): void {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
-    this.live[slot] = 0;
     this.ids[slot] = undefined;
     this.tags[slot] = undefined;
     this.free.push(slot);
   }
 
   /** The documents nearest the query's terms, best first (ties by id), positive scores only. */
-  async search(
-    query: TermCounts,
-    limit: number,
-    accept?: (documentId: string, tags: readonly string[]) => boolean,
-  ): Promise<SemanticMatch[]> {
+  search(query: TermCounts, limit: number, filter?: SemanticFilter): SemanticMatch[] {
     const q = this.embedding.embed(query);
-    if (!q.some((x) => x !== 0)) return [];
-    let admitted = this.live;
-    if (accept) {
-      admitted = new Uint8Array(new SharedArrayBuffer(this.ids.length));
-      this.ids.forEach((id, slot) => {
-        if (id !== undefined && accept(id, this.tags[slot]!)) admitted[slot] = 1;
-      });
-    }
-    const request = {
-      vectors: this.vectors,
-      admitted,
-      slots: this.ids.length,
-      dimensions: this.dimensions,
-      query: q,
-      // A few more, in case documents were replaced while the thread scanned.
-      limit: limit + 4,
-    };
-    const found = this.scanner ? await this.scanner.scan(request) : scan(request);
-    const matches: SemanticMatch[] = [];
-    found.slots.forEach((slot, i) => {
+    if (!q.some((x) => x !== 0) || limit <= 0) return [];
+    const admitted = this.admitted(filter);
+    // The best `limit` so far, unordered, and the worst of them once there are that many.
+    const best: SemanticMatch[] = [];
+    let floor = 0;
+    this.table.scores(q, this.ids.length, (slot, score) => {
+      if (!(score > 0) || score < floor || (admitted && admitted[slot] === 0)) return;
       const documentId = this.ids[slot];
-      if (documentId !== undefined) matches.push({ documentId, score: found.scores[i] });
+      if (documentId === undefined) return;
+      best.push({ documentId, score });
+      if (best.length >= limit * 4) floor = keepBest(best, limit);
     });
-    return matches
-      .sort((a, b) => b.score - a.score || (a.documentId < b.documentId ? -1 : 1))
-      .slice(0, limit);
+    keepBest(best, limit);
+    return best;
   }
 
-  private grow(slots: number): void {
-    const vectors = new Float32Array(new SharedArrayBuffer(slots * this.dimensions * 4));
-    vectors.set(this.vectors);
-    const live = new Uint8Array(new SharedArrayBuffer(slots));
-    live.set(this.live);
-    this.vectors = vectors;
-    this.live = live;
+  /** 1 for each slot the filter admits (`undefined`: every document). */
+  private admitted(filter: SemanticFilter | undefined): Uint8Array | undefined {
+    if (filter === undefined) return undefined;
+    const admitted = new Uint8Array(this.ids.length);
+    if (typeof filter === 'function') {
+      this.ids.forEach((id, slot) => {
+        if (id !== undefined && filter(id, this.tags[slot]!)) admitted[slot] = 1;
+      });
+    } else {
+      for (const id of filter.ids) {
+        const slot = this.slots.get(id);
+        if (slot !== undefined) admitted[slot] = 1;
+      }
+    }
+    return admitted;
   }
+}
+
+/** Sorts `matches` best first (ties by id), keeps `limit`, and gives the worst kept's score. */
+function keepBest(matches: SemanticMatch[], limit: number): number {
+  matches.sort((a, b) => b.score - a.score || (a.documentId < b.documentId ? -1 : 1));
+  matches.length = Math.min(matches.length, limit);
+  return matches.length >= limit ? matches[matches.length - 1].score : 0;
 }

@@ -48,9 +48,24 @@ export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX
 export function highlight(snippet: string, terms: readonly string[]): string {
   if (terms.length === 0) return snippet;
   const wanted = new Set(terms);
-  return snippet.replace(/[\p{L}\p{N}]+/gu, (word) => {
-    let hit = false;
-    analyze(word, (term) => (hit ||= wanted.has(term)));
-    return hit ? `**${word}**` : word;
-  });
+  return snippet.replace(/[\p{L}\p{N}]+/gu, (word) =>
+    termsOfWord(word).some((term) => wanted.has(term)) ? `**${word}**` : word,
+  );
+}
+
+/** Words whose terms are remembered: the words of results repeat from one search to the next. */
+const REMEMBERED_WORDS = 50_000;
+const wordTerms = new Map<string, readonly string[]>();
+
+/** One word's terms, as the analyzer gives them. */
+function termsOfWord(word: string): readonly string[] {
+  let terms = wordTerms.get(word);
+  if (terms === undefined) {
+    const found: string[] = [];
+    analyze(word, (term) => found.push(term));
+    terms = found;
+    if (wordTerms.size >= REMEMBERED_WORDS) wordTerms.clear();
+    if (word.length <= 64) wordTerms.set(word, terms);
+  }
+  return terms;
 }

@@ -85,12 +85,14 @@ describe('queryTerms', () => {
         ['of', 1],
       ]),
       stopWordsOnly: true,
+      written: new Set(),
     });
   });
 
   it('asks for a word as written too, so a lower-case identifier meets its camelCase form', () => {
     expect(queryTerms('maxretries').terms.has('maxretries')).toBe(true);
     expect(queryTerms('maxRetries').terms.has('maxretries')).toBe(true);
+    expect(queryTerms('how many promises').written).toEqual(new Set(['promises']));
   });
 
   it('has no terms for punctuation only', () => {

@@ -91,6 +91,11 @@ export interface QueryTerms {
   readonly terms: ReadonlyMap<string, number>;
   /** True when the query holds nothing but stop words: then they are its terms. */
   readonly stopWordsOnly: boolean;
+  /**
+   * The terms that are only a word as written (`promises` beside its stem `promis`): another
+   * spelling of a term already asked for, never looked for inside compounds.
+   */
+  readonly written: ReadonlySet<string>;
 }
 
 /**
@@ -105,13 +110,16 @@ export function queryTerms(text: string): QueryTerms {
     const into = stop ? stops : terms;
     into.set(term, (into.get(term) ?? 0) + 1);
   });
-  if (terms.size === 0) return { terms: stops, stopWordsOnly: stops.size > 0 };
+  const written = new Set<string>();
+  if (terms.size === 0) return { terms: stops, stopWordsOnly: stops.size > 0, written };
   for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
     if (match[2] === undefined) continue;
-    const written = bounded(fold(match[2].toLowerCase()));
-    if (!terms.has(written) && !STOP.has(written)) terms.set(written, 1);
+    const word = bounded(fold(match[2].toLowerCase()));
+    if (terms.has(word) || STOP.has(word)) continue;
+    terms.set(word, 1);
+    written.add(word);
   }
-  return { terms, stopWordsOnly: false };
+  return { terms, stopWordsOnly: false, written };
 }
 
 /** camelCase, PascalCase and ACRONYMWord pieces of one part: `maxRetries` → `max`, `Retries`. */
