@@ -99,6 +99,12 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   };
   process.once('SIGTERM', (signal) => void stop(signal));
   process.once('SIGINT', (signal) => void stop(signal));
+  if (config.accessPolicy !== undefined && 'file' in config.accessPolicy) {
+    // Each worker reads the access policy file again on SIGHUP: pass it on.
+    process.on('SIGHUP', () => {
+      for (const worker of roles.keys()) worker.process.kill('SIGHUP');
+    });
+  }
 
   const databaseUrl = (await database)?.url ?? config.databaseUrl;
   if (stopping) return;

@@ -37,8 +37,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A setting checked only as the application starts (the access policy) is still a
+  // configuration error.
   process.stderr.write(
-    `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    error instanceof ConfigError
+      ? `agent-data: invalid configuration: ${error.message}\n`
+      : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   );
   process.exit(1);
 });

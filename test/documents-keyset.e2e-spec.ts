@@ -1,6 +1,7 @@
 import type { Client } from 'pg';
 import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
 import { DocumentsService } from '../src/documents/documents.service';
+import { Access } from '../src/documents/access';
 import { planNodes, type PlanNode } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 
@@ -84,14 +85,14 @@ describe('keyset pages and completions over the id index', () => {
       const seen: string[] = [];
       let after: string | undefined;
       for (;;) {
-        const page = await documents.pageAfter(after, 4);
+        const page = await documents.pageAfter(after, 4, Access.EVERYTHING);
         seen.push(...page.items.map((item) => item.document_id));
         expect(page.items[0]).toMatchObject({ revision: 1, size: expect.any(Number) });
         if (!page.more) break;
         after = page.items.at(-1)!.document_id;
       }
       expect(seen).toEqual(byteOrder(ids));
-      const first = await documents.pageAfter(undefined, 1);
+      const first = await documents.pageAfter(undefined, 1, Access.EVERYTHING);
       expect(first.items[0]).toEqual({
         document_id: 'docs/api-v2/intro.md',
         title: 'T docs/api-v2/intro.md',
@@ -120,18 +121,21 @@ describe('keyset pages and completions over the id index', () => {
       ['docs/deleted', []],
       ['nope', []],
     ])('%p → %p', async (prefix, expected) => {
-      expect(await documents.completeIds(prefix, 100)).toEqual({ values: expected, more: false });
+      expect(await documents.completeIds(prefix, 100, Access.EVERYTHING)).toEqual({
+        values: expected,
+        more: false,
+      });
     });
 
     it('stops at the limit and says more exist', async () => {
-      expect(await documents.completeIds('docs/', 3)).toEqual({
+      expect(await documents.completeIds('docs/', 3, Access.EVERYTHING)).toEqual({
         values: ['docs/api-v2/intro.md', 'docs/api.md', 'docs/api.v3/intro.md'],
         more: true,
       });
     });
 
     it('refuses a value with control characters, naming the argument', async () => {
-      await expect(documents.completeIds('a\u0000', 10)).rejects.toMatchObject({
+      await expect(documents.completeIds('a\u0000', 10, Access.EVERYTHING)).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
         message: expect.stringMatching(/^value: /),
       });
@@ -152,14 +156,14 @@ describe('keyset pages and completions over the id index', () => {
       ['docs/deleted', []],
       ['top', []],
     ])('%p → %p (each folder once, whatever it holds)', async (prefix, expected) => {
-      expect(await documents.completeFolders(prefix, 100)).toEqual({
+      expect(await documents.completeFolders(prefix, 100, Access.EVERYTHING)).toEqual({
         values: expected,
         more: false,
       });
     });
 
     it('stops at the limit and says more exist', async () => {
-      expect(await documents.completeFolders('docs/', 2)).toEqual({
+      expect(await documents.completeFolders('docs/', 2, Access.EVERYTHING)).toEqual({
         values: ['docs/api-v2', 'docs/api.v3'],
         more: true,
       });
@@ -202,7 +206,7 @@ describe('keyset pages and completions over the id index', () => {
 
     it('folder completions read one index entry per folder, not the documents under them', async () => {
       const [sql, params] = repository.foldersQueryForExplain('bulk/', 101);
-      const result = await documents.completeFolders('bulk/', 100);
+      const result = await documents.completeFolders('bulk/', 100, Access.EVERYTHING);
       expect(result.values).toHaveLength(40);
       expect(result.values).toEqual(
         byteOrder(result.values.map((v) => `${v}/`)).map((v) => v.slice(0, -1)),

@@ -281,6 +281,17 @@ describe('Qdrant adapter on the wire', () => {
     ]);
   });
 
+  it("limits a search to the caller's readable folders with one match on the ancestors", async () => {
+    fake.on('POST', `${base}/points/query/groups`, { result: { groups: [] } });
+    await store.search(Float32Array.from([1, 0]), {
+      limit: 3,
+      folders: ['team-b/', 'shared/'],
+    });
+    expect(fake.requests[0].body).toMatchObject({
+      filter: { must: [{ key: 'ancestors', match: { any: ['team-b/', 'shared/'] } }] },
+    });
+  });
+
   it('sends no filter when none is asked, and reports the collection in its check', async () => {
     fake.on('POST', `${base}/points/query/groups`, { result: { groups: [] } });
     fake.on('GET', `${base}/exists`, { result: { exists: true } });

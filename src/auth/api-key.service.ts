@@ -10,12 +10,21 @@ import { Profile } from '../config/config-values';
  */
 export interface Principal {
   readonly name: string;
+  /**
+   * How it was admitted: an API key (`name` is the key's), an access token, the secret GPT
+   * route, or nobody (authentication off: `local`). An access policy names principals by it.
+   */
+  readonly via: 'key' | 'token' | 'route' | 'local';
   /** Profiles granted; `null` means every profile (authentication off). */
   readonly profiles: ReadonlySet<Profile> | null;
   /** An access token's `sub` (or its client's id when it has none). */
   readonly subject?: string;
   /** An access token's client (`client_id`, `azp`, `cid` or `appid`). */
   readonly clientId?: string;
+  /** An access token's scopes. */
+  readonly scopes?: readonly string[];
+  /** An access token's groups (`OAUTH_GROUPS_CLAIM`). */
+  readonly groups?: readonly string[];
 }
 
 /** The audit actor of a principal: its name, and an access token's client. */
@@ -25,7 +34,7 @@ export function actorOf(principal: Principal): string {
     : `${principal.name} (client ${principal.clientId})`;
 }
 
-export const LOCAL_PRINCIPAL: Principal = { name: 'local', profiles: null };
+export const LOCAL_PRINCIPAL: Principal = { name: 'local', via: 'local', profiles: null };
 
 export type Authentication =
   { outcome: 'ok'; principal: Principal } | { outcome: 'missing' } | { outcome: 'invalid' };
@@ -62,7 +71,7 @@ export class ApiKeyService {
       if (timingSafeEqual(presented, known) && match === undefined) match = entry;
     }
     if (match === undefined) return { outcome: 'invalid' };
-    const principal: Principal = { name: match.name, profiles: match.profiles };
+    const principal: Principal = { name: match.name, via: 'key', profiles: match.profiles };
     this.verified.set(key, principal);
     return { outcome: 'ok', principal };
   }

@@ -210,9 +210,12 @@ export class OAuthService implements OnApplicationBootstrap {
     const subject = firstString(claims, ['sub']) ?? clientId ?? 'unknown';
     return {
       name: `oauth:${subject}`,
+      via: 'token',
       profiles: this.profilesOf(claims),
       subject,
       clientId,
+      scopes: scopesOf(claims),
+      groups: groupsOf(claims, this.settings!.groupsClaim),
     };
   }
 
@@ -290,6 +293,18 @@ function jwtFailure(error: unknown, timeoutMs: number): TokenCheck {
     outcome: 'unavailable',
     reason: "the authorization server's keys (JWKS) could not be fetched",
   };
+}
+
+/** Groups of a token: its `claim`, a list of names or one space-separated text. */
+export function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
+  const value = claims[claim];
+  const groups =
+    typeof value === 'string'
+      ? value.split(/[ \t]+/)
+      : Array.isArray(value)
+        ? value.filter((g): g is string => typeof g === 'string')
+        : [];
+  return groups.filter((g) => g !== '');
 }
 
 /** Scopes of a token: `scope` (RFC 8693/9068, space-separated), `scp` (Entra ID, Okta), `roles` (Entra app roles). */

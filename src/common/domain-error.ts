@@ -1,6 +1,8 @@
 /** Error codes shared by tool results and REST bodies (docs/documents.md). */
 export enum ErrorCode {
   NOT_FOUND = 'NOT_FOUND',
+  /** The access policy lets the caller read the document, not write it. */
+  PERMISSION_DENIED = 'PERMISSION_DENIED',
   ALREADY_EXISTS = 'ALREADY_EXISTS',
   REVISION_CONFLICT = 'REVISION_CONFLICT',
   PATCH_NO_MATCH = 'PATCH_NO_MATCH',

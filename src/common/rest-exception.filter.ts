@@ -17,6 +17,8 @@ export function restStatus(code: ErrorCode, request?: Request): number {
   switch (code) {
     case ErrorCode.NOT_FOUND:
       return HttpStatus.NOT_FOUND;
+    case ErrorCode.PERMISSION_DENIED:
+      return HttpStatus.FORBIDDEN;
     case ErrorCode.ALREADY_EXISTS:
       return HttpStatus.CONFLICT;
     case ErrorCode.REVISION_CONFLICT:

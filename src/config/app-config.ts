@@ -35,6 +35,11 @@ export class AppConfig {
   readonly dbPoolSize: number;
   /** Empty when authentication is off (only allowed on loopback). */
   readonly apiKeys: readonly ApiKeyEntry[];
+  /**
+   * `ACCESS_POLICY` (its JSON text) or `ACCESS_POLICY_FILE` (an absolute path): which
+   * principals read and write which folders (src/access/); `undefined`: no policy.
+   */
+  readonly accessPolicy: { readonly text: string } | { readonly file: string } | undefined;
   readonly logLevel: string;
   readonly limits: DocumentLimits;
   /** Largest accepted HTTP request body in bytes (REST and MCP). */

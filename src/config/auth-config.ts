@@ -26,6 +26,8 @@ export interface OAuthSettings {
   readonly audiences: readonly string[] | undefined;
   /** `OAUTH_SCOPE_PROFILES`: the profiles each scope grants, in the order written. */
   readonly scopeProfiles: ReadonlyMap<string, ReadonlySet<Profile>>;
+  /** `OAUTH_GROUPS_CLAIM`: the claim holding a token's groups (`group:G` of an access policy). */
+  readonly groupsClaim: string;
   /** `OAUTH_JWKS_URI`: overrides the `jwks_uri` of the issuer's metadata. */
   readonly jwksUri: string | undefined;
   /** `OAUTH_ALGORITHMS`: JWS algorithms accepted; asymmetric only. */
@@ -118,6 +120,7 @@ export function parseOAuth(
     resource,
     audiences: audience === undefined ? undefined : list(audience),
     scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES')!),
+    groupsClaim: read('OAUTH_GROUPS_CLAIM')!,
     jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri),
     algorithms: algorithms(read('OAUTH_ALGORITHMS')),
     clockSkewSeconds: integer(read, 'OAUTH_CLOCK_SKEW_SECONDS', 0, 600),

@@ -31,6 +31,21 @@ import {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Where the access policy comes from (it is read and checked by src/access/ at start-up). */
+function accessPolicyOf(
+  text: string | undefined,
+  file: string | undefined,
+): AppConfig['accessPolicy'] {
+  if (text !== undefined && file !== undefined) {
+    throw new ConfigError(
+      'ACCESS_POLICY_FILE',
+      'set either ACCESS_POLICY or ACCESS_POLICY_FILE, not both',
+    );
+  }
+  if (text !== undefined) return { text };
+  return file === undefined ? undefined : { file: resolve(file) };
+}
+
 /** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   /** The variable as set, `undefined` when unset or blank. */
@@ -108,6 +123,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     migrationsRun: boolean(read, 'MIGRATIONS_RUN'),
     dbPoolSize: integer(read, 'DB_POOL_SIZE', 1, 500),
     apiKeys,
+    accessPolicy: accessPolicyOf(read('ACCESS_POLICY'), read('ACCESS_POLICY_FILE')),
     logLevel: oneOf(read, 'LOG_LEVEL', [
       'fatal',
       'error',

@@ -32,6 +32,7 @@ const GROUPS = [
   'Server',
   'Database',
   'Authentication',
+  'Access control',
   'OAuth',
   'Documents and requests',
   'MCP',
@@ -106,6 +107,18 @@ export const VARIABLES = {
     value: '300/min',
     note: 'off loopback, else off',
   },
+  ACCESS_POLICY: {
+    group: 'Access control',
+    meaning:
+      'which principals read and write which folders, as JSON (docs/access-control.md); unset: every principal reads and writes everything its profile allows',
+    fallback: 'unset',
+  },
+  ACCESS_POLICY_FILE: {
+    group: 'Access control',
+    meaning:
+      'the same policy from a JSON or YAML file, read again when it changes and on SIGHUP (a bad file keeps the last good policy)',
+    fallback: 'unset',
+  },
   OAUTH_ISSUER: {
     group: 'OAuth',
     meaning: 'accept OAuth access tokens from this issuer beside API keys (docs/oauth.md)',
@@ -126,6 +139,11 @@ export const VARIABLES = {
     group: 'OAuth',
     meaning: '`scope:profile[,profile]` entries separated by `;`',
     value: 'kb.read:readonly;kb.write:gpt;kb.admin:internal,gpt-full,admin',
+  },
+  OAUTH_GROUPS_CLAIM: {
+    group: 'OAuth',
+    meaning: "the access token's claim listing its groups (`group:G` in ACCESS_POLICY)",
+    value: 'groups',
   },
   OAUTH_JWKS_URI: {
     group: 'OAuth',

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PreparedStatements } from '../database/prepared-statements';
+import { readableIds, type Readable } from './access';
 import { escapeLike, prefixUpperBound } from './document-id';
 import type { DocumentPageRow, DocumentSummaryRow } from './documents.repository';
 
@@ -19,15 +20,25 @@ export class DocumentListingsRepository {
    * `limit + 1` rows (the extra one only tells whether more follow) through the partial
    * index `kb_documents_alive_id`.
    */
-  async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
-    const [text, values, name] = this.listStatement(prefix, limit, offset);
+  async list(
+    prefix: string,
+    limit: number,
+    offset: number,
+    readable: Readable,
+  ): Promise<DocumentSummaryRow[]> {
+    const [text, values, name] = this.listStatement(prefix, limit, offset, readable);
     // The generic plan of the named statement is an index range scan: the bounds are parameters.
     return this.statements.query<DocumentSummaryRow>(name, text, values);
   }
 
   /** The exact query and parameters {@link list} runs, for EXPLAIN in tests. */
-  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
-    const [text, values] = this.listStatement(prefix, limit, offset);
+  listQueryForExplain(
+    prefix: string,
+    limit: number,
+    offset: number,
+    readable: Readable = null,
+  ): [string, unknown[]] {
+    const [text, values] = this.listStatement(prefix, limit, offset, readable);
     return [text, values];
   }
 
@@ -35,16 +46,17 @@ export class DocumentListingsRepository {
     prefix: string,
     limit: number,
     offset: number,
+    readable: Readable,
   ): [string, unknown[], string] {
     const upper = prefix === '' ? null : prefixUpperBound(prefix);
     if (prefix === '') {
       return [
         `SELECT document_id, parent_id, title, tags, revision, updated_at
            FROM kb_documents
-          WHERE deleted_at IS NULL
+          WHERE deleted_at IS NULL AND ${readableIds(3)}
           ORDER BY document_id
           LIMIT $1 OFFSET $2`,
-        [limit + 1, offset],
+        [limit + 1, offset, readable],
         'kb_documents_list',
       ];
     }
@@ -53,9 +65,10 @@ export class DocumentListingsRepository {
         `SELECT document_id, parent_id, title, tags, revision, updated_at
            FROM kb_documents
           WHERE deleted_at IS NULL AND document_id >= $1 AND document_id LIKE $2 ESCAPE '\\'
+            AND ${readableIds(5)}
           ORDER BY document_id
           LIMIT $3 OFFSET $4`,
-        [prefix, `${escapeLike(prefix)}%`, limit + 1, offset],
+        [prefix, `${escapeLike(prefix)}%`, limit + 1, offset, readable],
         'kb_documents_list_open_prefix',
       ];
     }
@@ -65,10 +78,10 @@ export class DocumentListingsRepository {
       `SELECT document_id, parent_id, title, tags, revision, updated_at
          FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-          AND document_id LIKE $3 ESCAPE '\\'
+          AND document_id LIKE $3 ESCAPE '\\' AND ${readableIds(6)}
         ORDER BY document_id
         LIMIT $4 OFFSET $5`,
-      [prefix, upper, `${escapeLike(prefix)}%`, limit + 1, offset],
+      [prefix, upper, `${escapeLike(prefix)}%`, limit + 1, offset, readable],
       'kb_documents_list_prefix',
     ];
   }
@@ -78,18 +91,30 @@ export class DocumentListingsRepository {
    * byte order: a keyset page, so a deep page costs what the first one does. Reads the index
    * range and the rows returned, never the table.
    */
-  async pageAfter(after: string | null, limit: number): Promise<DocumentPageRow[]> {
-    const [text, values, name] = this.pageStatement(after, limit);
+  async pageAfter(
+    after: string | null,
+    limit: number,
+    readable: Readable,
+  ): Promise<DocumentPageRow[]> {
+    const [text, values, name] = this.pageStatement(after, limit, readable);
     return this.statements.query<DocumentPageRow>(name, text, values);
   }
 
   /** The exact query and parameters {@link pageAfter} runs, for EXPLAIN in tests. */
-  pageQueryForExplain(after: string | null, limit: number): [string, unknown[]] {
-    const [text, values] = this.pageStatement(after, limit);
+  pageQueryForExplain(
+    after: string | null,
+    limit: number,
+    readable: Readable = null,
+  ): [string, unknown[]] {
+    const [text, values] = this.pageStatement(after, limit, readable);
     return [text, values];
   }
 
-  private pageStatement(after: string | null, limit: number): [string, unknown[], string] {
+  private pageStatement(
+    after: string | null,
+    limit: number,
+    readable: Readable,
+  ): [string, unknown[], string] {
     // octet_length reads the stored length of a TOASTed body, not the body itself. The time
     // comes as the ISO 8601 text the API shows (what Date#toISOString gives), not as a
     // timestamp for the driver to parse into a Date and the service to format again.
@@ -99,15 +124,16 @@ export class DocumentListingsRepository {
     if (after === null) {
       return [
         `SELECT ${columns} FROM kb_documents
-          WHERE deleted_at IS NULL ORDER BY document_id LIMIT $1`,
-        [limit],
+          WHERE deleted_at IS NULL AND ${readableIds(2)} ORDER BY document_id LIMIT $1`,
+        [limit, readable],
         'kb_documents_page_first',
       ];
     }
     return [
       `SELECT ${columns} FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id > $1 ORDER BY document_id LIMIT $2`,
-      [after, limit],
+        WHERE deleted_at IS NULL AND document_id > $1 AND ${readableIds(3)}
+        ORDER BY document_id LIMIT $2`,
+      [after, limit, readable],
       'kb_documents_page_after',
     ];
   }
@@ -116,32 +142,42 @@ export class DocumentListingsRepository {
    * Up to `limit` alive ids starting with `prefix`, in byte order: a range of the id index,
    * reading no more entries than it returns.
    */
-  async idsWithPrefix(prefix: string, limit: number): Promise<string[]> {
-    const [text, values, name] = this.idsStatement(prefix, limit);
+  async idsWithPrefix(prefix: string, limit: number, readable: Readable): Promise<string[]> {
+    const [text, values, name] = this.idsStatement(prefix, limit, readable);
     const rows = await this.statements.query<{ document_id: string }>(name, text, values);
     return rows.map((row) => row.document_id);
   }
 
-  idsQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
-    const [text, values] = this.idsStatement(prefix, limit);
+  idsQueryForExplain(
+    prefix: string,
+    limit: number,
+    readable: Readable = null,
+  ): [string, unknown[]] {
+    const [text, values] = this.idsStatement(prefix, limit, readable);
     return [text, values];
   }
 
-  private idsStatement(prefix: string, limit: number): [string, unknown[], string] {
+  private idsStatement(
+    prefix: string,
+    limit: number,
+    readable: Readable,
+  ): [string, unknown[], string] {
     const upper = prefixUpperBound(prefix);
     if (upper === null) {
       return [
         `SELECT document_id FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 ORDER BY document_id LIMIT $2`,
-        [prefix, limit],
+          WHERE deleted_at IS NULL AND document_id >= $1 AND ${readableIds(3)}
+          ORDER BY document_id LIMIT $2`,
+        [prefix, limit, readable],
         'kb_documents_ids_from',
       ];
     }
     return [
       `SELECT document_id FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
+          AND ${readableIds(4)}
         ORDER BY document_id LIMIT $3`,
-      [prefix, upper, limit],
+      [prefix, upper, limit, readable],
       'kb_documents_ids_range',
     ];
   }
@@ -154,18 +190,26 @@ export class DocumentListingsRepository {
    * `folder/`, so the next folder is the first key from `folder0` on ("0" follows "/").
    * One index probe per folder returned, however many documents a folder holds.
    */
-  async foldersWithPrefix(prefix: string, limit: number): Promise<string[]> {
-    const [text, values, name] = this.foldersStatement(prefix, limit);
+  async foldersWithPrefix(prefix: string, limit: number, readable: Readable): Promise<string[]> {
+    const [text, values, name] = this.foldersStatement(prefix, limit, readable);
     const rows = await this.statements.query<{ folder: string }>(name, text, values);
     return rows.map((row) => row.folder);
   }
 
-  foldersQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
-    const [text, values] = this.foldersStatement(prefix, limit);
+  foldersQueryForExplain(
+    prefix: string,
+    limit: number,
+    readable: Readable = null,
+  ): [string, unknown[]] {
+    const [text, values] = this.foldersStatement(prefix, limit, readable);
     return [text, values];
   }
 
-  private foldersStatement(prefix: string, limit: number): [string, unknown[], string] {
+  private foldersStatement(
+    prefix: string,
+    limit: number,
+    readable: Readable,
+  ): [string, unknown[], string] {
     const upper = prefixUpperBound(prefix);
     // The folder key k = parent_id || '/' cut after the first "/" that follows $1, "/" dropped.
     // Keys start strictly above $1: the key equal to "docs/" is the folder docs itself, which
@@ -173,9 +217,12 @@ export class DocumentListingsRepository {
     const folderOf = `left(k, char_length($1::text) + strpos(substr(k, char_length($1::text) + 1), '/') - 1)`;
     const below = upper === null ? '' : `AND parent_id || '/' < $2::text`;
     const limitParam = upper === null ? '$2' : '$3';
+    const readableParam = upper === null ? 3 : 4;
+    // Only folders holding a document the caller may read.
     const next = (from: string) =>
       `(SELECT ${folderOf} FROM (SELECT parent_id || '/' AS k FROM kb_documents
           WHERE deleted_at IS NULL AND parent_id || '/' ${from} ${below}
+            AND ${readableIds(readableParam)}
           ORDER BY parent_id || '/' LIMIT 1) first)`;
     return [
       `WITH RECURSIVE walk(folder, n) AS (
@@ -185,7 +232,7 @@ export class DocumentListingsRepository {
            FROM walk WHERE walk.folder IS NOT NULL AND walk.n < ${limitParam}::int
        )
        SELECT folder FROM walk WHERE folder IS NOT NULL`,
-      upper === null ? [prefix, limit] : [prefix, upper, limit],
+      upper === null ? [prefix, limit, readable] : [prefix, upper, limit, readable],
       upper === null ? 'kb_documents_folders_from' : 'kb_documents_folders_range',
     ];
   }

@@ -21,7 +21,10 @@ import { actorOf as principalActor } from '../auth/api-key.service';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
+import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
 import { DocumentsService } from './documents.service';
+import type { Access } from './access';
+import { AccessPolicyService } from './access-policy.service';
 import {
   type Document,
   documentSchema,
@@ -77,21 +80,32 @@ type IdSegments = string[] | string;
 @Controller('documents')
 @UseGuards(AdminGuard)
 export class DocumentsController {
-  constructor(private readonly documents: DocumentsService) {}
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly policy: AccessPolicyService,
+  ) {}
+
+  /** What the caller may read and write (the access policy). */
+  private accessOf(request: AuthenticatedRequest): Access {
+    return this.policy.accessOf(request.principal ?? LOCAL_PRINCIPAL, 'rest');
+  }
 
   @Get()
-  list(@Query() query: Record<string, unknown>) {
+  list(@Query() query: Record<string, unknown>, @Req() request: AuthenticatedRequest) {
     const { prefix, path, limit, offset, ...rest } = query;
     rejectUnknown(rest, 'query');
     if (prefix !== undefined && typeof prefix !== 'string')
       throw invalidArgument('prefix', 'must be given once');
     if (path !== undefined && typeof path !== 'string')
       throw invalidArgument('path', 'must be given once');
-    return this.documents.list({
-      prefix: (prefix ?? path) as string | undefined,
-      limit: queryInteger(limit, 'limit'),
-      offset: queryInteger(offset, 'offset'),
-    });
+    return this.documents.list(
+      {
+        prefix: (prefix ?? path) as string | undefined,
+        limit: queryInteger(limit, 'limit'),
+        offset: queryInteger(offset, 'offset'),
+      },
+      this.accessOf(request),
+    );
   }
 
   @Post()
@@ -112,19 +126,25 @@ export class DocumentsController {
         metadata: input.metadata,
       },
       actorOf(request),
+      this.accessOf(request),
     );
     response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
     return written(response, prefer, document);
   }
 
   @Get('*id/history')
-  history(@Param('id') id: IdSegments, @Query() query: Record<string, unknown>) {
+  history(
+    @Param('id') id: IdSegments,
+    @Query() query: Record<string, unknown>,
+    @Req() request: AuthenticatedRequest,
+  ) {
     const { limit, offset, ...rest } = query;
     rejectUnknown(rest, 'query');
-    return this.documents.history(joinId(id), {
-      limit: queryInteger(limit, 'limit'),
-      offset: queryInteger(offset, 'offset'),
-    });
+    return this.documents.history(
+      joinId(id),
+      { limit: queryInteger(limit, 'limit'), offset: queryInteger(offset, 'offset') },
+      this.accessOf(request),
+    );
   }
 
   @Post('*id/restore')
@@ -137,7 +157,12 @@ export class DocumentsController {
     @Res({ passthrough: true }) response: Response,
   ) {
     const input = parseInput(restoreSchema, body);
-    const result = await this.documents.restore(joinId(id), input?.revision, actorOf(request));
+    const result = await this.documents.restore(
+      joinId(id),
+      input?.revision,
+      actorOf(request),
+      this.accessOf(request),
+    );
     return written(response, prefer, { ...result.document, changed: result.changed });
   }
 
@@ -154,9 +179,10 @@ export class DocumentsController {
   async get(
     @Param('id') id: IdSegments,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
-    const document = await this.documents.get(joinId(id));
+    const document = await this.documents.get(joinId(id), this.accessOf(request));
     if (
       ifNoneMatch !== undefined &&
       (ifNoneMatch.trim() === '*' ||
@@ -189,6 +215,7 @@ export class DocumentsController {
         expected_revision: expectedRevision(ifMatch, input.expected_revision),
       },
       actorOf(request),
+      this.accessOf(request),
     );
     return written(response, prefer, { ...result.document, changed: result.changed });
   }
@@ -207,6 +234,7 @@ export class DocumentsController {
       joinId(id),
       { ...input, expected_revision: expectedRevision(ifMatch, input.expected_revision) },
       actorOf(request),
+      this.accessOf(request),
     );
     return written(response, prefer, {
       ...result.document,
@@ -225,6 +253,7 @@ export class DocumentsController {
       joinId(id),
       expectedRevision(ifMatch, undefined),
       actorOf(request),
+      this.accessOf(request),
     );
     return deleteResultOf(document);
   }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessPolicyService } from './access-policy.service';
 import { DocumentListingsRepository } from './document-listings.repository';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
@@ -6,7 +7,12 @@ import { DocumentsService } from './documents.service';
 
 @Module({
   controllers: [DocumentsController],
-  providers: [DocumentsRepository, DocumentListingsRepository, DocumentsService],
-  exports: [DocumentsService],
+  providers: [
+    DocumentsRepository,
+    DocumentListingsRepository,
+    DocumentsService,
+    AccessPolicyService,
+  ],
+  exports: [DocumentsService, AccessPolicyService],
 })
 export class DocumentsModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PreparedStatements } from '../database/prepared-statements';
 import type { Document, DocumentPage, DocumentSummary, HistoryEntry } from './document.schemas';
+import { readableIds, type Readable } from './access';
 
 /**
  * A row of `kb_documents` as the queries read it: the document (document.schemas.ts) with its
@@ -60,32 +61,50 @@ export class DocumentsRepository {
     private readonly statements: PreparedStatements,
   ) {}
 
-  async findAlive(documentId: string): Promise<DocumentRow | null> {
+  /** The alive document, if the caller may read it (`readable`: see readableIds). */
+  async findAlive(documentId: string, readable: Readable = null): Promise<DocumentRow | null> {
     const rows = await this.statements.query<DocumentRow>(
       'kb_documents_find_alive',
-      `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = $1 AND deleted_at IS NULL`,
-      [documentId],
+      `SELECT ${COLUMNS} FROM kb_documents
+        WHERE document_id = $1 AND deleted_at IS NULL AND ${readableIds(2)}`,
+      [documentId, readable],
     );
     return rows[0] ?? null;
   }
 
-  /** Alive documents among `ids`, in no particular order. */
-  async findManyAlive(ids: readonly string[]): Promise<DocumentRow[]> {
+  /** Alive documents among `ids` the caller may read, in no particular order. */
+  async findManyAlive(ids: readonly string[], readable: Readable): Promise<DocumentRow[]> {
     if (ids.length === 0) return [];
     return this.statements.query<DocumentRow>(
       'kb_documents_find_many_alive',
-      `SELECT ${COLUMNS} FROM kb_documents WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
-      [ids],
+      `SELECT ${COLUMNS} FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL AND ${readableIds(2)}`,
+      [ids, readable],
     );
   }
 
-  /** Revision and liveness of a document, deleted or not; `null` when it never existed. */
-  async findState(documentId: string): Promise<{ revision: number; deleted: boolean } | null> {
+  /**
+   * Revision and liveness of a document, deleted or not; `null` when it never existed (or
+   * the caller may not read it).
+   */
+  async findState(
+    documentId: string,
+    readable: Readable = null,
+  ): Promise<{ revision: number; deleted: boolean } | null> {
     const rows: { revision: number; deleted: boolean }[] = await this.dataSource.query(
-      `SELECT revision, deleted_at IS NOT NULL AS deleted FROM kb_documents WHERE document_id = $1`,
-      [documentId],
+      `SELECT revision, deleted_at IS NOT NULL AS deleted FROM kb_documents
+        WHERE document_id = $1 AND ${readableIds(2)}`,
+      [documentId, readable],
     );
     return rows[0] ?? null;
+  }
+
+  /** Records a write the access policy refused, in the audit trail (`refused:<operation>`). */
+  async recordRefusal(operation: string, documentId: string, actor: string): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO kb_audit (operation, document_id, revision, actor) VALUES ($1, $2, NULL, $3)`,
+      [`refused:${operation}`, documentId, actor],
+    );
   }
 
   /**
@@ -274,12 +293,15 @@ export class DocumentsRepository {
   }
 
   /** Id and title of the alive documents among `ids` (search results take titles from here). */
-  async aliveTitles(ids: readonly string[]): Promise<{ document_id: string; title: string }[]> {
+  async aliveTitles(
+    ids: readonly string[],
+    readable: Readable,
+  ): Promise<{ document_id: string; title: string }[]> {
     if (ids.length === 0) return [];
     return this.dataSource.query(
       `SELECT document_id, title FROM kb_documents
-        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
-      [ids],
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL AND ${readableIds(2)}`,
+      [ids, readable],
     );
   }
 }

@@ -15,6 +15,7 @@ import { DocumentChanges, DocumentsRepository } from './documents.repository';
 import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
 import { documentFromRow, historyEntryFromRow, summaryFromRow } from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
+import { Access, type Readable } from './access';
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 100;
@@ -60,7 +61,11 @@ export class DocumentsService {
 
   private readonly fields: DocumentFields;
 
-  async list(query: { prefix?: string; limit?: number; offset?: number }): Promise<ListResult> {
+  /** A page of the alive documents under `prefix` that `access` may read, in byte order of id. */
+  async list(
+    query: { prefix?: string; limit?: number; offset?: number },
+    access: Access,
+  ): Promise<ListResult> {
     const prefix = validatePrefix(query.prefix);
     const limit = query.limit ?? LIST_DEFAULT_LIMIT;
     const offset = query.offset ?? 0;
@@ -73,7 +78,11 @@ export class DocumentsService {
     if (!Number.isInteger(offset) || offset < 0 || offset > 2_147_483_647) {
       throw invalidArgument('offset', `must be an integer ≥ 0, got ${offset}`);
     }
-    const rows = await this.listings.list(prefix, limit, offset);
+    const scope = scopeOf(prefix, access);
+    const rows =
+      scope === undefined
+        ? []
+        : await this.listings.list(scope.prefix, limit, offset, scope.readable);
     const truncated = rows.length > limit;
     const items = rows.slice(0, limit).map(summaryFromRow);
     return {
@@ -92,14 +101,22 @@ export class DocumentsService {
    * order of id, and whether more follow: keyset pagination, for listings whose position is
    * an opaque cursor rather than an offset.
    */
-  async pageAfter(after: string | undefined, limit: number): Promise<DocumentPage> {
-    const rows = await this.listings.pageAfter(after ?? null, limit + 1);
+  async pageAfter(after: string | undefined, limit: number, access: Access): Promise<DocumentPage> {
+    const rows = await this.listings.pageAfter(
+      after ?? null,
+      limit + 1,
+      access.readablePatterns() ?? null,
+    );
     return { items: rows.slice(0, limit), more: rows.length > limit };
   }
 
   /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */
-  async completeIds(prefix: string, limit: number): Promise<Completions> {
-    const values = await this.listings.idsWithPrefix(validatePrefix(prefix, 'value'), limit + 1);
+  async completeIds(prefix: string, limit: number, access: Access): Promise<Completions> {
+    const scope = scopeOf(validatePrefix(prefix, 'value'), access);
+    const values =
+      scope === undefined
+        ? []
+        : await this.listings.idsWithPrefix(scope.prefix, limit + 1, scope.readable);
     return { values: values.slice(0, limit), more: values.length > limit };
   }
 
@@ -107,30 +124,39 @@ export class DocumentsService {
    * Folders (id prefixes, without their trailing "/") that extend `prefix` by at most one
    * segment, at most `limit` (for completions): "kb/re" → "kb/reports", "kb/research".
    */
-  async completeFolders(prefix: string, limit: number): Promise<Completions> {
+  async completeFolders(prefix: string, limit: number, access: Access): Promise<Completions> {
     const values = await this.listings.foldersWithPrefix(
       validatePrefix(prefix, 'value'),
       limit + 1,
+      access.readablePatterns() ?? null,
     );
     return { values: values.slice(0, limit), more: values.length > limit };
   }
 
-  async get(documentId: string): Promise<Document> {
+  /**
+   * The alive document, if `access` may read it: one outside its read grants is answered
+   * exactly as an absent one (the same error, after the same query).
+   */
+  async get(documentId: string, access: Access): Promise<Document> {
     validateDocumentId(documentId);
-    const row = await this.repository.findAlive(documentId);
-    if (!row) throw notFound(documentId);
+    const row = await this.repository.findAlive(documentId, access.readablePatterns() ?? null);
+    if (!row) throw notFound(documentId, access);
     return documentFromRow(row);
   }
 
-  /** Alive documents among `ids`, keyed by id (absent and deleted ones are missing). */
-  async getMany(ids: readonly string[]): Promise<Map<string, Document>> {
+  /** Alive documents among `ids` that `access` may read, keyed by id (others are missing). */
+  async getMany(ids: readonly string[], access: Access): Promise<Map<string, Document>> {
     ids.forEach((id, i) => validateDocumentId(id, `document_ids[${i}]`));
-    const rows = await this.repository.findManyAlive([...new Set(ids)]);
+    const rows = await this.repository.findManyAlive(
+      [...new Set(ids)],
+      access.readablePatterns() ?? null,
+    );
     return new Map(rows.map((row) => [row.document_id, documentFromRow(row)]));
   }
 
-  async create(input: CreateDocumentInput, actor: string): Promise<Document> {
+  async create(input: CreateDocumentInput, actor: string, access: Access): Promise<Document> {
     const documentId = validateDocumentId(input.document_id);
+    await this.mayWrite('create', documentId, actor, access);
     const content = this.fields.content(documentId, input);
     const row = await this.repository.insertOrRevive(
       documentId,
@@ -154,8 +180,10 @@ export class DocumentsService {
     documentId: string,
     input: UpdateDocumentInput,
     actor: string,
+    access: Access,
   ): Promise<WriteResult> {
     validateDocumentId(documentId);
+    await this.mayWrite('update', documentId, actor, access);
     const changes = this.fields.changes(input);
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
     if (Object.keys(changes).length === 0) {
@@ -172,8 +200,14 @@ export class DocumentsService {
    * conditional on the revision that was read, so a concurrent writer is never overwritten;
    * without `expected_revision` a lost race re-reads and tries again.
    */
-  async patch(documentId: string, input: PatchInput, actor: string): Promise<PatchResult> {
+  async patch(
+    documentId: string,
+    input: PatchInput,
+    actor: string,
+    access: Access,
+  ): Promise<PatchResult> {
     validateDocumentId(documentId);
+    await this.mayWrite('patch', documentId, actor, access);
     if (input.old_str === '') throw invalidArgument('old_str', 'must be a non-empty string');
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
 
@@ -222,8 +256,10 @@ export class DocumentsService {
     documentId: string,
     expectedRevision: number | undefined,
     actor: string,
+    access: Access,
   ): Promise<Document> {
     validateDocumentId(documentId);
+    await this.mayWrite('delete', documentId, actor, access);
     const expected = this.fields.revision(expectedRevision, 'expected_revision');
     const row = await this.repository.softDelete(documentId, expected, actor);
     if (row) return documentFromRow(row);
@@ -240,8 +276,10 @@ export class DocumentsService {
     documentId: string,
     revision: number | undefined,
     actor: string,
+    access: Access,
   ): Promise<WriteResult> {
     validateDocumentId(documentId);
+    await this.mayWrite('restore', documentId, actor, access);
     if (revision === undefined) {
       const row = await this.repository.undelete(documentId, actor);
       if (row) return { document: documentFromRow(row), changed: true };
@@ -269,6 +307,7 @@ export class DocumentsService {
   async history(
     documentId: string,
     query: { limit?: number; offset?: number },
+    access: Access,
   ): Promise<HistoryResult> {
     validateDocumentId(documentId);
     const limit = query.limit ?? LIST_DEFAULT_LIMIT;
@@ -278,8 +317,8 @@ export class DocumentsService {
     }
     if (!Number.isInteger(offset) || offset < 0)
       throw invalidArgument('offset', 'must be an integer ≥ 0');
-    const state = await this.repository.findState(documentId);
-    if (!state) throw notFound(documentId);
+    const state = await this.repository.findState(documentId, access.readablePatterns() ?? null);
+    if (!state) throw notFound(documentId, access);
     const rows = await this.repository.history(documentId, limit, offset);
     const more = rows.length > limit;
     return {
@@ -307,10 +346,35 @@ export class DocumentsService {
     return { document: documentFromRow(current), changed: false };
   }
 
-  /** Titles of the alive documents among `ids`; deleted and unknown ids are absent. */
-  async aliveTitles(ids: readonly string[]): Promise<Map<string, string>> {
-    const rows = await this.repository.aliveTitles([...new Set(ids)]);
+  /** Titles of the alive documents among `ids` that `access` may read (others are absent). */
+  async aliveTitles(ids: readonly string[], access: Access): Promise<Map<string, string>> {
+    const rows = await this.repository.aliveTitles(
+      [...new Set(ids)],
+      access.readablePatterns() ?? null,
+    );
     return new Map(rows.map((row) => [row.document_id, row.title]));
+  }
+
+  /**
+   * Lets a write through when `access` may write the document; otherwise records the refusal
+   * in the audit trail and refuses: PERMISSION_DENIED when it may read the document, else
+   * exactly as if the document did not exist.
+   */
+  private async mayWrite(
+    operation: string,
+    documentId: string,
+    actor: string,
+    access: Access,
+  ): Promise<void> {
+    if (access.mayWrite(documentId)) return;
+    access.refused();
+    await this.repository.recordRefusal(operation, documentId, actor);
+    if (!access.mayRead(documentId)) throw notFound(documentId);
+    throw new DomainError(
+      ErrorCode.PERMISSION_DENIED,
+      `you may read ${documentId} but not change it`,
+      { document_id: documentId },
+    );
   }
 
   /** Whether a row exists for the id, deleted or not. */
@@ -326,10 +390,36 @@ function countOccurrences(text: string, needle: string): number {
   return count;
 }
 
-function notFound(documentId: string): DomainError {
+/**
+ * The answer for an absent document, and for one `access` may not read (counted as refused
+ * there, never shown in the answer).
+ */
+function notFound(documentId: string, access?: Access): DomainError {
+  if (access !== undefined && !access.mayRead(documentId)) access.refused();
   return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
     document_id: documentId,
   });
+}
+
+/**
+ * What a listing under `prefix` reads for `access`: the prefix itself when all of it is
+ * readable; else the readable folders under it, as a narrower prefix (the longest they share)
+ * and their patterns; `undefined` when nothing under it is readable.
+ */
+function scopeOf(
+  prefix: string,
+  access: Access,
+): { prefix: string; readable: Readable } | undefined {
+  const readable = access.readableUnder(prefix);
+  if (readable === 'all') return { prefix, readable: null };
+  if (readable.length === 0) return undefined;
+  if (readable.length === 1) return { prefix: readable[0], readable: null };
+  // The longest prefix they share, whole code points (never half a surrogate pair).
+  let shared = [...readable[0]];
+  for (const folder of readable) {
+    while (!folder.startsWith(shared.join(''))) shared = shared.slice(0, -1);
+  }
+  return { prefix: shared.join(''), readable: new Access(readable, []).readablePatterns()! };
 }
 
 function conflict(documentId: string, current: number, expected: number): DomainError {

@@ -13,7 +13,11 @@ import type { McpProfile } from '../auth/mcp-routes';
 import type { McpRequest } from './mcp-request';
 
 /** Who calls through the secret GPT route: logs and audit rows name it, never the token. */
-export const GPT_ROUTE_PRINCIPAL: Principal = { name: 'gpt-route', profiles: new Set(['gpt']) };
+export const GPT_ROUTE_PRINCIPAL: Principal = {
+  name: 'gpt-route',
+  via: 'route',
+  profiles: new Set(['gpt']),
+};
 
 /** The 404 of an unknown path, also given for a wrong secret-route token. */
 export function unknownPath(): McpHttpException {

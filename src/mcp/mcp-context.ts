@@ -1,6 +1,7 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/api-key.service';
 import type { McpProfile } from '../auth/mcp-routes';
+import type { Access } from '../documents/access';
 
 /**
  * Which rules serve a request (docs/mcp.md): `legacy` for the `initialize`-based
@@ -13,6 +14,8 @@ export interface McpContext {
   readonly profile: McpProfile;
   /** The API key's principal; `local` with auth off, `gpt-route` on the secret route. */
   readonly principal: Principal;
+  /** What the principal may read and write under the access policy (everything without one). */
+  readonly access: Access;
   /**
    * The protocol version of this request: the `MCP-Protocol-Version` header (2025-03-26
    * when absent) in the legacy era, the `_meta` envelope's in the modern one.

@@ -3,7 +3,9 @@ import type { ServerResponse } from 'node:http';
 import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
 import { describeLimit, RateLimits } from '../auth/rate-limits';
+import { AccessPolicyService } from '../documents/access-policy.service';
 import { AppConfig } from '../config/app-config';
+import type { Access } from '../documents/access';
 import { parseAccept } from '../transport/accept-negotiation';
 import { HTTP_REFUSAL, jsonRpcError, methodNotAllowed } from '../transport/json-rpc-error';
 import { readMcpBody } from '../transport/mcp-body';
@@ -50,6 +52,7 @@ export class McpController {
     private readonly dispatcher: McpDispatcher,
     private readonly limits: RateLimits,
     private readonly framing: McpFraming,
+    private readonly policy: AccessPolicyService,
   ) {}
 
   @All([...MCP_ROUTES.internal])
@@ -180,9 +183,11 @@ export class McpController {
     );
     if (limited !== undefined) return limited;
     channel?.start();
+    const principal = request.principal ?? LOCAL_PRINCIPAL;
     const answers = await this.dispatcher.answerAll(parsed.messages, {
       profile,
-      principal: request.principal ?? LOCAL_PRINCIPAL,
+      principal,
+      access: this.policy.accessOf(principal, 'mcp'),
       protocolVersion,
       era: 'legacy',
       // A 2025 client that disconnects has not cancelled: its calls run to the end.
@@ -230,6 +235,7 @@ export class McpController {
         request.principal ?? LOCAL_PRINCIPAL,
         checked.envelope.protocolVersion,
         channel,
+        this.policy,
       ),
     );
     return rpc(200, answer);
@@ -337,9 +343,13 @@ class ModernContext implements McpContext {
     readonly principal: Principal,
     readonly protocolVersion: string,
     private readonly channel: ReplyChannel | undefined,
+    policy: AccessPolicyService,
   ) {
     this.notify = channel?.streams ? (notification) => channel.notify(notification) : undefined;
+    this.access = policy.accessOf(principal, 'mcp');
   }
+
+  readonly access: Access;
 
   get signal(): AbortSignal {
     return this.channel?.signal ?? NEVER_CANCELLED;

@@ -87,10 +87,10 @@ export class McpDispatcher {
       },
       'tools/call': (request, context) =>
         this.tools.call(params(CallToolRequestSchema, request), context),
-      'resources/list': (request) =>
-        this.resources.list(params(ListResourcesRequestSchema, request).cursor),
-      'resources/read': (request) =>
-        this.resources.read(params(ReadResourceRequestSchema, request).uri),
+      'resources/list': (request, context) =>
+        this.resources.list(params(ListResourcesRequestSchema, request).cursor, context.access),
+      'resources/read': (request, context) =>
+        this.resources.read(params(ReadResourceRequestSchema, request).uri, context.access),
       'resources/templates/list': (request) => {
         noCursor(params(ListResourceTemplatesRequestSchema, request).cursor);
         return this.resources.templatesResult;
@@ -101,8 +101,8 @@ export class McpDispatcher {
       },
       'prompts/get': (request, context) =>
         this.prompts.get(params(GetPromptRequestSchema, request), context),
-      'completion/complete': (request) =>
-        this.completer.complete(params(CompleteRequestSchema, request)),
+      'completion/complete': (request, context) =>
+        this.completer.complete(params(CompleteRequestSchema, request), context.access),
     };
     this.legacy = {
       ...this.shared,

@@ -65,6 +65,7 @@ export class ToolCaller {
       const output = (await tool.run(input, {
         actor: actorOf(context.principal),
         profile: context.profile,
+        access: context.access,
         signal: context.signal,
         progress: progressReporter(params._meta?.progressToken, context.notify),
       })) as Record<string, unknown>;

@@ -45,7 +45,7 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
       ? {}
       : {
           401: 'UNAUTHENTICATED: no API key or access token, or one that is not valid (`WWW-Authenticate` is set; with OAuth it names the scope and the resource metadata)',
-          403: 'FORBIDDEN: the key or token does not grant the admin profile (`insufficient_scope` with the scope needed)',
+          403: 'FORBIDDEN: the key or token does not grant the admin profile (`insufficient_scope` with the scope needed); PERMISSION_DENIED: a write to a document the access policy lets the caller read but not change (a document outside its read grants is 404, as an absent one)',
           ...(method === 'get'
             ? {}
             : {

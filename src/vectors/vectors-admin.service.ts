@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import type { Access } from '../documents/access';
 import { validatePrefix } from '../documents/document-id';
 import { LexicalStore } from './lexical/lexical.store';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
@@ -25,11 +26,12 @@ export class VectorsAdminService {
   ) {}
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
-  async status(): Promise<VectorsStatus> {
+  async status(access: Access): Promise<VectorsStatus> {
     const [{ counts, leased }, pending, errors] = await Promise.all([
       this.queue.statusCounts(),
       this.queue.pending(),
-      this.queue.errors(10),
+      // Only documents the caller may read are named.
+      this.queue.errors(10, access.readablePatterns() ?? null),
     ]);
     const report: VectorQueueReport = {
       counts,
@@ -65,8 +67,12 @@ export class VectorsAdminService {
   }
 
   /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
-  async reindex(prefix: string | undefined): Promise<ReindexResult> {
-    const queued = await this.queue.requeueAll(validatePrefix(prefix));
+  /** Queues the documents under `prefix` that `access` may read to be embedded again. */
+  async reindex(prefix: string | undefined, access: Access): Promise<ReindexResult> {
+    const queued = await this.queue.requeueAll(
+      validatePrefix(prefix),
+      access.readablePatterns() ?? null,
+    );
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorWorkHere) this.worker.wake();
     return { queued, prefix: prefix ?? null };

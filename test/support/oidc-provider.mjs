@@ -29,6 +29,8 @@ const MACHINE_CLIENTS = {
   'kb-reader-cli': 'kb.read',
   'kb-nothing-cli': '',
 };
+/** The groups each machine client's tokens carry (the `groups` claim), for access policies. */
+const CLIENT_GROUPS = { 'kb-writer-cli': ['eng'], 'kb-reader-cli': ['support', 'eng-readers'] };
 /** Its access tokens are opaque: the resource server must introspect them. */
 const OPAQUE_CLIENT = 'kb-opaque-cli';
 const INTROSPECTION_CLIENT = 'kb-introspector';
@@ -114,8 +116,12 @@ const provider = new Provider(issuer, {
       },
     },
   },
-  // Tokens carry the client as `client_id` (RFC 9068) and the scopes as `scope`.
-  extraTokenClaims: () => undefined,
+  // Tokens carry the client as `client_id` (RFC 9068), the scopes as `scope`, and some
+  // clients' groups as `groups`.
+  extraTokenClaims: (_ctx, token) => {
+    const groups = CLIENT_GROUPS[token.clientId];
+    return groups === undefined ? undefined : { groups };
+  },
 });
 provider.proxy = false;
 handler = provider.callback();

@@ -4,6 +4,7 @@ import {
   type CompleteRequest,
   type CompleteResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Access } from '../../documents/access';
 import { DocumentsService } from '../../documents/documents.service';
 import type { ArgumentCompletion } from '../prompts/prompt';
 import { PromptRegistry } from '../prompts/prompt-registry';
@@ -36,7 +37,8 @@ export class ArgumentCompleter {
     private readonly prompts: PromptRegistry,
   ) {}
 
-  async complete(params: CompleteRequest['params']): Promise<CompleteResult> {
+  /** Ids and folders holding documents `access` may read, nothing else. */
+  async complete(params: CompleteRequest['params'], access: Access): Promise<CompleteResult> {
     const completion = this.completionOf(params.ref, params.argument.name);
     if (completion === undefined) {
       return { completion: { values: [], total: 0, hasMore: false } };
@@ -45,8 +47,12 @@ export class ArgumentCompleter {
     try {
       found =
         completion === 'document_id'
-          ? await this.documents.completeIds(params.argument.value, COMPLETION_MAX_VALUES)
-          : await this.documents.completeFolders(params.argument.value, COMPLETION_MAX_VALUES);
+          ? await this.documents.completeIds(params.argument.value, COMPLETION_MAX_VALUES, access)
+          : await this.documents.completeFolders(
+              params.argument.value,
+              COMPLETION_MAX_VALUES,
+              access,
+            );
     } catch (error) {
       throw invalidParams(error);
     }

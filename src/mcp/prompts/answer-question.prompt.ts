@@ -61,6 +61,7 @@ export class AnswerQuestionPrompt extends McpPrompt {
         limit: CANDIDATES,
         prefix: folder === undefined ? undefined : `${folder}/`,
         signal: context.signal,
+        access: context.access,
       });
       return results;
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { GetPromptResult, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Access } from '../../documents/access';
 import { supportsResourceLinks } from '../../transport/protocol-version';
 import type { McpProfile } from '../../auth/mcp-routes';
 import { resourceLink } from '../resources/document-resources';
@@ -22,6 +23,8 @@ export interface PromptContext {
   /** The request's protocol version: what content types its messages may hold. */
   readonly protocolVersion: string;
   readonly signal: AbortSignal;
+  /** What the caller may read (the access policy): a prompt embeds nothing else. */
+  readonly access: Access;
 }
 
 /**

@@ -34,7 +34,7 @@ export class ReviewDocumentPrompt extends McpPrompt {
     const documentId = args.document_id.trim();
     let document;
     try {
-      document = await this.documents.get(documentId);
+      document = await this.documents.get(documentId, context.access);
     } catch (error) {
       if (error instanceof DomainError && error.code === ErrorCode.NOT_FOUND) {
         throw invalidArgument('document_id', `no document ${documentId} exists`);

@@ -33,12 +33,18 @@ export class SummarizeFolderPrompt extends McpPrompt {
 
   async render(args: Readonly<Record<string, string>>, context: PromptContext) {
     const folder = validateDocumentId(args.folder.trim().replace(/\/+$/, ''), 'folder');
-    const index = await this.resources.folderIndex(folder);
+    const index = await this.resources.folderIndex(folder, context.access);
     if (index.count === 0)
       throw invalidArgument('folder', `no document is stored under ${folder}/`);
     context.signal.throwIfAborted();
-    const listed = await this.documents.list({ prefix: `${folder}/`, limit: EMBEDDED_DOCUMENTS });
-    const bodies = await this.documents.getMany(listed.items.map((item) => item.document_id));
+    const listed = await this.documents.list(
+      { prefix: `${folder}/`, limit: EMBEDDED_DOCUMENTS },
+      context.access,
+    );
+    const bodies = await this.documents.getMany(
+      listed.items.map((item) => item.document_id),
+      context.access,
+    );
     let budget = EMBEDDED_CHARS;
     const embedded: string[] = [];
     for (const item of listed.items) {

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, ErrorCode as DomainCode } from '../../common/domain-error';
 import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
+import type { Access } from '../../documents/access';
 import { PreSerialized } from '../../transport/framing';
 import { RpcError } from '../rpc-error';
 import {
@@ -66,10 +67,10 @@ export class DocumentResources {
 
   constructor(private readonly documents: DocumentsService) {}
 
-  /** One page of `resources/list`, in byte order of id. */
-  async list(cursor: string | undefined): Promise<ListResourcesResult> {
+  /** One page of `resources/list`: the documents `access` may read, in byte order of id. */
+  async list(cursor: string | undefined, access: Access): Promise<ListResourcesResult> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    const page = await this.documents.pageAfter(after, RESOURCES_PAGE_SIZE);
+    const page = await this.documents.pageAfter(after, RESOURCES_PAGE_SIZE, access);
     const resources: Resource[] = page.items.map((item) => ({
       uri: documentUri(item.document_id),
       name: item.document_id,
@@ -88,19 +89,19 @@ export class DocumentResources {
   /**
    * `resources/read`: a document's markdown, or a folder's index. Throws -32602 naming the
    * problem for a URI that is not a valid `kb://` id, {@link ResourceNotFound} for one that
-   * names nothing alive.
+   * names nothing alive (or nothing `access` may read: the same answer).
    */
-  async read(uri: string): Promise<ReadResourceResult> {
+  async read(uri: string, access: Access): Promise<ReadResourceResult> {
     let target;
     try {
       target = parseResourceUri(uri);
     } catch (error) {
       throw invalidParams(error, { uri: uri.slice(0, 600) });
     }
-    if (target.kind === 'folder') return this.readFolder(uri, target.folder);
+    if (target.kind === 'folder') return this.readFolder(uri, target.folder, access);
     let document;
     try {
-      document = await this.documents.get(target.documentId);
+      document = await this.documents.get(target.documentId, access);
     } catch (error) {
       if (error instanceof DomainError && error.code === DomainCode.NOT_FOUND) {
         throw new ResourceNotFound(uri);
@@ -123,9 +124,18 @@ export class DocumentResources {
     };
   }
 
-  /** The markdown index of a folder: one line per document, at most {@link FOLDER_INDEX_LIMIT}. */
-  async folderIndex(folder: string): Promise<{ text: string; count: number; truncated: boolean }> {
-    const page = await this.documents.list({ prefix: `${folder}/`, limit: FOLDER_INDEX_LIMIT });
+  /**
+   * The markdown index of a folder: one line per document `access` may read, at most
+   * {@link FOLDER_INDEX_LIMIT}.
+   */
+  async folderIndex(
+    folder: string,
+    access: Access,
+  ): Promise<{ text: string; count: number; truncated: boolean }> {
+    const page = await this.documents.list(
+      { prefix: `${folder}/`, limit: FOLDER_INDEX_LIMIT },
+      access,
+    );
     const lines = page.items.map(
       (item) =>
         `- [${escapeLinkText(item.title || item.document_id)}](${documentUri(item.document_id)}) \`${item.document_id}\`, revision ${item.revision}, updated ${item.updated_at}`,
@@ -147,8 +157,12 @@ export class DocumentResources {
     };
   }
 
-  private async readFolder(uri: string, folder: string): Promise<ReadResourceResult> {
-    const index = await this.folderIndex(folder);
+  private async readFolder(
+    uri: string,
+    folder: string,
+    access: Access,
+  ): Promise<ReadResourceResult> {
+    const index = await this.folderIndex(folder, access);
     if (index.count === 0) throw new ResourceNotFound(uri);
     return {
       contents: [

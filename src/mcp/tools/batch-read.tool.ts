@@ -83,7 +83,7 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
     const max = args.max_chars ?? BATCH_READ_DEFAULT_CHARS;
     const found =
       context.progress === undefined || ids.length <= PROGRESS_STEP
-        ? await this.documents.getMany(ids)
+        ? await this.documents.getMany(ids, context.access)
         : await this.readInSteps(ids, context);
     const items = ids.map((id) => {
       const document = found.get(id);
@@ -118,6 +118,7 @@ export class BatchReadTool extends McpTool<typeof input, typeof output> {
       context.signal.throwIfAborted();
       for (const [id, document] of await this.documents.getMany(
         ids.slice(start, start + PROGRESS_STEP),
+        context.access,
       )) {
         found.set(id, document);
       }

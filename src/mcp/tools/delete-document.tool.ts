@@ -36,7 +36,12 @@ export class DeleteDocumentTool extends McpTool<typeof input, typeof output> {
   }
 
   async run(args: z.output<typeof input>, context: ToolContext) {
-    const document = await this.documents.delete(args.document_id, undefined, context.actor);
+    const document = await this.documents.delete(
+      args.document_id,
+      undefined,
+      context.actor,
+      context.access,
+    );
     return {
       document_id: document.document_id,
       deleted: true as const,

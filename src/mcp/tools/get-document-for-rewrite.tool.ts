@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
-import { McpTool } from './tool';
+import { McpTool, type ToolContext } from './tool';
 import { fieldsOf } from '../../common/schema-fields';
 import { documentSchema } from '../../documents/document.schemas';
 import { documentFields, documentIdArgs } from './document-fields';
@@ -44,8 +44,8 @@ export class GetDocumentForRewriteTool extends McpTool<typeof input, typeof outp
     super();
   }
 
-  async run(args: z.output<typeof input>) {
-    const document = await this.documents.get(args.document_id);
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const document = await this.documents.get(args.document_id, context.access);
     return answer(document);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService } from '../../documents/documents.service';
-import { McpTool } from './tool';
+import { McpTool, type ToolContext } from './tool';
 import { cut, documentFields, documentIdArgs, documentView } from './document-fields';
 import { documentSchema } from '../../documents/document.schemas';
 import { READ_ONLY } from './tool-annotations';
@@ -38,8 +38,8 @@ export class GetDocumentTool extends McpTool<typeof input, typeof output> {
     super();
   }
 
-  async run(args: z.output<typeof input>) {
-    const document = await this.documents.get(args.document_id);
+  async run(args: z.output<typeof input>, context: ToolContext) {
+    const document = await this.documents.get(args.document_id, context.access);
     const body = cut(document.body, GET_DOCUMENT_MAX_CHARS);
     return {
       ...documentView(document),

@@ -104,13 +104,14 @@ export class IngestDocumentTool extends McpTool<Input, typeof output> {
       media_type: text.mediaType,
       fetched_at: new Date().toISOString(),
     };
-    const existing = await this.findAlive(documentId);
+    const existing = await this.findAlive(documentId, context);
     let document: Document;
     let changed = true;
     if (!existing) {
       document = await this.documents.create(
         { document_id: documentId, body: text.text, title, tags: args.tags, metadata },
         context.actor,
+        context.access,
       );
     } else {
       if (existing.metadata.source_url !== page.url) {
@@ -124,6 +125,7 @@ export class IngestDocumentTool extends McpTool<Input, typeof output> {
         documentId,
         { body: text.text, title, tags: args.tags, metadata },
         context.actor,
+        context.access,
       ));
     }
     progress(3, 3, `stored ${document.document_id} at revision ${document.revision}`);
@@ -146,9 +148,9 @@ export class IngestDocumentTool extends McpTool<Input, typeof output> {
     return args.document_id;
   }
 
-  private async findAlive(documentId: string): Promise<Document | undefined> {
+  private async findAlive(documentId: string, context: ToolContext): Promise<Document | undefined> {
     try {
-      return await this.documents.get(documentId);
+      return await this.documents.get(documentId, context.access);
     } catch (error) {
       if (error instanceof DomainError && error.code === ErrorCode.NOT_FOUND) return undefined;
       throw error;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
 import { resourceLink } from '../resources/document-resources';
-import { McpTool } from './tool';
+import { McpTool, type ToolContext } from './tool';
 import { listResultSchema } from '../../documents/document.schemas';
 import { READ_ONLY } from './tool-annotations';
 
@@ -53,7 +53,10 @@ export class ListDocumentsTool extends McpTool<typeof input, typeof output> {
     return result.items.map((item) => resourceLink(item));
   }
 
-  run(args: z.output<typeof input>) {
-    return this.documents.list({ prefix: args.prefix, limit: args.limit, offset: args.offset });
+  run(args: z.output<typeof input>, context: ToolContext) {
+    return this.documents.list(
+      { prefix: args.prefix, limit: args.limit, offset: args.offset },
+      context.access,
+    );
   }
 }

@@ -52,6 +52,7 @@ export class PatchDocumentTool extends McpTool<typeof input, typeof output> {
         expected_revision: args.expected_revision,
       },
       context.actor,
+      context.access,
     );
     return {
       document_id: document.document_id,

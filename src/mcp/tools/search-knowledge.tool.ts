@@ -66,6 +66,7 @@ export class SearchKnowledgeTool extends McpTool<typeof input, typeof output> {
       tags: args.tags,
       mode: args.mode,
       signal: context.signal,
+      access: context.access,
     });
     return {
       results,

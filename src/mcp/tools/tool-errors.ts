@@ -9,6 +9,8 @@ export function toolErrorHint(code: ErrorCode): string {
   switch (code) {
     case ErrorCode.NOT_FOUND:
       return 'Check the id with list_documents or search_knowledge: ids are case-sensitive paths such as knowledge/topic/page.md.';
+    case ErrorCode.PERMISSION_DENIED:
+      return 'Your access lets you read this document but not change it: ask whoever manages the knowledge base for write access to its folder, or write under a folder you may write to.';
     case ErrorCode.ALREADY_EXISTS:
       return 'The document exists: change it with update_document or patch_document, or choose another document_id.';
     case ErrorCode.REVISION_CONFLICT:

@@ -2,6 +2,7 @@ import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/ty
 import type { z } from 'zod';
 import type { ToolName } from '../profiles';
 import type { McpProfile } from '../../auth/mcp-routes';
+import type { Access } from '../../documents/access';
 
 /**
  * Reports how far a long call has got (`notifications/progress`): `progress` grows with
@@ -14,6 +15,8 @@ export interface ToolContext {
   /** The API key's name (`local` with auth off, `gpt-route` on the secret route); never the key. */
   readonly actor: string;
   readonly profile: McpProfile;
+  /** What the caller may read and write (the access policy); every document read asks it. */
+  readonly access: Access;
   /** Aborts when the call is cancelled (the 2026 client closed its response stream). */
   readonly signal: AbortSignal;
   /** Present when the client asked for progress and the answer can carry it (SSE). */

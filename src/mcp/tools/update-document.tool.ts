@@ -47,6 +47,7 @@ export class UpdateDocumentTool extends McpTool<typeof input, typeof writeResult
         expected_revision: args.expected_revision,
       },
       context.actor,
+      context.access,
     );
     return {
       document_id: document.document_id,

@@ -67,6 +67,7 @@ export class UploadDocumentTool extends McpTool<Input, typeof output> {
         metadata: args.metadata,
       },
       context.actor,
+      context.access,
     );
     return answer(document);
   }

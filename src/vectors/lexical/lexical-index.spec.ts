@@ -83,6 +83,12 @@ describe('LexicalIndex', () => {
       { folder: 'f3/', tags: ['red'] },
       { folder: 'f3/doc/' },
       { folder: 'nothing/' },
+      // Readable folders (an access policy's): few, many (a mask), with a tag, none.
+      { folders: ['f3/'] },
+      { folders: ['f1/', 'f2/', 'f3/', 'f5/'] },
+      { folders: ['f1/', 'f2/', 'f3/', 'f5/'], tags: ['red'] },
+      { folders: ['f1/', 'f2/', 'f3/', 'f5/'], folder: 'f2/' },
+      { folders: [] },
     ];
     for (let i = 0; i < 300; i++) {
       const d = document(idOf(i), next);

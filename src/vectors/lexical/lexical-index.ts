@@ -46,16 +46,19 @@ export interface LexicalMatch {
 export interface DocumentFilter {
   readonly folder?: string;
   readonly tags?: readonly string[];
+  /** Folders (each ending in `/`) a document must be under one of: what the caller may read. */
+  readonly folders?: readonly string[];
 }
 
 /** A filter as a test of one document's id and tags. */
 export function admits(
   filter: DocumentFilter,
 ): (documentId: string, tags: readonly string[]) => boolean {
-  const { folder, tags } = filter;
+  const { folder, tags, folders } = filter;
   return (documentId, held) =>
     (folder === undefined || documentId.startsWith(folder)) &&
-    (tags === undefined || tags.every((tag) => held.includes(tag)));
+    (tags === undefined || tags.every((tag) => held.includes(tag))) &&
+    (folders === undefined || folders.some((under) => documentId.startsWith(under)));
 }
 
 /**
@@ -64,6 +67,9 @@ export function admits(
  * postings.
  */
 const FEW_ADMITTED = 1 / 4;
+const NONE: ReadonlySet<string> = new Set();
+/** Readable-folder masks kept (the last principals' folders). */
+const MASKS_KEPT = 8;
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -158,6 +164,9 @@ export class LexicalIndex {
   /** The ids under each folder (every folder an id's path names) and those with each tag. */
   private readonly folders = new Map<string, Set<string>>();
   private readonly tagged = new Map<string, Set<string>>();
+  /** Changes with every document set or removed: what the masks below were built at. */
+  private version = 0;
+  private readonly masks = new Map<string, { version: number; mask: Uint8Array }>();
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
   private docTerms: Array<Int32Array | undefined> = [];
@@ -255,6 +264,7 @@ export class LexicalIndex {
     this.alive = grow(this.alive, this.slotCount);
     this.lengths = grow(this.lengths, this.slotCount * 3);
     this.slots.set(document.documentId, slot);
+    this.version++;
     this.group(document.documentId, document.tags, true);
     this.ids[slot] = document.documentId;
     this.tags[slot] = document.tags;
@@ -290,6 +300,7 @@ export class LexicalIndex {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
+    this.version++;
     this.group(documentId, this.tags[slot]!, false);
     this.alive[slot] = 0;
     this.liveCount--;
@@ -314,6 +325,24 @@ export class LexicalIndex {
     if (this.slotCount > 1024 && this.slotCount > 2 * this.liveCount) this.renumber();
   }
 
+  /**
+   * 2 for every slot outside `folders`, 0 for the others: built from the folder sets and kept
+   * for the next searches with the same folders until a document is set or removed (one
+   * principal's readable folders are asked for again and again).
+   */
+  private outside(folders: readonly string[]): Uint8Array {
+    const key = folders.join('\n');
+    const kept = this.masks.get(key);
+    if (kept !== undefined && kept.version === this.version) return kept.mask;
+    const mask = new Uint8Array(this.slotCount).fill(2);
+    for (const folder of folders) {
+      for (const id of this.folders.get(folder) ?? NONE) mask[this.slots.get(id)!] = 0;
+    }
+    if (this.masks.size >= MASKS_KEPT) this.masks.delete(this.masks.keys().next().value!);
+    this.masks.set(key, { version: this.version, mask });
+    return mask;
+  }
+
   /** Adds a document to (or takes it from) the sets of its folders and its tags. */
   private group(documentId: string, tags: readonly string[], add: boolean): void {
     const sets: Array<[Map<string, Set<string>>, string]> = tags.map((tag) => [this.tagged, tag]);
@@ -333,18 +362,30 @@ export class LexicalIndex {
   }
 
   /**
-   * The ids `filter` admits when they are few (at most {@link FEW_ADMITTED} of the documents),
-   * read from the folder and tag sets; `undefined` when there are more.
+   * The ids `filter` admits when they are few (at most `share` of the documents, by default
+   * {@link FEW_ADMITTED}), read from the folder and tag sets; `undefined` when there are more.
    */
-  admitted(filter: DocumentFilter): string[] | undefined {
-    const sets: Array<ReadonlySet<string>> = [];
-    if (filter.folder !== undefined) sets.push(this.folders.get(filter.folder) ?? new Set());
-    for (const tag of filter.tags ?? []) sets.push(this.tagged.get(tag) ?? new Set());
-    if (sets.length === 0) return undefined;
-    sets.sort((a, b) => a.size - b.size);
-    const [fewest, ...others] = sets;
-    if (fewest.size > this.liveCount * FEW_ADMITTED) return undefined;
-    return [...fewest].filter((id) => others.every((set) => set.has(id)));
+  admitted(filter: DocumentFilter, share = FEW_ADMITTED): string[] | undefined {
+    // Each condition as the documents meeting it: one set, or the union of disjoint sets.
+    const conditions: Array<ReadonlyArray<ReadonlySet<string>>> = [];
+    if (filter.folder !== undefined) conditions.push([this.folders.get(filter.folder) ?? NONE]);
+    for (const tag of filter.tags ?? []) conditions.push([this.tagged.get(tag) ?? NONE]);
+    if (filter.folders !== undefined) {
+      conditions.push(filter.folders.map((folder) => this.folders.get(folder) ?? NONE));
+    }
+    if (conditions.length === 0) return undefined;
+    const size = (sets: ReadonlyArray<ReadonlySet<string>>) =>
+      sets.reduce((sum, set) => sum + set.size, 0);
+    conditions.sort((a, b) => size(a) - size(b));
+    const [fewest, ...others] = conditions;
+    if (size(fewest) > this.liveCount * share) return undefined;
+    const found = new Set<string>();
+    for (const set of fewest) {
+      for (const id of set) {
+        if (others.every((sets) => sets.some((other) => other.has(id)))) found.add(id);
+      }
+    }
+    return [...found];
   }
 
   /**
@@ -390,9 +431,17 @@ export class LexicalIndex {
       }
     } else {
       const alive = this.alive;
-      const accept = filter && admits(filter);
+      const { folders, ...others } = filter ?? {};
+      const narrowed = others.folder !== undefined || (others.tags?.length ?? 0) > 0;
+      const accept = narrowed ? admits(others) : undefined;
       /** With a filter: 0 not seen yet, 1 admitted, 2 refused. */
-      const state = accept === undefined ? undefined : new Uint8Array(this.slotCount);
+      let state: Uint8Array | undefined;
+      if (folders !== undefined) {
+        // Readable folders: the documents outside them refused before anything is scored.
+        state = this.outside(folders).slice();
+      } else if (accept !== undefined) {
+        state = new Uint8Array(this.slotCount);
+      }
       for (const { list, w } of weighted) {
         const data = list.data;
         for (let i = 0, end = list.size * 3; i < end; i += 3) {
@@ -401,7 +450,7 @@ export class LexicalIndex {
           if (state !== undefined) {
             let seen = state[slot];
             if (seen === 0) {
-              seen = accept!(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
+              seen = accept === undefined || accept(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
               state[slot] = seen;
             }
             if (seen === 2) continue;

@@ -121,8 +121,9 @@ export class LexicalReplica {
   ): Promise<SemanticMatch[] | undefined> {
     const index = await this.current();
     if (!this.semantic || filter === undefined) return this.semantic?.search(query, limit);
-    // A narrow filter's documents are read from the lexical index's folder and tag sets.
-    const ids = index.admitted(filter);
+    // A narrow filter's documents, and those of readable folders however many, are read
+    // from the lexical index's folder and tag sets.
+    const ids = index.admitted(filter, filter.folders === undefined ? undefined : 1);
     return this.semantic.search(query, limit, ids ? { ids } : admits(filter));
   }
 

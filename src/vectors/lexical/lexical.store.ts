@@ -36,6 +36,8 @@ export interface LexicalSearchOptions {
   /** A normalised folder ending in `/` (see folderOf). */
   readonly folder?: string;
   readonly tags?: readonly string[];
+  /** Folders (each ending in `/`) a document must be under one of: what the caller may read. */
+  readonly folders?: readonly string[];
 }
 
 /** A document found by its words, with its best passage. */
@@ -350,12 +352,13 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** The folder and tags filter of a search, if it has one. */
+/** The folder, tags and readable folders filter of a search, if it has one. */
 function filterOf(options: LexicalSearchOptions): DocumentFilter | undefined {
   const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
-  return options.folder === undefined && tags === undefined
+  const { folder, folders } = options;
+  return folder === undefined && tags === undefined && folders === undefined
     ? undefined
-    : { folder: options.folder, tags };
+    : { folder, tags, folders };
 }
 
 /**

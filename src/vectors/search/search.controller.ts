@@ -1,5 +1,7 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { AdminGuard } from '../../auth/admin.guard';
+import { Controller, Get, Query, Req, UseGuards } from '@nestjs/common';
+import { AdminGuard, type AuthenticatedRequest } from '../../auth/admin.guard';
+import { LOCAL_PRINCIPAL } from '../../auth/api-key.service';
+import { AccessPolicyService } from '../../documents/access-policy.service';
 import { invalidArgument } from '../../common/domain-error';
 import { queryInteger } from '../../common/validation';
 import { SearchService } from './search.service';
@@ -12,10 +14,13 @@ import type { SearchMode } from './search.schemas';
 @Controller('search')
 @UseGuards(AdminGuard)
 export class SearchController {
-  constructor(private readonly search: SearchService) {}
+  constructor(
+    private readonly search: SearchService,
+    private readonly policy: AccessPolicyService,
+  ) {}
 
   @Get()
-  find(@Query() params: Record<string, unknown>) {
+  find(@Query() params: Record<string, unknown>, @Req() request: AuthenticatedRequest) {
     const { query, limit, prefix, tags, mode, ...rest } = params;
     const unknown = Object.keys(rest)[0];
     if (unknown !== undefined) throw invalidArgument(unknown, 'unknown query parameter');
@@ -31,6 +36,7 @@ export class SearchController {
       prefix,
       tags: tagList(tags),
       mode: mode as SearchMode | undefined,
+      access: this.policy.accessOf(request.principal ?? LOCAL_PRINCIPAL, 'rest'),
     });
   }
 }

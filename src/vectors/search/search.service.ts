@@ -7,6 +7,7 @@ import { validatePrefix } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
 import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { AppConfig } from '../../config/app-config';
+import type { Access } from '../../documents/access';
 import { LexicalStore } from '../lexical/lexical.store';
 import { highlight, snippetOf } from './snippet';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
@@ -40,6 +41,11 @@ export const searchSchema = z.object({
 export type SearchInput = z.input<typeof searchSchema> & {
   /** Cancels the search (the embedder's request for the query is dropped). */
   signal?: AbortSignal;
+  /**
+   * What the caller may read: both sides rank only documents under its readable folders
+   * (the condition is part of each side's search, so `limit` results still come back).
+   */
+  access: Access;
 };
 
 /**
@@ -76,10 +82,12 @@ export class SearchService {
     const mode = parsed.mode ?? 'hybrid';
     const folder = folderOf(validatePrefix(parsed.prefix));
     const tags = parsed.tags === undefined ? undefined : [...new Set(parsed.tags)];
-    const scope = { folder, tags };
+    const readable = input.access.readableUnder(folder ?? '');
+    if (readable !== 'all' && readable.length === 0) return { mode, results: [] };
+    const scope = { folder, tags, folders: readable === 'all' ? undefined : readable };
 
     if (mode === 'vector') {
-      const hits = await this.vectorSide(parsed.query, limit, scope, input.signal);
+      const hits = await this.vectorSide(parsed.query, limit, scope, input.signal, input.access);
       return { mode, results: this.present(hits, parsed.query) };
     }
     if (mode === 'lexical') {
@@ -89,7 +97,7 @@ export class SearchService {
     const depth = Math.max(limit, this.config.searchCandidates);
     const [lexical, vector] = await Promise.all([
       this.lexicalSide(parsed.query, depth, scope),
-      this.vectorSide(parsed.query, depth, scope, input.signal).then(
+      this.vectorSide(parsed.query, depth, scope, input.signal, input.access).then(
         (hits) => ({ hits }),
         (error: unknown) => {
           if (input.signal?.aborted) throw error;
@@ -129,7 +137,7 @@ export class SearchService {
   private async lexicalSide(
     query: string,
     limit: number,
-    scope: { folder?: string; tags?: string[] },
+    scope: Scope,
   ): Promise<{ hits: Candidate[]; lexemes: string[] }> {
     const stop = this.metrics.searchDuration.startTimer({ store: 'lexical' });
     const found = await upstream('lexical search failed', () =>
@@ -147,8 +155,9 @@ export class SearchService {
   private async vectorSide(
     query: string,
     limit: number,
-    scope: { folder?: string; tags?: string[] },
+    scope: Scope,
     signal: AbortSignal | undefined,
+    access: Access,
   ): Promise<Candidate[]> {
     const stopSemantic = this.metrics.searchDuration.startTimer({ store: 'semantic' });
     const semantic = await upstream('semantic search failed', () =>
@@ -178,7 +187,10 @@ export class SearchService {
       const titles =
         unknown.length === 0
           ? undefined
-          : await this.documents.aliveTitles(unknown.map((h) => h.documentId));
+          : await this.documents.aliveTitles(
+              unknown.map((h) => h.documentId),
+              access,
+            );
       alive = hits.flatMap((hit: VectorHit) => {
         const title = hit.title === undefined ? titles?.get(hit.documentId) : hit.title;
         // A score of 0 or less means nothing in common with the query: not a result.
@@ -218,6 +230,13 @@ export class SearchService {
       };
     });
   }
+}
+
+/** Which documents a search ranks: under a folder, with tags, under readable folders. */
+interface Scope {
+  readonly folder?: string;
+  readonly tags?: string[];
+  readonly folders?: readonly string[];
 }
 
 function degradedReason(error: unknown): string {

@@ -102,7 +102,7 @@ describe('ChunkIndex', () => {
     expect(index.search(query, 15, { folder: 'f1/', tags: ['t4'] })).toEqual([]);
   });
 
-  it('filters by folder and by every tag', () => {
+  it('filters by folder, by every tag and by readable folders', () => {
     const index = new ChunkIndex(2);
     const add = (id: string, tags: string[], ancestors: string[]) =>
       index.set({
@@ -123,6 +123,11 @@ describe('ChunkIndex', () => {
     expect(ids({ tags: ['x', 'y'] })).toEqual(['k/a.md', 'o/c.md']);
     expect(ids({ folder: 'k/', tags: ['y'] })).toEqual(['k/a.md']);
     expect(ids({ folder: 'nope/' })).toEqual([]);
+    // Readable folders (an access policy's): under any of them, with the other conditions.
+    expect(ids({ folders: ['o/', 'nope/'] })).toEqual(['o/c.md']);
+    expect(ids({ folders: ['k/', 'o/'], tags: ['y'] })).toEqual(['k/a.md', 'o/c.md']);
+    expect(ids({ folders: ['o/'], folder: 'k/' })).toEqual([]);
+    expect(ids({ folders: [] })).toEqual([]);
   });
 
   it('tells which revision and how many chunks it holds for a document', () => {

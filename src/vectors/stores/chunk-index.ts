@@ -18,6 +18,8 @@ export interface IndexFilter {
   readonly folder?: string;
   /** Tags the document must all carry. */
   readonly tags?: readonly string[];
+  /** Folders (each ending in `/`) the document must be under one of. */
+  readonly folders?: readonly string[];
 }
 
 export interface IndexHit {
@@ -265,6 +267,13 @@ export class ChunkIndex {
     const sets: Set<number>[] = [];
     if (filter.folder !== undefined) sets.push(this.byFolder.get(filter.folder) ?? new Set());
     for (const tag of filter.tags ?? []) sets.push(this.byTag.get(tag) ?? new Set());
+    if (filter.folders !== undefined) {
+      const under = new Set<number>();
+      for (const folder of filter.folders) {
+        for (const ordinal of this.byFolder.get(folder) ?? []) under.add(ordinal);
+      }
+      sets.push(under);
+    }
     if (sets.length === 0) return undefined;
     sets.sort((a, b) => a.size - b.size);
     const [smallest, ...others] = sets;

@@ -160,6 +160,10 @@ export class QdrantVectorStore implements VectorStore {
         ? [{ key: 'ancestors', match: { value: options.folder } }]
         : []),
       ...(options.tags ?? []).map((tag) => ({ key: 'tags', match: { value: tag } })),
+      // Under one of the folders: one of the document's ancestors is one of them.
+      ...(options.folders !== undefined
+        ? [{ key: 'ancestors', match: { any: [...options.folders] } }]
+        : []),
     ];
     const result = await this.call('search', () =>
       this.client.queryGroups(this.collection, {

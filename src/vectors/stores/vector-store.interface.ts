@@ -28,6 +28,11 @@ export interface VectorSearchOptions {
   readonly folder?: string;
   /** Only documents carrying every one of these tags. */
   readonly tags?: readonly string[];
+  /**
+   * Only documents under one of these folders (each ending in `/`): those the caller may read
+   * under an access policy.
+   */
+  readonly folders?: readonly string[];
 }
 
 /** A document's best-scoring chunk. */

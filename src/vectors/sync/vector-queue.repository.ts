@@ -251,18 +251,20 @@ export class VectorQueueRepository {
    * Queues every document, or those whose id starts with `prefix`, for embedding again
    * (deleted ones too: their vectors are removed again) and wakes the workers.
    */
-  async requeueAll(prefix: string): Promise<number> {
+  /** `readable`: LIKE patterns of the folders the caller may read (null: all). */
+  async requeueAll(prefix: string, readable: readonly string[] | null = null): Promise<number> {
     const rows: { queued: number }[] = await this.dataSource.query(
       `WITH queued AS (
          UPDATE kb_documents
             SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
                 vector_next_attempt_at = NULL, vector_error = NULL
-          WHERE $1 = '' OR document_id LIKE $2 ESCAPE '\\'
+          WHERE ($1 = '' OR document_id LIKE $2 ESCAPE '\\')
+            AND ($3::text[] IS NULL OR document_id LIKE ANY($3::text[]))
          RETURNING 1)
        SELECT count(*)::int AS queued,
               CASE WHEN count(*) > 0 THEN pg_notify('kb_vector_sync', '{"op":"reindex"}') END
          FROM queued`,
-      [prefix, `${escapeLike(prefix)}%`],
+      [prefix, `${escapeLike(prefix)}%`, readable],
     );
     return rows[0].queued;
   }
@@ -321,13 +323,19 @@ export class VectorQueueRepository {
   }
 
   /** Up to `limit` documents in `error`, the first to be retried first. */
-  async errors(limit: number): Promise<VectorErrorRow[]> {
+  /** Documents in `error` the caller may read (`readable`: see requeueAll). */
+  async errors(
+    limit: number,
+    readable: readonly string[] | null = null,
+  ): Promise<VectorErrorRow[]> {
     return this.dataSource.query(
       `SELECT document_id, vector_error AS error, vector_attempts AS attempts,
               vector_next_attempt_at AS next_attempt_at
-         FROM kb_documents WHERE vector_status = 'error'
+         FROM kb_documents
+        WHERE vector_status = 'error'
+          AND ($2::text[] IS NULL OR document_id LIKE ANY($2::text[]))
         ORDER BY vector_next_attempt_at NULLS FIRST LIMIT $1`,
-      [limit],
+      [limit, readable],
     );
   }
 

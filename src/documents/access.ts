@@ -1,0 +1,93 @@
+import { escapeLike } from './document-id';
+
+/** Folders granted: every document (`'*'`), or those under some folders (each ending in `/`). */
+export type Folders = '*' | readonly string[];
+
+/**
+ * What one principal may read and write (access-policy.ts): every read and write of a
+ * document asks it, and every query that lists, searches or completes documents carries its
+ * readable folders as a condition, so that a document outside them is never read at all.
+ * Folders are whole segments: `team-a/` covers `team-a/x.md`, never `team-ab/x.md`.
+ * Writing implies reading.
+ */
+export class Access {
+  /** No policy (or authentication off): everything, as before access control existed. */
+  static readonly EVERYTHING = new Access('*', '*');
+  static readonly NOTHING = new Access([], []);
+
+  readonly read: Folders;
+  readonly write: Folders;
+
+  /** `onRefusal` is told of each read or write refused (access_denied_total counts them). */
+  constructor(
+    read: Folders,
+    write: Folders,
+    private readonly onRefusal?: () => void,
+  ) {
+    this.write = write === '*' ? '*' : minimal(write);
+    this.read = read === '*' || write === '*' ? '*' : minimal([...read, ...write]);
+  }
+
+  /** Notes that a read or write was refused. */
+  refused(): void {
+    this.onRefusal?.();
+  }
+
+  /** True when this access reads and writes everything (no condition to add anywhere). */
+  get unlimited(): boolean {
+    return this.read === '*' && this.write === '*';
+  }
+
+  mayRead(documentId: string): boolean {
+    return covers(this.read, documentId);
+  }
+
+  mayWrite(documentId: string): boolean {
+    return covers(this.write, documentId);
+  }
+
+  /**
+   * The readable part of what starts with `prefix` (any text, not only a folder): `'all'`
+   * when every id starting with it is readable, otherwise the readable folders that start
+   * with it (none: nothing under it is readable).
+   */
+  readableUnder(prefix: string): 'all' | readonly string[] {
+    if (this.read === '*') return 'all';
+    if (this.read.some((folder) => prefix.startsWith(folder))) return 'all';
+    return this.read.filter((folder) => folder.startsWith(prefix));
+  }
+
+  /**
+   * The readable folders as `LIKE` patterns (`team-a/%`, wildcards escaped), for
+   * `document_id LIKE ANY($n::text[])`; `undefined` when everything is readable.
+   */
+  readablePatterns(): string[] | undefined {
+    return this.read === '*' ? undefined : this.read.map((folder) => `${escapeLike(folder)}%`);
+  }
+}
+
+function covers(folders: Folders, documentId: string): boolean {
+  return folders === '*' || folders.some((folder) => documentId.startsWith(folder));
+}
+
+/** The folders without duplicates and without one inside another, sorted. */
+function minimal(folders: readonly string[]): string[] {
+  const sorted = [...new Set(folders)].sort();
+  return sorted.filter(
+    (folder) => !sorted.some((other) => other !== folder && folder.startsWith(other)),
+  );
+}
+
+/**
+ * The `LIKE` patterns of the folders a caller may read (Access.readablePatterns), or `null`
+ * when it reads everything.
+ */
+export type Readable = readonly string[] | null;
+
+/**
+ * The condition keeping the ids a caller may read, its patterns being parameter `n`: one
+ * statement (and one prepared plan) with and without an access policy.
+ */
+export function readableIds(n: number): string {
+  return `($${n}::text[] IS NULL OR document_id LIKE ANY($${n}::text[]))`;
+}

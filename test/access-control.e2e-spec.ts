@@ -1,0 +1,361 @@
+import type { Client } from 'pg';
+import request from 'supertest';
+import { startTestApp, TestApp } from './support/app';
+import { callTool, post, rpc, type Json } from './support/mcp-http';
+import { waitFor } from './support/wait';
+
+const KEYS = {
+  bob: 'bob-key-0123456789abcdef0123',
+  alice: 'alice-key-0123456789abcdef012',
+  both: 'both-key-0123456789abcdef0123',
+  nobody: 'nobody-key-0123456789abcdef01',
+};
+const API_KEYS = Object.entries(KEYS)
+  .map(([name, key]) => `${name}:${key}:admin,internal`)
+  .join(';');
+
+/** Bob reads and writes team-b/; Alice reads team-a/ and team-b/, writes team-a/. */
+const POLICY = {
+  rules: [
+    { who: ['key:bob'], read: ['team-b/'], write: ['team-b/'] },
+    { who: ['key:alice'], read: ['team-b/'], write: ['team-a/'] },
+    { who: ['key:both'], read: '*', write: ['*'] },
+  ],
+};
+
+/** A word only the team-a documents hold. */
+const SECRET_WORD = 'zanzibarquux';
+const SECRET_TITLE = 'Quarterly secret plans';
+/** Unreadable documents holding the word the search looks for, and readable ones. */
+const HIDDEN_MATCHES = 1000;
+const OPEN_MATCHES = 12;
+
+const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
+
+/**
+ * Folder-level access control (docs/access-control.md) on every surface that reads a
+ * document: a principal reading team-b/ only never sees anything of team-a/ — its ids,
+ * titles, words, counts — and an unreadable document answers exactly as an absent one.
+ */
+describe('access control', () => {
+  let t: TestApp;
+  let sql: Client;
+
+  const tool = async (who: keyof typeof KEYS, name: string, args: Record<string, unknown>) =>
+    callTool(t.baseUrl, '/mcp', name, args, as(who));
+  const mcp = async (who: keyof typeof KEYS, method: string, params: Record<string, unknown>) =>
+    (await post(t.baseUrl, '/mcp', rpc(method, params), { Accept: 'application/json', ...as(who) }))
+      .body as Json;
+  /** The answer with the id it names replaced, to compare an unreadable and an absent one. */
+  const anonymised = (answer: unknown, id: string) =>
+    JSON.parse(
+      JSON.stringify(answer)
+        .split(id)
+        .join('<id>')
+        .replace(/"id":\d+/g, '"id":0'),
+    );
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      API_KEYS,
+      ACCESS_POLICY: JSON.stringify(POLICY),
+      VECTOR_SYNC_ENABLED: 'true',
+    });
+    sql = await t.db.client();
+    const write = (document: Record<string, unknown>) =>
+      request(t.baseUrl).post('/documents').set(as('both')).send(document).expect(201);
+    await write({
+      document_id: 'team-a/secret.md',
+      title: SECRET_TITLE,
+      body: `# Plans\n\nThe ${SECRET_WORD} launch is planned for spring. Needle haystack.`,
+    });
+    await write({
+      document_id: 'team-b/open.md',
+      title: 'Team B notes',
+      body: '# Notes\n\nTeam B keeps its runbooks here. Needle haystack.',
+    });
+    await write({ document_id: 'team-ab/lookalike.md', body: 'Not in team-a/: a lookalike.' });
+    for (let i = 0; i < HIDDEN_MATCHES; i += 25) {
+      await Promise.all(
+        Array.from({ length: 25 }, (_, k) =>
+          write({ document_id: `team-a/many/m${i + k}.md`, body: `needle needle needle ${i + k}` }),
+        ),
+      );
+    }
+    for (let i = 0; i < OPEN_MATCHES; i++) {
+      await write({ document_id: `team-b/many/m${i}.md`, body: `needle and hay ${i}` });
+    }
+    await waitFor(
+      async () => {
+        const { rows } = await sql.query(
+          `SELECT count(*)::int AS n FROM kb_documents WHERE vector_status <> 'ready'`,
+        );
+        return rows[0].n === 0;
+      },
+      'every document to be indexed',
+      60_000,
+    );
+    await waitFor(
+      async () =>
+        Boolean(
+          (await request(t.baseUrl).get('/admin/vectors/status').set(as('both'))).body.lexical
+            ?.semantic_model,
+        ),
+      'the semantic model to be learnt',
+      90_000,
+    );
+  }, 180_000);
+  afterAll(() => t.close());
+
+  describe('reads by a principal with team-b/ only', () => {
+    it('list_documents and GET /documents list and count only team-b/', async () => {
+      for (const prefix of [undefined, 'team', 'team-a/', 'team-b/']) {
+        const listed = JSON.stringify(await tool('bob', 'list_documents', { prefix, limit: 100 }));
+        expect(listed).not.toContain('team-a/');
+        expect(listed).not.toContain(SECRET_TITLE);
+        const rest = await request(t.baseUrl)
+          .get('/documents')
+          .query(prefix === undefined ? { limit: 100 } : { prefix, limit: 100 })
+          .set(as('bob'))
+          .expect(200);
+        expect(rest.body.items.every((d: Json) => d.document_id.startsWith('team-b/'))).toBe(true);
+      }
+      const all = await request(t.baseUrl).get('/documents').query({ limit: 100 }).set(as('bob'));
+      expect(all.body.count).toBe(1 + OPEN_MATCHES);
+      const secret = await tool('bob', 'list_documents', { prefix: 'team-a/' });
+      expect(JSON.parse(secret.result.content[0].text)).toMatchObject({ count: 0, items: [] });
+    });
+
+    it('get_document, get_document_for_rewrite and REST answer an unreadable document as an absent one', async () => {
+      for (const name of ['get_document', 'get_document_for_rewrite']) {
+        const hidden = await tool('bob', name, { document_id: 'team-a/secret.md' });
+        const absent = await tool('bob', name, { document_id: 'team-a/absent.md' });
+        expect(hidden.result.isError).toBe(true);
+        expect(anonymised(hidden, 'team-a/secret.md')).toEqual(
+          anonymised(absent, 'team-a/absent.md'),
+        );
+        expect(JSON.stringify(hidden)).not.toContain(SECRET_WORD);
+      }
+      for (const path of ['', '/history']) {
+        const hidden = await request(t.baseUrl)
+          .get(`/documents/team-a/secret.md${path}`)
+          .set(as('bob'));
+        const absent = await request(t.baseUrl)
+          .get(`/documents/team-a/absent.md${path}`)
+          .set(as('bob'));
+        expect(hidden.status).toBe(404);
+        expect(hidden.status).toBe(absent.status);
+        expect(anonymised(hidden.body, 'team-a/secret.md')).toEqual(
+          anonymised(absent.body, 'team-a/absent.md'),
+        );
+      }
+      // Whole segments: team-ab/ is not team-a/, and not team-b/ either.
+      await request(t.baseUrl).get('/documents/team-ab/lookalike.md').set(as('bob')).expect(404);
+      await request(t.baseUrl).get('/documents/team-b/open.md').set(as('bob')).expect(200);
+    });
+
+    it('batch_read returns the readable documents and reports the others as not found', async () => {
+      const result = JSON.stringify(
+        await tool('bob', 'batch_read', {
+          document_ids: ['team-a/secret.md', 'team-b/open.md', 'team-a/absent.md'],
+        }),
+      );
+      expect(result).toContain('team-b/open.md');
+      expect(result).not.toContain(SECRET_WORD);
+      expect(result).not.toContain(SECRET_TITLE);
+    });
+
+    it('search_knowledge and /search never return the word, in any mode, and fill `limit` from what is readable', async () => {
+      for (const mode of ['hybrid', 'lexical', 'vector']) {
+        const secret = JSON.stringify(
+          await tool('bob', 'search_knowledge', { query: SECRET_WORD, mode }),
+        );
+        expect(secret).not.toContain('team-a/');
+        expect(secret).not.toContain(SECRET_WORD);
+        const rest = await request(t.baseUrl)
+          .get('/search')
+          .query({ query: `${SECRET_WORD} plans`, mode })
+          .set(as('bob'))
+          .expect(200);
+        expect(JSON.stringify(rest.body)).not.toContain('team-a/');
+        // Most documents holding "needle" are in team-a/: ten readable ones still come back.
+        const needle = await request(t.baseUrl)
+          .get('/search')
+          .query({ query: 'needle', mode, limit: 10 })
+          .set(as('bob'))
+          .expect(200);
+        if (mode !== 'vector') expect(needle.body.results).toHaveLength(10);
+        expect(needle.body.results.every((r: Json) => r.document_id.startsWith('team-b/'))).toBe(
+          true,
+        );
+      }
+      const inFolder = await request(t.baseUrl)
+        .get('/search')
+        .query({ query: 'needle', prefix: 'team-a', mode: 'lexical' })
+        .set(as('bob'))
+        .expect(200);
+      expect(inFolder.body.results).toEqual([]);
+    });
+
+    it('resources/list, resources/read and folder indexes show only team-b/', async () => {
+      let cursor: string | undefined;
+      const seen: string[] = [];
+      do {
+        const page = await mcp('bob', 'resources/list', cursor === undefined ? {} : { cursor });
+        seen.push(...page.result.resources.map((r: Json) => r.name));
+        cursor = page.result.nextCursor;
+      } while (cursor !== undefined);
+      expect(seen).toHaveLength(1 + OPEN_MATCHES);
+      expect(seen.every((id) => id.startsWith('team-b/'))).toBe(true);
+
+      const hidden = await mcp('bob', 'resources/read', { uri: 'kb://team-a/secret.md' });
+      const absent = await mcp('bob', 'resources/read', { uri: 'kb://team-a/absent.md' });
+      expect(hidden.error).toBeDefined();
+      expect(anonymised(hidden, 'team-a/secret.md')).toEqual(
+        anonymised(absent, 'team-a/absent.md'),
+      );
+      const folder = await mcp('bob', 'resources/read', { uri: 'kb://team-a/' });
+      const noFolder = await mcp('bob', 'resources/read', { uri: 'kb://team-z/' });
+      expect(anonymised(folder, 'team-a/')).toEqual(anonymised(noFolder, 'team-z/'));
+    });
+
+    it('completion/complete offers only readable ids and folders', async () => {
+      const complete = async (uri: string, name: string, value: string) =>
+        (
+          await mcp('bob', 'completion/complete', {
+            ref: { type: 'ref/resource', uri },
+            argument: { name, value },
+          })
+        ).result.completion.values as string[];
+      const ids = await complete('kb://{+document_id}', 'document_id', 'team');
+      expect(ids.length).toBeGreaterThan(0);
+      expect(ids.every((id) => id.startsWith('team-b/'))).toBe(true);
+      expect(await complete('kb://{+document_id}', 'document_id', 'team-a/')).toEqual([]);
+      const folders = await complete('kb://{+folder}/', 'folder', '');
+      expect(folders).toContain('team-b');
+      expect(folders).not.toContain('team-a');
+      expect(folders).not.toContain('team-ab');
+    });
+
+    it('the prompts that read documents embed only readable ones', async () => {
+      const review = await mcp('bob', 'prompts/get', {
+        name: 'review_document',
+        arguments: { document_id: 'team-a/secret.md' },
+      });
+      const reviewAbsent = await mcp('bob', 'prompts/get', {
+        name: 'review_document',
+        arguments: { document_id: 'team-a/absent.md' },
+      });
+      expect(anonymised(review, 'team-a/secret.md')).toEqual(
+        anonymised(reviewAbsent, 'team-a/absent.md'),
+      );
+      // A folder holding nothing readable is refused as an empty one.
+      const folder = await mcp('bob', 'prompts/get', {
+        name: 'summarize_folder',
+        arguments: { folder: 'team-a' },
+      });
+      const emptyFolder = await mcp('bob', 'prompts/get', {
+        name: 'summarize_folder',
+        arguments: { folder: 'team-z' },
+      });
+      expect(anonymised(folder, 'team-a')).toEqual(anonymised(emptyFolder, 'team-z'));
+      const answer = JSON.stringify(
+        await mcp('bob', 'prompts/get', {
+          name: 'answer_question',
+          arguments: { question: `what is the ${SECRET_WORD} launch?` },
+        }),
+      );
+      expect(answer).not.toContain('team-a/');
+      expect(answer).not.toContain(SECRET_TITLE);
+    });
+
+    it('a principal with both folders sees both, and one no rule names sees nothing', async () => {
+      const found = JSON.stringify(await tool('both', 'search_knowledge', { query: SECRET_WORD }));
+      expect(found).toContain('team-a/secret.md');
+      await request(t.baseUrl).get('/documents/team-a/secret.md').set(as('both')).expect(200);
+      const none = await request(t.baseUrl).get('/documents').set(as('nobody')).expect(200);
+      expect(none.body.items).toEqual([]);
+      await request(t.baseUrl).get('/documents/team-b/open.md').set(as('nobody')).expect(404);
+    });
+  });
+
+  describe('writes', () => {
+    it('outside the read grants: not found; readable but not writable: PERMISSION_DENIED / 403; both audited', async () => {
+      const hidden = await tool('bob', 'update_document', {
+        document_id: 'team-a/secret.md',
+        content: 'overwritten',
+      });
+      const absent = await tool('bob', 'update_document', {
+        document_id: 'team-a/absent.md',
+        content: 'overwritten',
+      });
+      expect(anonymised(hidden, 'team-a/secret.md')).toEqual(
+        anonymised(absent, 'team-a/absent.md'),
+      );
+      expect(JSON.parse(hidden.result.content[0].text).error.code).toBe('NOT_FOUND');
+
+      const denied = await request(t.baseUrl)
+        .put('/documents/team-b/open.md')
+        .set(as('alice'))
+        .send({ body: 'changed by alice' })
+        .expect(403);
+      expect(denied.body.error).toMatchObject({ code: 'PERMISSION_DENIED' });
+      const deniedTool = await tool('alice', 'delete_document', { document_id: 'team-b/open.md' });
+      expect(JSON.parse(deniedTool.result.content[0].text).error.code).toBe('PERMISSION_DENIED');
+      await request(t.baseUrl)
+        .post('/documents')
+        .set(as('bob'))
+        .send({ document_id: 'team-a/new.md', body: 'x' })
+        .expect(404);
+
+      // Nothing changed, every refusal is in the audit trail with its principal.
+      const body = await request(t.baseUrl).get('/documents/team-b/open.md').set(as('both'));
+      expect(body.body.revision).toBe(1);
+      const { rows } = await sql.query(
+        `SELECT operation, document_id, actor FROM kb_audit WHERE operation LIKE 'refused:%' ORDER BY id`,
+      );
+      expect(rows).toEqual(
+        expect.arrayContaining([
+          { operation: 'refused:update', document_id: 'team-a/secret.md', actor: 'bob' },
+          { operation: 'refused:update', document_id: 'team-b/open.md', actor: 'alice' },
+          { operation: 'refused:delete', document_id: 'team-b/open.md', actor: 'alice' },
+          { operation: 'refused:create', document_id: 'team-a/new.md', actor: 'bob' },
+        ]),
+      );
+      const metrics = await request(t.baseUrl).get('/metrics');
+      expect(metrics.text).toMatch(/access_denied_total\{surface="mcp"\} [1-9]/);
+      expect(metrics.text).toMatch(/access_denied_total\{surface="rest"\} [1-9]/);
+    });
+
+    it('the pipeline routes name and re-queue only readable documents', async () => {
+      const none = await request(t.baseUrl)
+        .post('/admin/vectors/reindex')
+        .set(as('bob'))
+        .send({ prefix: 'team-a/' })
+        .expect(202);
+      expect(none.body.queued).toBe(0);
+      const own = await request(t.baseUrl)
+        .post('/admin/vectors/reindex')
+        .set(as('bob'))
+        .send({})
+        .expect(202);
+      expect(own.body.queued).toBe(1 + OPEN_MATCHES);
+      const status = await request(t.baseUrl).get('/admin/vectors/status').set(as('bob'));
+      expect(JSON.stringify(status.body)).not.toContain('team-a/');
+    });
+
+    it('within the write grants, writes go through', async () => {
+      await request(t.baseUrl)
+        .post('/documents')
+        .set(as('alice'))
+        .send({ document_id: 'team-a/alice.md', body: 'by alice' })
+        .expect(201);
+      const updated = await tool('bob', 'patch_document', {
+        document_id: 'team-b/open.md',
+        old_str: 'runbooks',
+        new_str: 'playbooks',
+      });
+      expect(updated.result.isError).toBeUndefined();
+    });
+  });
+});
