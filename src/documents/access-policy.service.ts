@@ -26,6 +26,11 @@ const WATCH_INTERVAL_MS = 1000;
 export class AccessPolicyService implements OnApplicationShutdown {
   private readonly logger = new Logger('AccessPolicy');
   private policy: AccessPolicy | undefined;
+  /** The access of each principal (API keys' principals live as long as the process). */
+  private given = new WeakMap<Principal, Map<AccessSurface, Access>>();
+  /** Changes when the policy does: what `given` was computed under. */
+  private generation = 0;
+  private givenAt = 0;
   private readonly file: string | undefined;
   private readonly denied: Counter<'surface'>;
   private readonly onHangUp = () => this.reload('SIGHUP');
@@ -78,6 +83,21 @@ export class AccessPolicyService implements OnApplicationShutdown {
   accessOf(principal: Principal, surface: AccessSurface): Access {
     const policy = this.policy;
     if (policy === undefined || principal.via === 'local') return Access.EVERYTHING;
+    if (this.givenAt !== this.generation) {
+      this.given = new WeakMap();
+      this.givenAt = this.generation;
+    }
+    let bySurface = this.given.get(principal);
+    if (bySurface === undefined) this.given.set(principal, (bySurface = new Map()));
+    let access = bySurface.get(surface);
+    if (access === undefined) {
+      access = this.compute(policy, principal, surface);
+      bySurface.set(surface, access);
+    }
+    return access;
+  }
+
+  private compute(policy: AccessPolicy, principal: Principal, surface: AccessSurface): Access {
     const { read, write } = policy.accessOf({
       key: principal.via === 'key' ? principal.name : undefined,
       scopes: principal.scopes,
@@ -94,6 +114,7 @@ export class AccessPolicyService implements OnApplicationShutdown {
     try {
       const policy = readPolicyFile(this.file);
       this.policy = policy;
+      this.generation++;
       this.logger.log(`access policy read again after ${why}: ${policy.ruleCount} rules`);
       return true;
     } catch (error) {

@@ -72,10 +72,12 @@ function covers(folders: Folders, documentId: string): boolean {
 
 /** The folders without duplicates and without one inside another, sorted. */
 function minimal(folders: readonly string[]): string[] {
-  const sorted = [...new Set(folders)].sort();
-  return sorted.filter(
-    (folder) => !sorted.some((other) => other !== folder && folder.startsWith(other)),
-  );
+  // In sorted order the folders inside a folder come right after it.
+  const kept: string[] = [];
+  for (const folder of [...new Set(folders)].sort()) {
+    if (kept.length === 0 || !folder.startsWith(kept[kept.length - 1])) kept.push(folder);
+  }
+  return kept;
 }
 
 /**

@@ -114,7 +114,7 @@ describe('LexicalIndex', () => {
           );
         }
       }
-      expect(index.admitted({ folder: 'f3/' })?.sort()).toEqual(
+      expect([...(index.admitted({ folder: 'f3/' }) ?? [])].sort()).toEqual(
         [...held.keys()].filter((id) => id.startsWith('f3/')).sort(),
       );
       expect(index.admitted({ tags: ['red'] })).toBeUndefined();

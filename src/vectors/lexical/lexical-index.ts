@@ -50,6 +50,13 @@ export interface DocumentFilter {
   readonly folders?: readonly string[];
 }
 
+/** A filter as text, the same for the same filter. */
+export function filterKey(filter: DocumentFilter): string {
+  const list = (items: readonly string[] | undefined) =>
+    items === undefined ? '-' : `[${items.join('\u0000')}]`;
+  return `${filter.folder ?? '-'}\u0001${list(filter.tags)}\u0001${list(filter.folders)}`;
+}
+
 /** A filter as a test of one document's id and tags. */
 export function admits(
   filter: DocumentFilter,
@@ -167,6 +174,15 @@ export class LexicalIndex {
   /** Changes with every document set or removed: what the masks below were built at. */
   private version = 0;
   private readonly masks = new Map<string, { version: number; mask: Uint8Array }>();
+  private readonly admittedKept = new Map<
+    string,
+    { version: number; ids: readonly string[] | undefined; slots?: Int32Array }
+  >();
+
+  /** Changes with every document set or removed. */
+  get changes(): number {
+    return this.version;
+  }
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
   private docTerms: Array<Int32Array | undefined> = [];
@@ -365,7 +381,31 @@ export class LexicalIndex {
    * The ids `filter` admits when they are few (at most `share` of the documents, by default
    * {@link FEW_ADMITTED}), read from the folder and tag sets; `undefined` when there are more.
    */
-  admitted(filter: DocumentFilter, share = FEW_ADMITTED): string[] | undefined {
+  admitted(filter: DocumentFilter, share = FEW_ADMITTED): readonly string[] | undefined {
+    return this.remembered(filter, share).ids;
+  }
+
+  /** What the index's state now gives for this filter: a policy's folders come back often. */
+  private remembered(
+    filter: DocumentFilter,
+    share: number,
+  ): { ids: readonly string[] | undefined; slots?: Int32Array } {
+    const key = `${share}\u0001${filterKey(filter)}`;
+    const kept = this.admittedKept.get(key);
+    if (kept !== undefined && kept.version === this.version) return kept;
+    const entry = { version: this.version, ids: this.admittedNow(filter, share) } as {
+      version: number;
+      ids: readonly string[] | undefined;
+      slots?: Int32Array;
+    };
+    if (this.admittedKept.size >= MASKS_KEPT) {
+      this.admittedKept.delete(this.admittedKept.keys().next().value!);
+    }
+    this.admittedKept.set(key, entry);
+    return entry;
+  }
+
+  private admittedNow(filter: DocumentFilter, share: number): string[] | undefined {
     // Each condition as the documents meeting it: one set, or the union of disjoint sets.
     const conditions: Array<ReadonlyArray<ReadonlySet<string>>> = [];
     if (filter.folder !== undefined) conditions.push([this.folders.get(filter.folder) ?? NONE]);
@@ -419,10 +459,11 @@ export class LexicalIndex {
       scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
     };
 
-    const few = filter && this.admitted(filter);
-    if (few !== undefined) {
+    const few = filter && this.remembered(filter, FEW_ADMITTED);
+    if (few?.ids !== undefined) {
       // Few documents admitted: each one's posting of each term, found by bisection.
-      const slots = few.map((id) => this.slots.get(id)!).sort((x, y) => x - y);
+      few.slots ??= Int32Array.from(few.ids, (id) => this.slots.get(id)!).sort();
+      const slots = few.slots;
       for (const { list, w } of weighted) {
         for (const slot of slots) {
           const at = list.find(slot);

@@ -12,6 +12,7 @@ import {
 import {
   admits,
   DocumentFilter,
+  filterKey,
   IndexedLexicalDocument,
   LexicalIndex,
   LexicalMatch,
@@ -124,7 +125,9 @@ export class LexicalReplica {
     // A narrow filter's documents, and those of readable folders however many, are read
     // from the lexical index's folder and tag sets.
     const ids = index.admitted(filter, filter.folders === undefined ? undefined : 1);
-    return this.semantic.search(query, limit, ids ? { ids } : admits(filter));
+    // Named by the filter and the lexical index's state, so its rows are read once.
+    const key = `${index.changes}\u0002${filterKey(filter)}`;
+    return this.semantic.search(query, limit, ids ? { ids, key } : admits(filter));
   }
 
   /** Takes documents this server has just written (committed), one per turn of the event loop. */

@@ -12,7 +12,12 @@ export interface SemanticMatch {
  * them), or a test of each document's id and tags.
  */
 export type SemanticFilter =
-  { readonly ids: readonly string[] } | ((documentId: string, tags: readonly string[]) => boolean);
+  | {
+      readonly ids: readonly string[];
+      /** Names these ids: the rows they admit are remembered under it while nothing changes. */
+      readonly key?: string;
+    }
+  | ((documentId: string, tags: readonly string[]) => boolean);
 
 /**
  * Every document's vector under one latent-semantic model (lsa.ts), for the vector side of
@@ -27,6 +32,9 @@ export class SemanticIndex {
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
   private readonly free: number[] = [];
+  /** Changes with every document set or removed: what the remembered rows were read at. */
+  private version = 0;
+  private readonly kept = new Map<string, { version: number; admitted: Uint8Array }>();
 
   constructor(readonly model: LsaModel) {
     this.embedding = new LsaEmbedding(model);
@@ -46,12 +54,14 @@ export class SemanticIndex {
     this.ids[slot] = documentId;
     this.tags[slot] = tags;
     this.table.set(slot, this.embedding.embed(counts));
+    this.version++;
   }
 
   remove(documentId: string): void {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
+    this.version++;
     this.ids[slot] = undefined;
     this.tags[slot] = undefined;
     this.free.push(slot);
@@ -79,6 +89,18 @@ export class SemanticIndex {
   /** 1 for each slot the filter admits (`undefined`: every document). */
   private admitted(filter: SemanticFilter | undefined): Uint8Array | undefined {
     if (filter === undefined) return undefined;
+    if (typeof filter !== 'function' && filter.key !== undefined) {
+      const kept = this.kept.get(filter.key);
+      if (kept !== undefined && kept.version === this.version) return kept.admitted;
+      const admitted = this.admittedNow({ ids: filter.ids });
+      if (this.kept.size >= KEPT_FILTERS) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(filter.key, { version: this.version, admitted });
+      return admitted;
+    }
+    return this.admittedNow(filter);
+  }
+
+  private admittedNow(filter: SemanticFilter): Uint8Array {
     const admitted = new Uint8Array(this.ids.length);
     if (typeof filter === 'function') {
       this.ids.forEach((id, slot) => {
@@ -93,6 +115,9 @@ export class SemanticIndex {
     return admitted;
   }
 }
+
+/** Filters whose admitted rows are remembered (the last principals' readable folders). */
+const KEPT_FILTERS = 8;
 
 /** Sorts `matches` best first (ties by id), keeps `limit`, and gives the worst kept's score. */
 function keepBest(matches: SemanticMatch[], limit: number): number {
