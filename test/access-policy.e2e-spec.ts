@@ -11,6 +11,17 @@ const ADMIN = 'admin-key-0123456789abcdef01';
 const BOB = 'bob-key-0123456789abcdef0123';
 const API_KEYS = `admin:${ADMIN}:admin,internal;bob:${BOB}:admin,internal,readonly`;
 
+/** Writes a document at each id, as the admin (who reads and writes everything). */
+async function createAll(t: TestApp, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    await request(t.baseUrl)
+      .post('/documents')
+      .set('X-API-Key', ADMIN)
+      .send({ document_id: id, body: `text of ${id}` })
+      .expect(201);
+  }
+}
+
 /** A small deterministic generator, so a failure can be replayed. */
 function random(seed: number): () => number {
   let s = seed;
@@ -37,13 +48,7 @@ describe('an access policy from a file', () => {
       ],
     });
     t = await startTestApp({ API_KEYS, ACCESS_POLICY_FILE: file });
-    for (const id of ['a/1.md', 'a/2.md', 'b/1.md', 'c/1.md']) {
-      await request(t.baseUrl)
-        .post('/documents')
-        .set('X-API-Key', ADMIN)
-        .send({ document_id: id, body: `body of ${id}` })
-        .expect(201);
-    }
+    await createAll(t, ['a/1.md', 'a/2.md', 'b/1.md', 'c/1.md']);
   });
   afterAll(async () => {
     await t?.close();
@@ -105,13 +110,7 @@ describe('access policies compared with a model of their grants', () => {
     file = join(dir, 'policy.yaml');
     writeFileSync(file, 'rules:\n  - who: ["key:admin"]\n    read: "*"\n    write: "*"\n');
     t = await startTestApp({ API_KEYS, ACCESS_POLICY_FILE: file });
-    for (const id of ids) {
-      await request(t.baseUrl)
-        .post('/documents')
-        .set('X-API-Key', ADMIN)
-        .send({ document_id: id, body: `text of ${id}` })
-        .expect(201);
-    }
+    await createAll(t, ids);
   });
   afterAll(async () => {
     await t?.close();
@@ -216,13 +215,7 @@ describe('access policies naming OAuth scopes and groups', () => {
         ],
       }),
     });
-    for (const id of ['eng/plan.md', 'shared/faq.md', 'hr/salaries.md']) {
-      await request(t.baseUrl)
-        .post('/documents')
-        .set('X-API-Key', ADMIN)
-        .send({ document_id: id, body: `text of ${id}` })
-        .expect(201);
-    }
+    await createAll(t, ['eng/plan.md', 'shared/faq.md', 'hr/salaries.md']);
   });
   afterAll(async () => {
     await t?.close();
