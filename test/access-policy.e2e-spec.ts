@@ -78,8 +78,11 @@ describe('an access policy from a file', () => {
         JSON.stringify(['a/1.md', 'a/2.md', 'c/1.md']),
       ]).toContain(answer);
     }
-    // A bad file (an unknown who) changes nothing; SIGHUP reads it again, still refused.
+    // A bad file (an unknown who) changes nothing; SIGHUP reads it again, still refused; so
+    // are a 10 MB file and a truncated one.
     writeFileSync(file, JSON.stringify({ rules: [{ who: ['team:x'], read: ['b/'] }] }));
+    process.emit('SIGHUP', 'SIGHUP');
+    writeFileSync(file, `{"rules": [], "pad": "${'x'.repeat(10 * 1024 * 1024)}"}`);
     process.emit('SIGHUP', 'SIGHUP');
     writeFileSync(file, '{"rules": [');
     await new Promise((resolve) => setTimeout(resolve, 2500)); // past the file check interval
@@ -109,8 +112,18 @@ describe('access policies compared with a model of their grants', () => {
     dir = mkdtempSync(join(tmpdir(), 'access-model-'));
     file = join(dir, 'policy.yaml');
     writeFileSync(file, 'rules:\n  - who: ["key:admin"]\n    read: "*"\n    write: "*"\n');
-    t = await startTestApp({ API_KEYS, ACCESS_POLICY_FILE: file });
+    t = await startTestApp({ API_KEYS, ACCESS_POLICY_FILE: file, VECTOR_SYNC_ENABLED: 'true' });
     await createAll(t, ids);
+    const sql = await t.db.client();
+    await waitFor(
+      async () =>
+        (
+          await sql.query(
+            `SELECT count(*)::int AS n FROM kb_documents WHERE vector_status <> 'ready'`,
+          )
+        ).rows[0].n === 0,
+      'every document to be indexed',
+    );
   });
   afterAll(async () => {
     await t?.close();
@@ -173,6 +186,26 @@ describe('access policies compared with a model of their grants', () => {
           .set('X-API-Key', BOB);
         expect([id, got.status]).toEqual([id, readable(id) ? 200 : 404]);
       }
+      const searched = (
+        await request(t.baseUrl)
+          .get('/search')
+          .query({ query: 'text of', mode: 'lexical', limit: 50 })
+          .set('X-API-Key', BOB)
+          .expect(200)
+      ).body.results.map((r: Json) => r.document_id);
+      expect([...searched].sort()).toEqual(expected);
+      const batch = toolJson(
+        await callTool(
+          t.baseUrl,
+          '/mcp',
+          'batch_read',
+          { document_ids: ids },
+          { 'X-API-Key': BOB },
+        ),
+      );
+      expect(batch.items.map((item: Json) => [item.document_id, item.found])).toEqual(
+        ids.map((id) => [id, readable(id)]),
+      );
       const pages: string[] = [];
       let cursor: string | undefined;
       do {
