@@ -344,6 +344,26 @@ describe('access control', () => {
       expect(JSON.stringify(status.body)).not.toContain('team-a/');
     });
 
+    it('a move needs a write grant on both ids', async () => {
+      const out = await request(t.baseUrl)
+        .post('/documents/team-b/open.md/move')
+        .set(as('bob'))
+        .send({ to: 'team-a/stolen.md' })
+        .expect(404);
+      expect(out.body.error.document_id).toBe('team-a/stolen.md');
+      await request(t.baseUrl)
+        .post('/documents/team-a/secret.md/move')
+        .set(as('bob'))
+        .send({ to: 'team-b/stolen.md' })
+        .expect(404);
+      await request(t.baseUrl)
+        .post('/documents/team-b/open.md/move')
+        .set(as('alice'))
+        .send({ to: 'team-a/taken.md' })
+        .expect(403);
+      await request(t.baseUrl).get('/documents/team-b/open.md').set(as('bob')).expect(200);
+    });
+
     it('within the write grants, writes go through', async () => {
       await request(t.baseUrl)
         .post('/documents')

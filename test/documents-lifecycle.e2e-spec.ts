@@ -257,20 +257,70 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
   });
 
   describe('POST /documents/{id}/move', () => {
-    it('answers 501 NOT_IMPLEMENTED with the advice, changing nothing', async () => {
-      await createDocument(t, { document_id: 'move/from.md' });
-      const before = await tableCounts(db);
-      const response = await request(t.baseUrl)
+    it('gives the document a new id, keeping its revision, earlier versions and audit trail', async () => {
+      await createDocument(t, { document_id: 'move/from.md', body: 'first' });
+      await request(t.baseUrl).put('/documents/move/from.md').send({ body: 'second' }).expect(200);
+      const moved = await request(t.baseUrl)
         .post('/documents/move/from.md/move')
-        .send({ to: 'move/to.md' })
-        .expect(501);
-      expect(response.body.error).toMatchObject({
-        code: 'NOT_IMPLEMENTED',
-        document_id: 'move/from.md',
+        .send({ to: 'moved/deep/to.md', expected_revision: 2 })
+        .expect(200);
+      expect(moved.headers.location).toBe('/documents/moved/deep/to.md');
+      expect(moved.body).toMatchObject({
+        document_id: 'moved/deep/to.md',
+        parent_id: 'moved/deep',
+        revision: 2,
+        body: 'second',
+        vector_status: 'pending',
       });
-      expect(response.body.error.message).toContain(
-        'create at the new path, then delete the old one',
-      );
+      await request(t.baseUrl).get('/documents/move/from.md').expect(404);
+      const history = await request(t.baseUrl)
+        .get('/documents/moved/deep/to.md/history')
+        .expect(200);
+      expect(history.body.items.map((i: { revision: number }) => i.revision)).toEqual([1]);
+      expect(await auditOf(db, 'moved/deep/to.md')).toEqual([
+        { operation: 'create', revision: 1, actor: 'local' },
+        { operation: 'update', revision: 2, actor: 'local' },
+        { operation: 'move', revision: 2, actor: 'local' },
+      ]);
+      expect(await auditOf(db, 'move/from.md')).toEqual([
+        { operation: 'moved-away', revision: 2, actor: 'local' },
+      ]);
+      // Listed under its new folder only; the old id is free again.
+      const listed = await request(t.baseUrl).get('/documents?prefix=moved/').expect(200);
+      expect(listed.body.items.map((d: { document_id: string }) => d.document_id)).toEqual([
+        'moved/deep/to.md',
+      ]);
+      await createDocument(t, { document_id: 'move/from.md', body: 'new at the old id' });
+    });
+
+    it('refuses a taken id, a stale revision, a missing source and a bad target, changing nothing', async () => {
+      await createDocument(t, { document_id: 'move/a.md' });
+      await createDocument(t, { document_id: 'move/b.md' });
+      await createDocument(t, { document_id: 'move/gone.md' });
+      await request(t.baseUrl).delete('/documents/move/gone.md').expect(200);
+      const before = await tableCounts(db);
+      const refusals: Array<[object, number, string, Record<string, string>?]> = [
+        [{ to: 'move/b.md' }, 409, 'ALREADY_EXISTS'],
+        [{ to: 'move/gone.md' }, 409, 'ALREADY_EXISTS'],
+        [{ to: 'move/c.md', expected_revision: 7 }, 409, 'REVISION_CONFLICT'],
+        [{ to: 'move/c.md' }, 412, 'REVISION_CONFLICT', { 'If-Match': '"7"' }],
+        [{ to: 'move/a.md' }, 400, 'INVALID_ARGUMENT'],
+        [{ to: '../escape.md' }, 400, 'INVALID_ARGUMENT'],
+        [{}, 400, 'INVALID_ARGUMENT'],
+        [{ to: 'move/c.md', colour: 'red' }, 400, 'INVALID_ARGUMENT'],
+      ];
+      for (const [body, status, code, headers] of refusals) {
+        const response = await request(t.baseUrl)
+          .post('/documents/move/a.md/move')
+          .set(headers ?? {})
+          .send(body)
+          .expect(status);
+        expect([body, response.body.error.code]).toEqual([body, code]);
+      }
+      await request(t.baseUrl)
+        .post('/documents/move/none.md/move')
+        .send({ to: 'move/c.md' })
+        .expect(404);
       expect(await tableCounts(db)).toEqual(before);
     });
   });

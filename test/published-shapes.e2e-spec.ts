@@ -256,11 +256,11 @@ describe('published shapes', () => {
         '/documents/{id}/move',
         {
           method: 'POST',
-          path: '/documents/shapes/a.md/move',
+          path: '/documents/shapes/none.md/move',
           headers: WRITE,
           body: { to: 'shapes/z.md' },
         },
-        501,
+        404,
       ],
       ['/search', { path: '/search?query=' }, 400],
       [

@@ -208,6 +208,39 @@ describe('hybrid search', () => {
     }, 'the passages to be removed');
   });
 
+  it('follows a moved document: found under its new id in every mode, never under the old one', async () => {
+    await request(t.baseUrl)
+      .post('/documents')
+      .send({ document_id: 'kb/tmp/mover.md', body: '# Mover\n\nThe quillwort survey.' })
+      .expect(201);
+    const ready = async (id: string) =>
+      (
+        await sql.query(
+          `SELECT count(*)::int AS n FROM kb_documents WHERE document_id = $1 AND vector_status = 'ready'`,
+          [id],
+        )
+      ).rows[0].n === 1;
+    await waitFor(() => ready('kb/tmp/mover.md'), 'the document to be indexed');
+    await request(t.baseUrl)
+      .post('/documents/kb/tmp/mover.md/move')
+      .send({ to: 'kb/moved/mover.md' })
+      .expect(200);
+    await waitFor(() => ready('kb/moved/mover.md'), 'the moved document to be indexed');
+    for (const mode of ['hybrid', 'lexical']) {
+      const ids = (await search({ query: 'quillwort survey', mode })).results.map(
+        (r: { document_id: string }) => r.document_id,
+      );
+      expect([mode, ids[0]]).toEqual([mode, 'kb/moved/mover.md']);
+      expect(ids).not.toContain('kb/tmp/mover.md');
+    }
+    const { rows } = await sql.query(
+      `SELECT (SELECT count(*)::int FROM kb_passages WHERE document_id = 'kb/tmp/mover.md') AS passages,
+              (SELECT count(*)::int FROM kb_chunk_vectors WHERE document_id = 'kb/tmp/mover.md') AS vectors,
+              (SELECT count(*)::int FROM kb_lexical_documents WHERE document_id = 'kb/tmp/mover.md') AS lexical`,
+    );
+    expect(rows[0]).toEqual({ passages: 0, vectors: 0, lexical: 0 });
+  });
+
   it('says so when results are found by their words only because their vectors are still coming', async () => {
     // A document written a moment ago, chunked but not embedded yet: held back an hour as
     // a retry (the claim ignores the backoff of a first attempt, so it counts as one).

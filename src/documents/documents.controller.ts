@@ -18,7 +18,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { AdminGuard, AuthenticatedRequest } from '../auth/admin.guard';
 import { actorOf as principalActor } from '../auth/api-key.service';
-import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { invalidArgument } from '../common/domain-error';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
@@ -69,6 +69,11 @@ export const updateSchema = z.strictObject({
 export const patchSchema = patchInputSchema;
 
 export const restoreSchema = z.strictObject({ revision }).optional();
+
+export const moveSchema = z.strictObject({
+  to: z.string().describe('The new id'),
+  expected_revision: revision,
+});
 
 /** `GET /documents/a/b/c.md` arrives as segments; `a%2Fb` decodes to one segment holding `/`. */
 type IdSegments = string[] | string;
@@ -167,12 +172,24 @@ export class DocumentsController {
   }
 
   @Post('*id/move')
-  move(@Param('id') id: IdSegments): never {
-    throw new DomainError(
-      ErrorCode.NOT_IMPLEMENTED,
-      'moving a document is not supported: create at the new path, then delete the old one',
-      { document_id: joinId(id) },
+  @HttpCode(200)
+  async move(
+    @Param('id') id: IdSegments,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Headers('prefer') prefer: string | undefined,
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const input = parseInput(moveSchema, body ?? {});
+    const document = await this.documents.move(
+      joinId(id),
+      { to: input.to, expected_revision: expectedRevision(ifMatch, input.expected_revision) },
+      actorOf(request),
+      this.accessOf(request),
     );
+    response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
+    return written(response, prefer, document);
   }
 
   @Get('*id')

@@ -99,6 +99,80 @@ export class DocumentsRepository {
     return rows[0] ?? null;
   }
 
+  /**
+   * Moves an alive document to a new id in one transaction: its row, its earlier versions and
+   * its audit trail take the new id (the audit gains `moved-away` under the old id and `move`
+   * under the new one); what the vector pipeline derived from it under the old id is
+   * dropped and it is queued to be indexed again, and the listeners are told the old id is
+   * gone. Nothing is written when the source is missing or deleted, its revision is not
+   * `expectedRevision`, or any document (alive or deleted) holds the new id.
+   */
+  async move(
+    from: string,
+    to: string,
+    parentOfTo: string | null,
+    expectedRevision: number | undefined,
+    actor: string,
+  ): Promise<
+    | { kind: 'moved'; row: DocumentRow }
+    | { kind: 'missing' }
+    | { kind: 'conflict'; revision: number }
+    | { kind: 'taken' }
+  > {
+    return this.dataSource.transaction(async (manager) => {
+      const [source]: Array<{ revision: number }> = await manager.query(
+        `SELECT revision FROM kb_documents
+          WHERE document_id = $1 AND deleted_at IS NULL FOR UPDATE`,
+        [from],
+      );
+      if (!source) return { kind: 'missing' } as const;
+      if (expectedRevision !== undefined && source.revision !== expectedRevision) {
+        return { kind: 'conflict', revision: source.revision } as const;
+      }
+      const taken: unknown[] = await manager.query(
+        `SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE`,
+        [to],
+      );
+      if (taken.length > 0) return { kind: 'taken' } as const;
+      for (const table of ['kb_chunk_vectors', 'kb_passages', 'kb_lexical_documents']) {
+        await manager.query(`DELETE FROM ${table} WHERE document_id = $1`, [from]);
+      }
+      await manager.query(`SELECT set_config('app.actor', $1::text, true)`, [actor]);
+      // TypeORM answers an UPDATE … RETURNING with [rows, count].
+      const [[row]]: [DocumentRow[], number] = await manager.query(
+        `UPDATE kb_documents
+            SET document_id = $2, parent_id = $3, vector_status = 'pending',
+                vector_queued_at = now(), vector_attempts = 0, vector_next_attempt_at = NULL,
+                vector_error = NULL, vector_revision = NULL, vector_lease_id = NULL,
+                vector_lease_expires_at = NULL
+          WHERE document_id = $1
+         RETURNING ${COLUMNS}`,
+        [from, to, parentOfTo],
+      );
+      await manager.query(
+        `UPDATE kb_document_snapshots SET document_id = $2 WHERE document_id = $1`,
+        [from, to],
+      );
+      await manager.query(`UPDATE kb_audit SET document_id = $2 WHERE document_id = $1`, [
+        from,
+        to,
+      ]);
+      await manager.query(
+        `INSERT INTO kb_audit (operation, document_id, revision, actor)
+         VALUES ('moved-away', $1, $3, $4), ('move', $2, $3, $4)`,
+        [from, to, row.revision, actor],
+      );
+      // The old id is gone (a store without foreign keys drops its points), the new one waits.
+      await manager.query(
+        `SELECT pg_notify('kb_vector_sync', json_build_object('op', 'delete', 'document_id', $1::text)::text),
+                pg_notify('kb_vector_sync', json_build_object('op', 'update', 'document_id', $2::text,
+                                                              'revision', $3::integer)::text)`,
+        [from, to, row.revision],
+      );
+      return { kind: 'moved', row } as const;
+    });
+  }
+
   /** Records a write the access policy refused, in the audit trail (`refused:<operation>`). */
   async recordRefusal(operation: string, documentId: string, actor: string): Promise<void> {
     await this.dataSource.query(

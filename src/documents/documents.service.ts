@@ -304,6 +304,41 @@ export class DocumentsService {
     return { document: documentFromRow(restored.row), changed: restored.changed };
   }
 
+  /**
+   * Moves a document to the id `to`, keeping its revision, earlier versions and audit trail;
+   * conditional on `expected_revision` when given. Needs a write grant on both ids. The new
+   * id must be free: ALREADY_EXISTS when a document, alive or deleted (its history keeps the
+   * id), holds it.
+   */
+  async move(
+    documentId: string,
+    input: { to: string; expected_revision?: number },
+    actor: string,
+    access: Access,
+  ): Promise<Document> {
+    validateDocumentId(documentId);
+    const to = validateDocumentId(input.to, 'to');
+    if (to === documentId) throw invalidArgument('to', 'is the id the document already has');
+    const expected = this.fields.revision(input.expected_revision, 'expected_revision');
+    await this.mayWrite('move', documentId, actor, access);
+    await this.mayWrite('move', to, actor, access);
+    const moved = await this.repository.move(documentId, to, parentOf(to), expected, actor);
+    switch (moved.kind) {
+      case 'moved':
+        return documentFromRow(moved.row);
+      case 'missing':
+        throw notFound(documentId);
+      case 'conflict':
+        throw conflict(documentId, moved.revision, expected!);
+      case 'taken':
+        throw new DomainError(
+          ErrorCode.ALREADY_EXISTS,
+          `document ${to} already exists (or was deleted, and its history keeps the id); choose another id`,
+          { document_id: to },
+        );
+    }
+  }
+
   async history(
     documentId: string,
     query: { limit?: number; offset?: number },

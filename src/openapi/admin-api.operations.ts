@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import {
   createSchema,
   patchSchema,
+  moveSchema,
   restoreSchema,
   updateSchema,
 } from '../documents/documents.controller';
@@ -180,11 +181,25 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'POST /documents/{id}/move': {
     tag: 'Documents',
-    summary: 'Move a document (not supported)',
-    description: 'Always 501: create the document at the new path, then delete the old one.',
-    parameters: [idParameter],
-    responses: {},
-    errors: { 501: 'NOT_IMPLEMENTED, with the advice above' },
+    summary: 'Move a document to a new id',
+    description:
+      'Atomically gives the document the id `to`, keeping its revision, its earlier versions ' +
+      'and its audit trail; semantic indexing follows under the new id within seconds. With ' +
+      '`expected_revision` (or If-Match) the move is a compare-and-set.',
+    parameters: [idParameter, ifMatch, prefer],
+    body: { schema: moveSchema, required: true },
+    responses: {
+      200: {
+        description: 'The moved document; `Location` is its new URL',
+        schema: 'WrittenDocument',
+      },
+    },
+    errors: {
+      404: 'NOT_FOUND: no alive document with this id',
+      409: 'ALREADY_EXISTS: a document (alive or deleted) holds `to`; or REVISION_CONFLICT',
+      412: 'REVISION_CONFLICT: If-Match is not the current revision',
+      415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
+    },
   },
   'GET /search': {
     tag: 'Search',
