@@ -344,6 +344,25 @@ describe('access control', () => {
       expect(JSON.stringify(status.body)).not.toContain('team-a/');
     });
 
+    it('a bulk write answers each item as its single write would', async () => {
+      const response = await request(t.baseUrl)
+        .post('/documents/bulk')
+        .set(as('alice'))
+        .send({
+          items: [
+            { op: 'create', document_id: 'team-a/bulk.md', body: 'ok' },
+            { op: 'update', document_id: 'team-b/open.md', body: 'no' },
+            { op: 'create', document_id: 'hidden/bulk.md', body: 'no' },
+          ],
+        })
+        .expect(200);
+      expect(response.body.results.map((r: Json) => [r.status, r.error?.code ?? 'ok'])).toEqual([
+        [201, 'ok'],
+        [403, 'PERMISSION_DENIED'],
+        [404, 'NOT_FOUND'],
+      ]);
+    });
+
     it('a move needs a write grant on both ids', async () => {
       const out = await request(t.baseUrl)
         .post('/documents/team-b/open.md/move')

@@ -117,6 +117,35 @@ export const deleteResultSchema = documentSchema.pick({
   deleted_at: true,
 });
 
+/** Items of one bulk write at most. */
+export const BULK_MAX_ITEMS = 500;
+
+/** One item's outcome in a bulk write: what the same single write would have answered. */
+export const bulkItemResultSchema = z.object({
+  document_id: z.string(),
+  ok: z.boolean(),
+  status: z
+    .number()
+    .int()
+    .describe('The HTTP status the same single write would have answered (201, 200, 404, 409…)'),
+  revision: z.number().int().optional().describe('The revision written (or kept), when ok'),
+  changed: z.boolean().optional().describe('false when an update changed nothing'),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .catchall(z.unknown())
+    .optional()
+    .describe('Why this item was refused; the others are unaffected'),
+});
+
+/** A bulk write's answer: one result per item, in the order sent. */
+export const bulkResultSchema = z.object({
+  results: z.array(bulkItemResultSchema),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+});
+
+export type BulkResult = z.output<typeof bulkResultSchema>;
+
 /** An earlier version of a document, as the history lists it (the body's size, not the body). */
 export const historyEntrySchema = z.object({
   revision: z.number().int(),

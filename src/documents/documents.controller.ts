@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { AdminGuard, AuthenticatedRequest } from '../auth/admin.guard';
 import { actorOf as principalActor } from '../auth/api-key.service';
 import { invalidArgument } from '../common/domain-error';
+import { restStatus } from '../common/rest-exception.filter';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger } from '../common/validation';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
@@ -26,6 +27,8 @@ import { DocumentsService } from './documents.service';
 import type { Access } from './access';
 import { AccessPolicyService } from './access-policy.service';
 import {
+  BULK_MAX_ITEMS,
+  type BulkResult,
   type Document,
   documentSchema,
   expectedRevisionSchema,
@@ -69,6 +72,28 @@ export const updateSchema = z.strictObject({
 export const patchSchema = patchInputSchema;
 
 export const restoreSchema = z.strictObject({ revision }).optional();
+
+/** One write of a bulk request: the fields of the single write it names. */
+export const bulkItemSchema = z
+  .strictObject({
+    op: z.enum(['create', 'update', 'delete']),
+    document_id: z.string().optional(),
+    path: z.string().optional(),
+    body: z.string().optional(),
+    content: z.string().optional(),
+    title: z.string().optional(),
+    tags,
+    metadata,
+    expected_revision: revision,
+  })
+  .refine((v) => v.document_id !== undefined || v.path !== undefined, {
+    path: ['document_id'],
+    message: 'is required',
+  });
+
+export const bulkSchema = z.strictObject({
+  items: z.array(bulkItemSchema).min(1).max(BULK_MAX_ITEMS),
+});
 
 export const moveSchema = z.strictObject({
   to: z.string().describe('The new id'),
@@ -135,6 +160,39 @@ export class DocumentsController {
     );
     response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
     return written(response, prefer, document);
+  }
+
+  /**
+   * Many creates, updates and deletes in one request (the importer's way in): one result per
+   * item, in order, with the status the single write would have answered; 200 however many
+   * items were refused.
+   */
+  @Post('bulk')
+  @HttpCode(200)
+  async bulk(@Body() body: unknown, @Req() request: AuthenticatedRequest): Promise<BulkResult> {
+    const { items } = parseInput(bulkSchema, body);
+    const outcomes = await this.documents.bulk(
+      items.map(({ path, content, ...item }) => ({
+        ...item,
+        document_id: (item.document_id ?? path)!,
+        body: item.body ?? content,
+      })),
+      actorOf(request),
+      this.accessOf(request),
+    );
+    const results = outcomes.map(({ document_id, document, created, changed, error }) =>
+      error === undefined
+        ? {
+            document_id,
+            ok: true,
+            status: created ? 201 : 200,
+            revision: document!.revision,
+            ...(changed === undefined ? {} : { changed }),
+          }
+        : { document_id, ok: false, status: restStatus(error.code), error: error.toJSON() },
+    );
+    const succeeded = results.filter((r) => r.ok).length;
+    return { results, succeeded, failed: results.length - succeeded };
   }
 
   @Get('*id/history')

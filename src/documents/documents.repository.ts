@@ -100,6 +100,50 @@ export class DocumentsRepository {
   }
 
   /**
+   * {@link insertOrRevive} for many documents in one statement (a bulk write's creates, each
+   * id once): the rows written come back; an id missing from them is alive already.
+   */
+  async insertManyOrRevive(
+    documents: ReadonlyArray<{
+      documentId: string;
+      parentId: string | null;
+      content: DocumentContent;
+    }>,
+    actor: string,
+  ): Promise<Array<Omit<DocumentRow, 'body'>>> {
+    if (documents.length === 0) return [];
+    const column = <T>(pick: (d: (typeof documents)[number]) => T) => documents.map(pick);
+    return this.write(
+      'kb_documents_insert_many_or_revive',
+      actor,
+      `${ACTOR}
+       INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
+         SELECT d.document_id, d.parent_id, d.title,
+                ARRAY(SELECT jsonb_array_elements_text(d.tags)), d.body, d.metadata, d.content_hash
+           FROM actor,
+                unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[],
+                       $7::text[])
+                AS d(document_id, parent_id, title, tags, body, metadata, content_hash)
+         ON CONFLICT (document_id) DO UPDATE
+            SET parent_id = EXCLUDED.parent_id, title = EXCLUDED.title, tags = EXCLUDED.tags,
+                body = EXCLUDED.body, metadata = EXCLUDED.metadata,
+                content_hash = EXCLUDED.content_hash,
+                revision = kb_documents.revision + 1, deleted_at = NULL
+          WHERE kb_documents.deleted_at IS NOT NULL
+         RETURNING ${COLUMNS_BUT_BODY}`,
+      [
+        column((d) => d.documentId),
+        column((d) => d.parentId),
+        column((d) => d.content.title),
+        column((d) => JSON.stringify(d.content.tags)),
+        column((d) => d.content.body),
+        column((d) => JSON.stringify(d.content.metadata)),
+        column((d) => d.content.content_hash),
+      ],
+    );
+  }
+
+  /**
    * Moves an alive document to a new id in one transaction: its row, its earlier versions and
    * its audit trail take the new id (the audit gains `moved-away` under the old id and `move`
    * under the new one); what the vector pipeline derived from it under the old id is

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { faultOf } from '../common/fault';
 import { parentOf, validateDocumentId, validatePrefix } from './document-id';
 import type {
   Document,
@@ -19,6 +20,22 @@ import { Access, type Readable } from './access';
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 100;
+
+/** One write of a bulk call. */
+export type BulkItem = {
+  op: 'create' | 'update' | 'delete';
+  document_id: string;
+  expected_revision?: number;
+} & FieldsInput & { body?: string };
+
+/** What one item of a bulk call did: the document written, or why it was refused. */
+export interface BulkOutcome {
+  document_id: string;
+  document?: Document;
+  created?: boolean;
+  changed?: boolean;
+  error?: DomainError;
+}
 
 /** Completion candidates for an argument, and whether more than these exist. */
 export interface Completions {
@@ -164,15 +181,7 @@ export class DocumentsService {
       content,
       actor,
     );
-    if (!row) {
-      throw new DomainError(
-        ErrorCode.ALREADY_EXISTS,
-        `document ${documentId} already exists; update it instead`,
-        {
-          document_id: documentId,
-        },
-      );
-    }
+    if (!row) throw alreadyExists(documentId);
     return documentFromRow(row);
   }
 
@@ -305,6 +314,119 @@ export class DocumentsService {
   }
 
   /**
+   * Many writes in one call (the bulk route, the importer): each item is the single write it
+   * names — create, update (conditional on `expected_revision` when given) or delete — with
+   * the same validation, access, audit and compare-and-set; an item's refusal is its result
+   * and the others go on. A database outage stops the call: the item it hit and those not yet
+   * tried answer UNAVAILABLE, to be sent again.
+   */
+  async bulk(items: readonly BulkItem[], actor: string, access: Access): Promise<BulkOutcome[]> {
+    const outcomes = new Array<BulkOutcome | undefined>(items.length);
+    const seen = new Map<string, number>();
+    for (const item of items) seen.set(item.document_id, (seen.get(item.document_id) ?? 0) + 1);
+    // The creates of ids the request names once are one statement; the rest one by one, in order.
+    const together = items.flatMap((item, i) =>
+      item.op === 'create' && seen.get(item.document_id) === 1 ? [i] : [],
+    );
+    try {
+      await this.createTogether(items, together, outcomes, actor, access);
+      for (const [i, item] of items.entries()) {
+        if (outcomes[i] !== undefined) continue;
+        try {
+          outcomes[i] = await this.bulkItem(item, actor, access);
+        } catch (error) {
+          if (!(error instanceof DomainError) || faultOf(error) !== undefined) throw error;
+          outcomes[i] = { document_id: item.document_id, error };
+        }
+      }
+    } catch (error) {
+      const fault = faultOf(error);
+      if (fault === undefined) throw error;
+      items.forEach((item, i) => (outcomes[i] ??= { document_id: item.document_id, error: fault }));
+    }
+    return outcomes as BulkOutcome[];
+  }
+
+  /** The creates at `indexes`, validated one by one, written in one statement. */
+  private async createTogether(
+    items: readonly BulkItem[],
+    indexes: readonly number[],
+    outcomes: Array<BulkOutcome | undefined>,
+    actor: string,
+    access: Access,
+  ): Promise<void> {
+    const valid: Array<{
+      i: number;
+      documentId: string;
+      content: ReturnType<DocumentFields['content']>;
+    }> = [];
+    for (const i of indexes) {
+      const { document_id, body, title, tags, metadata } = items[i];
+      try {
+        validateDocumentId(document_id);
+        if (body === undefined) throw invalidArgument('body', 'is required to create');
+        const content = this.fields.content(document_id, { body, title, tags, metadata });
+        await this.mayWrite('create', document_id, actor, access);
+        valid.push({ i, documentId: document_id, content });
+      } catch (error) {
+        if (!(error instanceof DomainError) || faultOf(error) !== undefined) throw error;
+        outcomes[i] = { document_id, error };
+      }
+    }
+    const written = new Map(
+      (
+        await this.repository.insertManyOrRevive(
+          valid.map(({ documentId, content }) => ({
+            documentId,
+            parentId: parentOf(documentId),
+            content,
+          })),
+          actor,
+        )
+      ).map((row) => [row.document_id, row]),
+    );
+    for (const { i, documentId, content } of valid) {
+      const row = written.get(documentId);
+      outcomes[i] =
+        row === undefined
+          ? { document_id: documentId, error: alreadyExists(documentId) }
+          : {
+              document_id: documentId,
+              document: documentFromRow({ ...row, body: content.body }),
+              created: true,
+            };
+    }
+  }
+
+  private async bulkItem(item: BulkItem, actor: string, access: Access): Promise<BulkOutcome> {
+    const { op, document_id, body, title, tags, metadata, expected_revision } = item;
+    switch (op) {
+      case 'create': {
+        if (body === undefined) throw invalidArgument('body', 'is required to create');
+        const document = await this.create(
+          { document_id, body, title, tags, metadata },
+          actor,
+          access,
+        );
+        return { document_id, document, created: true };
+      }
+      case 'update': {
+        const { document, changed } = await this.update(
+          document_id,
+          { body, title, tags, metadata, expected_revision },
+          actor,
+          access,
+        );
+        return { document_id, document, changed };
+      }
+      case 'delete': {
+        const document = await this.delete(document_id, expected_revision, actor, access);
+        return { document_id, document };
+      }
+    }
+  }
+
+  /**
    * Moves a document to the id `to`, keeping its revision, earlier versions and audit trail;
    * conditional on `expected_revision` when given. Needs a write grant on both ids. The new
    * id must be free: ALREADY_EXISTS when a document, alive or deleted (its history keeps the
@@ -434,6 +556,14 @@ function notFound(documentId: string, access?: Access): DomainError {
   return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
     document_id: documentId,
   });
+}
+
+function alreadyExists(documentId: string): DomainError {
+  return new DomainError(
+    ErrorCode.ALREADY_EXISTS,
+    `document ${documentId} already exists; update it instead`,
+    { document_id: documentId },
+  );
 }
 
 /**

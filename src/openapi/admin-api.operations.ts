@@ -3,10 +3,12 @@ import type { z } from 'zod';
 import {
   createSchema,
   patchSchema,
+  bulkSchema,
   moveSchema,
   restoreSchema,
   updateSchema,
 } from '../documents/documents.controller';
+import { BULK_MAX_ITEMS } from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import type { ResponseSchemaName } from './openapi.schemas';
 
@@ -103,6 +105,25 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     errors: {
       409: 'ALREADY_EXISTS: a document with this id is alive',
       413: 'TOO_LARGE: the body, metadata, title or tags exceed a limit (named in the message)',
+      415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
+    },
+  },
+  'POST /documents/bulk': {
+    tag: 'Documents',
+    summary: 'Create, update and delete many documents',
+    description:
+      `Up to ${BULK_MAX_ITEMS} items, each \`{"op": "create" | "update" | "delete", "document_id", ...}\` ` +
+      'with the fields of the single write it names (`expected_revision` makes an update or ' +
+      'delete a compare-and-set). Each item is validated, checked against the access policy, ' +
+      'audited and written as that single write would be; one refused item does not stop ' +
+      'the others (partial success), and its result carries the status and error the single ' +
+      'write would have answered. A database outage answers the items not yet written with ' +
+      'UNAVAILABLE (503): send those again.',
+    parameters: [],
+    body: { schema: bulkSchema, required: true },
+    responses: { 200: { description: 'One result per item, in order', schema: 'BulkResult' } },
+    errors: {
+      413: 'TOO_LARGE: the request body exceeds MAX_REQUEST_BYTES',
       415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
     },
   },

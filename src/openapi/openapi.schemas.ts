@@ -9,6 +9,7 @@ import {
   patchResultSchema,
   writeResultSchema,
   writtenDocumentSchema,
+  bulkResultSchema,
 } from '../documents/document.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
@@ -57,6 +58,7 @@ export const RESPONSE_SCHEMAS = {
   WriteResult: writeResultSchema,
   PatchResult: patchResultSchema,
   DeleteResult: deleteResultSchema,
+  BulkResult: bulkResultSchema,
   ListResult: listResultSchema,
   HistoryResult: historyResultSchema,
   SearchResponse: searchResponseSchema,
