@@ -1,9 +1,17 @@
 // Bulk writes (docs/documents.md, `POST /documents/bulk`): 10 000 new documents of 2–6 KB
-// sent 200 to a request, two requests at a time, as an importer sends a folder. Prints the
-// documents written per second (target ≥ 1 500 on 2 cores; embedding follows in the
-// background, as for every write) and each request's latency.
+// sent 200 to a request, two requests at a time; then the same number of files imported by
+// `agent-data import` (docs/cli.md) from a folder. Prints the documents written per second
+// (target ≥ 1 500 on 2 cores; embedding follows in the background, as for every write).
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { round } from '../lib.mjs';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'agent-data.js');
 
 const DOCUMENTS = Number(process.env.BENCH_BULK_DOCS ?? 10_000);
 const PER_REQUEST = 200;
@@ -13,7 +21,7 @@ const WORDS = `import export folder markdown document heading section paragraph 
   .split(/\s+/)
   .filter(Boolean);
 
-export default async function bulk({ load, headers, settle, log }) {
+export default async function bulk({ load, baseUrl, headers, settle, log }) {
   const run = Date.now().toString(36);
   const body = (i) => {
     const words = 300 + ((i * 7919) % 600); // some 2–6 KB
@@ -21,6 +29,7 @@ export default async function bulk({ load, headers, settle, log }) {
     return `# Imported ${i}\n\n${text.join(' ')}\n`;
   };
   const requests = Math.ceil(DOCUMENTS / PER_REQUEST);
+  let imported;
   const started = performance.now();
   const result = await load({
     concurrency: CONCURRENCY,
@@ -49,7 +58,44 @@ export default async function bulk({ load, headers, settle, log }) {
   const perSecond = round(DOCUMENTS / seconds);
   log(`bulk: ${DOCUMENTS} documents in ${round(seconds)} s: ${perSecond} documents/s`);
   await settle('embedding of the bulk writes');
+
+  // The same through the command line, from files.
+  const dir = mkdtempSync(join(tmpdir(), 'agent-data-import-'));
+  try {
+    for (let i = 0; i < DOCUMENTS; i++) {
+      const file = join(dir, `f${i % 50}`, `doc-${i}.md`);
+      if (i < 50) mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, body(i));
+    }
+    const t0 = performance.now();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [BIN, 'import', dir, '--prefix', `bench-import/${run}`],
+      {
+        env: { ...process.env, AGENT_DATA_URL: baseUrl, AGENT_DATA_API_KEY: headers['X-API-Key'] },
+      },
+    );
+    const importSeconds = (performance.now() - t0) / 1000;
+    imported = {
+      seconds: importSeconds,
+      perSecond: round(DOCUMENTS / importSeconds),
+      summary: stdout.trim(),
+    };
+    log(
+      `bulk: agent-data import of ${DOCUMENTS} files in ${round(importSeconds)} s: ${imported.perSecond} documents/s (${imported.summary})`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await settle('embedding of the imported files');
   return [
+    {
+      scenario: `agent-data import of ${DOCUMENTS} files of 2–6 KB`,
+      p50: round(imported.seconds * 1000),
+      rps: imported.perSecond,
+      requests: DOCUMENTS,
+      compared: `${imported.perSecond} documents/s (target ≥ 1 500), ${imported.summary}`,
+    },
     {
       scenario: `bulk create (${PER_REQUEST} documents of 2–6 KB a request, ${CONCURRENCY} at a time)`,
       ...result,

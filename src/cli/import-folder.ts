@@ -1,0 +1,230 @@
+import { RequestFailed, RestClient } from './rest-client';
+import { readSource, sourceFiles, type SourceDocument } from './source-files';
+
+export interface ImportOptions {
+  readonly dir: string;
+  /** The folder the files go under (`a/b.md` → `FOLDER/a/b.md`); none: the ids are the paths. */
+  readonly prefix?: string;
+  readonly mirror: boolean;
+  readonly dryRun: boolean;
+  readonly maxBytes: number;
+  /** Told how far the run has got, for a progress bar. */
+  readonly progress?: (done: number, total: number) => void;
+}
+
+export interface ImportReport {
+  created: string[];
+  updated: string[];
+  moved: Array<{ from: string; to: string }>;
+  unchanged: string[];
+  deleted: string[];
+  skipped: Array<{ file: string; reason: string }>;
+  failed: Array<{ document_id: string; error: string }>;
+  dry_run: boolean;
+}
+
+interface Listed {
+  readonly revision: number;
+}
+
+interface BulkResult {
+  results: Array<{
+    document_id: string;
+    ok: boolean;
+    status: number;
+    changed?: boolean;
+    error?: { code: string; message: string };
+  }>;
+}
+
+/** Items of one bulk request at most, and its JSON at most (under MAX_REQUEST_BYTES). */
+const BATCH_ITEMS = 200;
+const BATCH_BYTES = 1_500_000;
+
+/**
+ * Brings a folder of files into the knowledge base through the admin API: new files are
+ * created, existing ones updated conditionally on the revision listed (an unchanged file is
+ * an update that changes nothing: no revision, no re-embedding), a file renamed with the same
+ * content becomes a move, and with `mirror` the documents under the prefix with no file any
+ * more are deleted (soft). Bulk requests of up to 200 documents.
+ */
+export async function importFolder(
+  client: RestClient,
+  options: ImportOptions,
+): Promise<ImportReport> {
+  const report: ImportReport = {
+    created: [],
+    updated: [],
+    moved: [],
+    unchanged: [],
+    deleted: [],
+    skipped: [],
+    failed: [],
+    dry_run: options.dryRun,
+  };
+  const folder = options.prefix === undefined ? '' : `${options.prefix.replace(/\/+$/, '')}/`;
+  const { files, skipped } = await sourceFiles(options.dir, options.maxBytes);
+  report.skipped.push(...skipped.map((s) => ({ file: s.relative, reason: s.reason })));
+
+  const wanted = new Map<string, SourceDocument>();
+  for (const file of files) {
+    try {
+      wanted.set(`${folder}${file.relative}`, await readSource(file));
+    } catch (error) {
+      report.failed.push({
+        document_id: `${folder}${file.relative}`,
+        error: (error as Error).message,
+      });
+    }
+  }
+  const existing = await listAll(client, folder);
+  const fresh = [...wanted.keys()].filter((id) => !existing.has(id));
+  const gone = [...existing.keys()].filter(
+    (id) => !wanted.has(id) && !report.failed.some((f) => f.document_id === id),
+  );
+
+  // A document with no file and a new file of the same content: the file was renamed.
+  const moves: Array<{ from: string; to: string }> = [];
+  if (fresh.length > 0 && gone.length > 0) {
+    const byBody = new Map<string, string[]>();
+    for (const id of fresh) {
+      const list = byBody.get(wanted.get(id)!.body) ?? [];
+      list.push(id);
+      byBody.set(wanted.get(id)!.body, list);
+    }
+    for (const id of gone) {
+      const { body } = await client.call<{ body: string }>('GET', `/documents/${encodeId(id)}`);
+      const to = byBody.get(body)?.shift();
+      if (to !== undefined) moves.push({ from: id, to });
+    }
+  }
+  const movedTo = new Set(moves.map((m) => m.to));
+  const movedFrom = new Set(moves.map((m) => m.from));
+
+  const items: Array<Record<string, unknown>> = [];
+  for (const id of fresh) {
+    if (!movedTo.has(id))
+      items.push({ op: 'create', document_id: id, ...fieldsOf(wanted.get(id)!) });
+  }
+  for (const [id, listed] of existing) {
+    if (wanted.has(id)) {
+      items.push({
+        op: 'update',
+        document_id: id,
+        expected_revision: listed.revision,
+        ...fieldsOf(wanted.get(id)!),
+      });
+    }
+  }
+  const deletes = options.mirror ? gone.filter((id) => !movedFrom.has(id)) : [];
+  for (const id of deletes)
+    items.push({ op: 'delete', document_id: id, expected_revision: existing.get(id)!.revision });
+
+  const total = items.length + moves.length;
+  let done = 0;
+  options.progress?.(0, total);
+  if (options.dryRun) {
+    for (const item of items) {
+      const id = item.document_id as string;
+      if (item.op === 'create') report.created.push(id);
+      else if (item.op === 'delete') report.deleted.push(id);
+      else report.updated.push(id);
+    }
+    report.moved.push(...moves);
+    return report;
+  }
+  for (const move of moves) {
+    try {
+      await client.call('POST', `/documents/${encodeId(move.from)}/move`, { to: move.to });
+      report.moved.push(move);
+      // Its fields may have changed too: checked (and written only if so) with the updates.
+      items.push({ op: 'update', document_id: move.to, ...fieldsOf(wanted.get(move.to)!) });
+    } catch (error) {
+      report.failed.push({ document_id: move.from, error: messageOf(error) });
+    }
+    options.progress?.(++done, total);
+  }
+  for (const batch of batches(items)) {
+    const answer = await client.call<BulkResult>('POST', '/documents/bulk', { items: batch });
+    answer.results.forEach((result, k) => {
+      const op = batch[k].op;
+      const moved = op === 'update' && movedTo.has(result.document_id);
+      if (!result.ok) {
+        report.failed.push({
+          document_id: result.document_id,
+          error: `${result.error?.code ?? result.status}: ${result.error?.message ?? ''}`,
+        });
+      } else if (op === 'create') report.created.push(result.document_id);
+      else if (op === 'delete') report.deleted.push(result.document_id);
+      else if (result.changed) report.updated.push(result.document_id);
+      else if (!moved) report.unchanged.push(result.document_id);
+    });
+    done += batch.filter(
+      (item) => !(item.op === 'update' && movedTo.has(item.document_id as string)),
+    ).length;
+    options.progress?.(Math.min(done, total), total);
+  }
+  return report;
+}
+
+/** The one-line summary of a report. */
+export function summaryOf(report: ImportReport): string {
+  const line = `created ${report.created.length}, updated ${report.updated.length}, moved ${report.moved.length}, unchanged ${report.unchanged.length}, deleted ${report.deleted.length}, skipped ${report.skipped.length}, failed ${report.failed.length}`;
+  if (!report.dry_run) return line;
+  // Whether an existing document changes is known only by writing it: those are to be checked.
+  return `dry run, nothing written: would create ${report.created.length}, move ${report.moved.length}, delete ${report.deleted.length}, and check ${report.updated.length} existing documents for changes; skipped ${report.skipped.length}, failed ${report.failed.length}`;
+}
+
+/** Every alive document under `folder`, with its revision, page by page. */
+export async function listAll(client: RestClient, folder: string): Promise<Map<string, Listed>> {
+  const found = new Map<string, Listed>();
+  for (let offset: number | null = 0; offset !== null;) {
+    const page: {
+      items: Array<{ document_id: string; revision: number }>;
+      next_offset: number | null;
+    } = await client.call(
+      'GET',
+      `/documents?${new URLSearchParams({ ...(folder === '' ? {} : { prefix: folder }), limit: '100', offset: String(offset) })}`,
+    );
+    for (const item of page.items) found.set(item.document_id, { revision: item.revision });
+    offset = page.next_offset;
+  }
+  return found;
+}
+
+function fieldsOf(document: SourceDocument): Record<string, unknown> {
+  return {
+    body: document.body,
+    ...(document.title === undefined ? {} : { title: document.title }),
+    ...(document.tags === undefined ? {} : { tags: document.tags }),
+    ...(document.metadata === undefined ? {} : { metadata: document.metadata }),
+  };
+}
+
+function* batches(
+  items: Array<Record<string, unknown>>,
+): Generator<Array<Record<string, unknown>>> {
+  let batch: Array<Record<string, unknown>> = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item));
+    if (batch.length > 0 && (batch.length >= BATCH_ITEMS || bytes + size > BATCH_BYTES)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(item);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+export function encodeId(documentId: string): string {
+  return documentId.split('/').map(encodeURIComponent).join('/');
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof RequestFailed
+    ? `${error.code}: ${error.message}`
+    : (error as Error).message;
+}

@@ -1,0 +1,218 @@
+import { SingleBar } from 'cli-progress';
+import { readFileSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { exportFolder } from './export-folder';
+import { importFolder, summaryOf } from './import-folder';
+import { RestClient } from './rest-client';
+
+const USAGE = `agent-data <command> [options]
+
+Commands:
+  serve                          run the server (what npm start runs)
+  import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
+                                 bring a folder of files in (markdown, text, HTML, PDF, DOCX)
+  export <FOLDER> <dir> [--json] write the documents under FOLDER as files
+
+Options of import and export:
+  --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
+  --api-key-file FILE   the API key, read from a file (default: AGENT_DATA_API_KEY)
+  --help                this text
+
+Exit codes: 0 done, 1 some items failed (each is listed), 2 a usage error.`;
+
+const IMPORT_USAGE = `agent-data import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
+
+Brings the files under <dir> in: <dir>/a/b.md becomes FOLDER/a/b.md. YAML front matter gives
+the title, the tags and (the rest) the metadata. .md, .markdown and .txt are taken as they are;
+.html, .htm, .pdf and .docx are converted to markdown. Hidden files and folders, symbolic links,
+other types and files over the body limit are skipped, each with its reason.
+
+An unchanged file writes nothing; a changed one is an update conditional on the revision listed;
+a file renamed with the same content is a move. Running it twice reports 0 changes.
+
+  --prefix FOLDER   the folder the documents go under (required with --mirror)
+  --mirror          also delete (softly) the documents under FOLDER that have no file any more
+  --dry-run         say what would be done, write nothing
+  --json            print a machine-readable report instead of the summary line
+  --max-bytes N     the server's body limit (default 1048576)
+  --server URL, --api-key-file FILE: as for every command`;
+
+const EXPORT_USAGE = `agent-data export <FOLDER> <dir> [--json]
+
+Writes every document under FOLDER into <dir> (FOLDER/a/b.md → <dir>/a/b.md) with YAML front
+matter (title, tags, metadata) and the body as it is. Importing <dir> with --prefix FOLDER
+afterwards changes nothing.
+
+  --json   print a machine-readable report instead of the summary line
+  --server URL, --api-key-file FILE: as for every command`;
+
+class UsageError extends Error {}
+
+/** Runs one command; resolves with the process's exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      case 'serve':
+        if (rest.includes('--help')) {
+          process.stdout.write(
+            'agent-data serve\n\nRuns the server on its configuration (see docs/configuration.md).\n',
+          );
+          return 0;
+        }
+        await import('../main');
+        return -1; // the server runs until it is stopped
+      case 'import':
+        return await runImport(rest);
+      case 'export':
+        return await runExport(rest);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      process.stderr.write(`agent-data: ${(error as Error).message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`agent-data: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+const COMMON = {
+  server: { type: 'string' },
+  'api-key-file': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+async function runImport(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      ...COMMON,
+      prefix: { type: 'string' },
+      mirror: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+      'max-bytes': { type: 'string' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${IMPORT_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('import takes one folder');
+  const [dir] = positionals;
+  const folder = statSync(dir, { throwIfNoEntry: false });
+  if (folder === undefined) throw new Error(`${dir} does not exist`);
+  if (!folder.isDirectory()) throw new Error(`${dir} is not a folder`);
+  if (values.mirror && !values.prefix) throw new UsageError('--mirror needs --prefix');
+  const maxBytes = Number(values['max-bytes'] ?? 1_048_576);
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new UsageError('--max-bytes must be a number of bytes');
+  const bar = progressBar(values.json === true);
+  const report = await importFolder(client(values), {
+    dir,
+    prefix: values.prefix,
+    mirror: values.mirror === true,
+    dryRun: values['dry-run'] === true,
+    maxBytes,
+    progress: bar?.update,
+  });
+  bar?.stop();
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ ...report, summary: summaryOf(report) }, null, 2)}\n`);
+  } else {
+    for (const { file, reason } of report.skipped)
+      process.stderr.write(`skipped ${file}: ${reason}\n`);
+    for (const { document_id, error } of report.failed) {
+      process.stderr.write(`failed ${document_id}: ${error}\n`);
+    }
+    process.stdout.write(`${summaryOf(report)}\n`);
+  }
+  return report.failed.length > 0 ? 1 : 0;
+}
+
+async function runExport(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: COMMON,
+  });
+  if (values.help) {
+    process.stdout.write(`${EXPORT_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 2) throw new UsageError('export takes a FOLDER and a target folder');
+  const [folder, dir] = positionals;
+  const bar = progressBar(values.json === true);
+  const report = await exportFolder(client(values), folder, dir, bar?.update);
+  bar?.stop();
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    for (const { document_id, error } of report.failed) {
+      process.stderr.write(`failed ${document_id}: ${error}\n`);
+    }
+    process.stdout.write(`exported ${report.written.length}, failed ${report.failed.length}\n`);
+  }
+  return report.failed.length > 0 ? 1 : 0;
+}
+
+function client(values: { server?: string; 'api-key-file'?: string }): RestClient {
+  const server = (values.server ?? process.env.AGENT_DATA_URL ?? 'http://127.0.0.1:8080').replace(
+    /\/+$/,
+    '',
+  );
+  try {
+    new URL(server);
+  } catch {
+    throw new UsageError(`--server ${server} is not a URL`);
+  }
+  let key = process.env.AGENT_DATA_API_KEY;
+  if (values['api-key-file'] !== undefined) {
+    try {
+      key = readFileSync(values['api-key-file'], 'utf8').trim();
+    } catch (error) {
+      throw new Error(
+        `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+  }
+  return new RestClient(server, key, (line) => process.stderr.write(`${line}\n`));
+}
+
+/** A progress bar on a terminal (never in JSON mode, never into a pipe). */
+function progressBar(
+  json: boolean,
+): { update: (done: number, total: number) => void; stop: () => void } | undefined {
+  if (json || !process.stderr.isTTY) return undefined;
+  const bar = new SingleBar({
+    stream: process.stderr,
+    format: '{bar} {value}/{total} {percentage}%',
+    hideCursor: true,
+  });
+  let started = false;
+  return {
+    update: (done, total) => {
+      if (!started) {
+        bar.start(total, done);
+        started = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(done);
+      }
+    },
+    stop: () => started && bar.stop(),
+  };
+}

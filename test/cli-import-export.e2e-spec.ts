@@ -1,0 +1,199 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Document, Packer, Paragraph } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import type { Client } from 'pg';
+import request from 'supertest';
+import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
+
+const run = promisify(execFile);
+const BIN = join(__dirname, '..', 'bin', 'agent-data.js');
+const KEY = 'cli-key-0123456789abcdef0123';
+
+/**
+ * The `agent-data` command against a running server (docs/cli.md): a folder in, again with
+ * nothing changed, edited and renamed, exported and imported back.
+ */
+describe('agent-data import and export', () => {
+  let t: TestApp;
+  let sql: Client;
+  let dir: string;
+  const cli = (...args: string[]) => cliWith(KEY, ...args);
+  const cliWith = async (key: string, ...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+        env: { ...process.env, AGENT_DATA_URL: t.baseUrl, AGENT_DATA_API_KEY: key },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ API_KEYS: `cli:${KEY}:admin`, VECTOR_SYNC_ENABLED: 'true' });
+    sql = await t.db.client();
+    dir = mkdtempSync(join(tmpdir(), 'agent-data-cli-'));
+    const src = join(dir, 'src');
+    mkdirSync(join(src, 'guide'), { recursive: true });
+    mkdirSync(join(src, '.obsidian'));
+    mkdirSync(join(src, 'ünïcode'));
+    writeFileSync(
+      join(src, 'guide', 'intro.md'),
+      '---\ntitle: Getting started\ntags: [intro, guide]\nowner: docs-team\n---\n# Intro\n\nWelcome aboard.\n',
+    );
+    writeFileSync(join(src, 'guide', 'other.md'), '# Other\n\nA page about the harbour.\n');
+    writeFileSync(join(src, 'ünïcode', '日本.md'), '# 日本\n\n東京の天気\n');
+    writeFileSync(join(src, 'notes.txt'), 'plain notes\n');
+    writeFileSync(
+      join(src, 'page.html'),
+      '<html><body><h1>Release page</h1><p>The <b>marmalade</b> release.</p></body></html>',
+    );
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    pdf
+      .addPage()
+      .drawText('The quarterly zephyrine figures rose sharply.', { x: 40, y: 700, size: 12, font });
+    writeFileSync(join(src, 'report.pdf'), await pdf.save());
+    const docx = new Document({
+      sections: [{ children: [new Paragraph('The docx memo mentions quokkas.')] }],
+    });
+    writeFileSync(join(src, 'memo.docx'), await Packer.toBuffer(docx));
+    writeFileSync(join(src, 'broken.pdf'), 'not a pdf at all');
+    writeFileSync(join(src, 'bad.md'), '---\ntitle: [unclosed\n---\nbody\n');
+    writeFileSync(join(src, '.obsidian', 'workspace.md'), 'hidden');
+    writeFileSync(join(src, 'image.png'), 'png');
+    writeFileSync(join(src, 'big.md'), 'x'.repeat(5000));
+    symlinkSync('.', join(src, 'loop'));
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('imports a folder, converting HTML, PDF and DOCX, skipping and failing with reasons', async () => {
+    const first = await cli('import', join(dir, 'src'), '--prefix', 'kb', '--max-bytes', '4096');
+    expect(first.code).toBe(1);
+    expect(first.stdout.trim()).toBe(
+      'created 7, updated 0, moved 0, unchanged 0, deleted 0, skipped 4, failed 2',
+    );
+    expect(first.stderr).toContain('skipped .obsidian: hidden');
+    expect(first.stderr).toContain('skipped image.png: not a type that is imported (.png)');
+    expect(first.stderr).toContain('skipped big.md: 5000 bytes, over the body limit of 4096');
+    expect(first.stderr).toContain('skipped loop: a symbolic link (not followed)');
+    expect(first.stderr).toMatch(/failed kb\/bad\.md: invalid front matter/);
+    expect(first.stderr).toMatch(/failed kb\/broken\.pdf: not a readable PDF file/);
+    expect(first.stderr).not.toMatch(/\n\s+at /); // never a stack trace
+
+    const intro = await request(t.baseUrl)
+      .get('/documents/kb/guide/intro.md')
+      .set('X-API-Key', KEY);
+    expect(intro.body).toMatchObject({
+      title: 'Getting started',
+      tags: ['intro', 'guide'],
+      metadata: { owner: 'docs-team' },
+      body: '# Intro\n\nWelcome aboard.\n',
+    });
+    const page = await request(t.baseUrl).get('/documents/kb/page.html').set('X-API-Key', KEY);
+    expect(page.body.body).toContain('# Release page');
+    expect(page.body.metadata).toEqual({ source_type: 'html' });
+    const memo = await request(t.baseUrl).get('/documents/kb/memo.docx').set('X-API-Key', KEY);
+    expect(memo.body.body).toContain('quokkas');
+
+    await waitFor(
+      async () =>
+        (
+          await sql.query(
+            `SELECT count(*)::int AS n FROM kb_documents WHERE vector_status <> 'ready'`,
+          )
+        ).rows[0].n === 0,
+      'the imported documents to be indexed',
+    );
+    const found = await request(t.baseUrl)
+      .get('/search')
+      .query({ query: 'quarterly zephyrine figures', mode: 'lexical' })
+      .set('X-API-Key', KEY);
+    expect(found.body.results[0].document_id).toBe('kb/report.pdf');
+  });
+
+  it('changes nothing the second time, then updates an edit and moves a rename', async () => {
+    rmSync(join(dir, 'src', 'bad.md'));
+    rmSync(join(dir, 'src', 'broken.pdf'));
+    const again = await cli('import', join(dir, 'src'), '--prefix', 'kb', '--max-bytes', '4096');
+    expect([again.code, again.stdout.trim()]).toEqual([
+      0,
+      'created 0, updated 0, moved 0, unchanged 7, deleted 0, skipped 4, failed 0',
+    ]);
+    const revisions = await sql.query(`SELECT sum(revision)::int AS n FROM kb_documents`);
+    writeFileSync(join(dir, 'src', 'notes.txt'), 'plain notes, edited\n');
+    const other = readFileSync(join(dir, 'src', 'guide', 'other.md'));
+    rmSync(join(dir, 'src', 'guide', 'other.md'));
+    writeFileSync(join(dir, 'src', 'guide', 'renamed.md'), other);
+    const changed = await cli('import', join(dir, 'src'), '--prefix', 'kb', '--max-bytes', '4096');
+    expect(changed.stdout.trim()).toBe(
+      'created 0, updated 1, moved 1, unchanged 5, deleted 0, skipped 4, failed 0',
+    );
+    const after = await sql.query(`SELECT sum(revision)::int AS n FROM kb_documents`);
+    expect(after.rows[0].n).toBe(revisions.rows[0].n + 1); // the edit; a move keeps its revision
+    await request(t.baseUrl).get('/documents/kb/guide/other.md').set('X-API-Key', KEY).expect(404);
+    await request(t.baseUrl)
+      .get('/documents/kb/guide/renamed.md')
+      .set('X-API-Key', KEY)
+      .expect(200);
+  });
+
+  it('exports a folder that imports back with no change, non-ASCII names included', async () => {
+    const out = join(dir, 'out');
+    const exported = await cli('export', 'kb', out);
+    expect([exported.code, exported.stdout.trim()]).toEqual([0, 'exported 7, failed 0']);
+    expect(readFileSync(join(out, 'guide', 'intro.md'), 'utf8')).toBe(
+      '---\ntitle: Getting started\ntags:\n  - intro\n  - guide\nowner: docs-team\n---\n# Intro\n\nWelcome aboard.\n',
+    );
+    expect(readFileSync(join(out, 'ünïcode', '日本.md'), 'utf8')).toContain('東京の天気');
+    const back = await cli('import', out, '--prefix', 'kb', '--json');
+    const report = JSON.parse(back.stdout);
+    expect(report.summary).toBe(
+      'created 0, updated 0, moved 0, unchanged 7, deleted 0, skipped 0, failed 0',
+    );
+    // --mirror deletes what has no file any more; a dry run says so first.
+    rmSync(join(out, 'notes.txt'));
+    const dry = await cli('import', out, '--prefix', 'kb', '--mirror', '--dry-run');
+    expect(dry.stdout).toMatch(/^dry run, nothing written: would create 0, move 0, delete 1, /);
+    await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(200);
+    const mirrored = await cli('import', out, '--prefix', 'kb', '--mirror');
+    expect(mirrored.stdout).toMatch(/deleted 1/);
+    await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(404);
+  });
+
+  it('answers a usage error with 2 and a clear line, and a bad target or key with 1', async () => {
+    expect((await cli('import')).code).toBe(2);
+    expect((await cli('frobnicate')).code).toBe(2);
+    expect((await cli('import', join(dir, 'src'), '--mirror')).stderr).toContain(
+      '--mirror needs --prefix',
+    );
+    const missing = await cli('import', join(dir, 'nope'));
+    expect([missing.code, missing.stderr.trim()]).toEqual([
+      1,
+      `agent-data: ${join(dir, 'nope')} does not exist`,
+    ]);
+    writeFileSync(join(dir, 'a-file'), 'x');
+    const onFile = await cli('export', 'kb', join(dir, 'a-file'));
+    expect([onFile.code, onFile.stderr.trim()]).toEqual([
+      1,
+      `agent-data: ${join(dir, 'a-file')} is not a folder`,
+    ]);
+    const { stderr, code } = await cliWith(
+      'wrong-key-0123456789abcdef',
+      'export',
+      'kb',
+      join(dir, 'x'),
+    );
+    expect([code, stderr.trim()]).toEqual([1, 'agent-data: the API key is not valid']);
+    expect((await cli('import', '--help')).stdout).toContain('agent-data import <dir>');
+  });
+});
