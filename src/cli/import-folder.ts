@@ -37,6 +37,23 @@ interface BulkResult {
   }>;
 }
 
+/** Files read at the same time, and bulk requests sent at the same time. */
+const READERS = 16;
+const SENDERS = 2;
+
+/** Runs `task(0)` … `task(count - 1)`, at most `width` at a time. */
+async function inParallel(
+  count: number,
+  width: number,
+  task: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, worker));
+}
+
 /** Items of one bulk request at most, and its JSON at most (under MAX_REQUEST_BYTES). */
 const BATCH_ITEMS = 200;
 const BATCH_BYTES = 1_500_000;
@@ -67,16 +84,16 @@ export async function importFolder(
   report.skipped.push(...skipped.map((s) => ({ file: s.relative, reason: s.reason })));
 
   const wanted = new Map<string, SourceDocument>();
-  for (const file of files) {
-    try {
-      wanted.set(`${folder}${file.relative}`, await readSource(file));
-    } catch (error) {
-      report.failed.push({
-        document_id: `${folder}${file.relative}`,
-        error: (error as Error).message,
-      });
-    }
-  }
+  const read = new Array<SourceDocument | Error>(files.length);
+  await inParallel(files.length, READERS, async (i) => {
+    read[i] = await readSource(files[i]).catch((error: Error) => error);
+  });
+  files.forEach((file, i) => {
+    const id = `${folder}${file.relative}`;
+    const document = read[i];
+    if (document instanceof Error) report.failed.push({ document_id: id, error: document.message });
+    else wanted.set(id, document);
+  });
   const existing = await listAll(client, folder);
   const fresh = [...wanted.keys()].filter((id) => !existing.has(id));
   const gone = [...existing.keys()].filter(
@@ -144,7 +161,9 @@ export async function importFolder(
     }
     options.progress?.(++done, total);
   }
-  for (const batch of batches(items)) {
+  const all = [...batches(items)];
+  await inParallel(all.length, SENDERS, async (b) => {
+    const batch = all[b];
     const answer = await client.call<BulkResult>('POST', '/documents/bulk', { items: batch });
     answer.results.forEach((result, k) => {
       const op = batch[k].op;
@@ -163,7 +182,9 @@ export async function importFolder(
       (item) => !(item.op === 'update' && movedTo.has(item.document_id as string)),
     ).length;
     options.progress?.(Math.min(done, total), total);
-  }
+  });
+  for (const list of [report.created, report.updated, report.unchanged, report.deleted])
+    list.sort();
   return report;
 }
 
