@@ -41,6 +41,17 @@ export type SnapshotRow = Omit<HistoryEntry, 'deleted_at' | 'snapshot_at'> & {
  */
 const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true))`;
 
+/**
+ * The end of a create: a soft-deleted document of the same id comes back with the new
+ * content, its revision continuing; an alive one is left alone (no row returned).
+ */
+const REVIVE = `ON CONFLICT (document_id) DO UPDATE
+            SET parent_id = EXCLUDED.parent_id, title = EXCLUDED.title, tags = EXCLUDED.tags,
+                body = EXCLUDED.body, metadata = EXCLUDED.metadata,
+                content_hash = EXCLUDED.content_hash,
+                revision = kb_documents.revision + 1, deleted_at = NULL
+          WHERE kb_documents.deleted_at IS NOT NULL`;
+
 const COLUMNS = `document_id, parent_id, title, tags, body, metadata, revision, content_hash,
   vector_status, vector_revision, vector_error, created_at, updated_at, deleted_at`;
 /**
@@ -124,12 +135,7 @@ export class DocumentsRepository {
                 unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[],
                        $7::text[])
                 AS d(document_id, parent_id, title, tags, body, metadata, content_hash)
-         ON CONFLICT (document_id) DO UPDATE
-            SET parent_id = EXCLUDED.parent_id, title = EXCLUDED.title, tags = EXCLUDED.tags,
-                body = EXCLUDED.body, metadata = EXCLUDED.metadata,
-                content_hash = EXCLUDED.content_hash,
-                revision = kb_documents.revision + 1, deleted_at = NULL
-          WHERE kb_documents.deleted_at IS NOT NULL
+         ${REVIVE}
          RETURNING ${COLUMNS_BUT_BODY}`,
       [
         column((d) => d.documentId),
@@ -241,12 +247,7 @@ export class DocumentsRepository {
       `${ACTOR}
        INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
          SELECT $1, $2, $3, $4::text[], $5, $6::jsonb, $7 FROM actor
-         ON CONFLICT (document_id) DO UPDATE
-            SET parent_id = EXCLUDED.parent_id, title = EXCLUDED.title, tags = EXCLUDED.tags,
-                body = EXCLUDED.body, metadata = EXCLUDED.metadata,
-                content_hash = EXCLUDED.content_hash,
-                revision = kb_documents.revision + 1, deleted_at = NULL
-          WHERE kb_documents.deleted_at IS NOT NULL
+         ${REVIVE}
          RETURNING ${COLUMNS_BUT_BODY}`,
       [
         documentId,
