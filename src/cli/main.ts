@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { exportFolder } from './export-folder';
 import { importFolder, summaryOf } from './import-folder';
+import { MCP_USAGE, McpUsageError } from './mcp-usage';
 import { RestClient } from './rest-client';
 
 const USAGE = `agent-data <command> [options]
@@ -12,6 +13,7 @@ Commands:
   import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
                                  bring a folder of files in (markdown, text, HTML, PDF, DOCX)
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
+  mcp [--profile NAME]           serve MCP over stdio for a local agent (see agent-data mcp --help)
 
 Options of import and export:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
@@ -72,12 +74,15 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runImport(rest);
       case 'export':
         return await runExport(rest);
+      case 'mcp':
+        return await runMcpCommand(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
     if (
       error instanceof UsageError ||
+      error instanceof McpUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`agent-data: ${(error as Error).message}\n\n${USAGE}\n`);
@@ -169,6 +174,23 @@ async function runExport(args: readonly string[]): Promise<number> {
   return report.failed.length > 0 ? 1 : 0;
 }
 
+async function runMcpCommand(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      profile: { type: 'string' },
+      'api-key-file': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${MCP_USAGE}\n`);
+    return 0;
+  }
+  const { runMcp } = await import('./mcp-command');
+  return runMcp({ profile: values.profile, apiKey: apiKey(values['api-key-file']) });
+}
+
 function client(values: { server?: string; 'api-key-file'?: string }): RestClient {
   const server = (values.server ?? process.env.AGENT_DATA_URL ?? 'http://127.0.0.1:8080').replace(
     /\/+$/,
@@ -179,17 +201,21 @@ function client(values: { server?: string; 'api-key-file'?: string }): RestClien
   } catch {
     throw new UsageError(`--server ${server} is not a URL`);
   }
-  let key = process.env.AGENT_DATA_API_KEY;
-  if (values['api-key-file'] !== undefined) {
-    try {
-      key = readFileSync(values['api-key-file'], 'utf8').trim();
-    } catch (error) {
-      throw new Error(
-        `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-      );
-    }
+  return new RestClient(server, apiKey(values['api-key-file']), (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+}
+
+/** The key from --api-key-file, else AGENT_DATA_API_KEY. */
+function apiKey(file: string | undefined): string | undefined {
+  if (file === undefined) return process.env.AGENT_DATA_API_KEY || undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new Error(
+      `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
-  return new RestClient(server, key, (line) => process.stderr.write(`${line}\n`));
 }
 
 /** A progress bar on a terminal (never in JSON mode, never into a pipe). */

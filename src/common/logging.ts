@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LoggerService } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { RequestObserver, RoutedRequest } from './http-server';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -14,9 +14,12 @@ export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(/\/gpt-mcp\/[^/?#]+/, '/gpt-mcp/[redacted]');
 }
 
-/** The process's JSON logger. Keys, tokens and cookies are redacted wherever they appear. */
-export function createRootLogger(config: AppConfig): Logger {
-  return pino({
+/**
+ * The process's JSON logger, on stdout unless `destination` says otherwise. Keys, tokens and
+ * cookies are redacted wherever they appear.
+ */
+export function createRootLogger(config: AppConfig, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: [
@@ -27,7 +30,8 @@ export function createRootLogger(config: AppConfig): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 /**

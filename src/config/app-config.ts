@@ -141,6 +141,13 @@ export class AppConfig {
   /** `HTTP_KEEPALIVE_TIMEOUT_MS`: an idle keep-alive connection is closed after this. */
   readonly httpKeepAliveTimeoutMs: number;
 
+  /**
+   * Whether leaving the embedded PostgreSQL waits until it has stopped, when this process is
+   * its last user (default): a server's container must not end under it. `agent-data mcp`
+   * only asks it to stop, since its client gives it two seconds to exit. Not a variable.
+   */
+  readonly embeddedStopWaits?: boolean;
+
   constructor(values: Omit<AppConfig, 'authEnabled'>) {
     Object.assign(this, values);
   }

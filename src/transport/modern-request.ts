@@ -120,6 +120,22 @@ export function batchRefusal(): ModernMessage {
   );
 }
 
+/**
+ * Checks a 2026-era request that travels without HTTP (stdio): the envelope's version
+ * supported (-32022, listing the supported versions) and its required `_meta` fields
+ * (-32602). There are no headers to mirror. Whether the method exists is the dispatcher's
+ * call.
+ */
+export function checkUnframedRequest(request: JSONRPCRequest): ModernMessage {
+  const claim = metaOf(request)?.[PROTOCOL_VERSION_META_KEY];
+  if (typeof claim === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(claim)) {
+    return unsupported(request.id, claim);
+  }
+  const envelope = checkEnvelope(metaOf(request));
+  if (typeof envelope === 'string') return refuse(request.id, ErrorCode.InvalidParams, envelope);
+  return { kind: 'request', request, envelope };
+}
+
 function checkRequest(headers: IncomingHttpHeaders, request: JSONRPCRequest): ModernMessage {
   const id = request.id;
   const header = headerValue(headers['mcp-protocol-version']);

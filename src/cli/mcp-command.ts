@@ -1,0 +1,151 @@
+import 'reflect-metadata';
+import type { INestApplicationContext } from '@nestjs/common';
+import pino from 'pino';
+import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
+import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
+import { createRootLogger, PinoNestLogger } from '../common/logging';
+import { AppConfig } from '../config/app-config';
+import { ConfigError } from '../config/config-values';
+import { loadConfig } from '../config/load-config';
+import { AccessPolicyService } from '../documents/access-policy.service';
+import { McpStdioSession } from '../mcp/mcp-stdio';
+import { McpDispatcher } from '../mcp/mcp.dispatcher';
+import { LineSplitter } from '../transport/stdio-lines';
+import { McpUsageError } from './mcp-usage';
+
+/**
+ * \`agent-data mcp\`: the application without its HTTP server, and one stdio session. Ends
+ * with exit code 0 when stdin closes (every request received answered first) or on
+ * SIGINT/SIGTERM; 1 when it cannot start, naming why.
+ */
+export async function runMcp(options: {
+  profile: string | undefined;
+  /** The API key to act as (AGENT_DATA_API_KEY or --api-key-file), if any. */
+  apiKey: string | undefined;
+}): Promise<number> {
+  const profile = (options.profile ?? 'internal') as McpProfile;
+  if (!Object.hasOwn(MCP_ROUTES, profile)) {
+    throw new McpUsageError(
+      `--profile must be one of ${Object.keys(MCP_ROUTES).join(', ')} (not ${JSON.stringify(options.profile)})`,
+    );
+  }
+  const key = options.apiKey;
+  // Only protocol messages on stdout: whatever else writes there (a library's console.log)
+  // goes to stderr, and the session keeps the real stdout for itself.
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+
+  let config: AppConfig;
+  try {
+    config = new AppConfig({ ...loadConfig(), embeddedStopWaits: false });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`agent-data: invalid configuration: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const app = await openApplication(config);
+  if (typeof app === 'number') return app;
+  const close = once(async () => {
+    await app.close();
+  });
+  try {
+    const principal = admit(app, config, key, profile);
+    const policy = app.get(AccessPolicyService);
+    const session = new McpStdioSession({
+      dispatcher: app.get(McpDispatcher),
+      profile,
+      principal,
+      access: policy.accessOf(principal, 'mcp'),
+      write: (line) => stdout(line),
+      backpressure: (paused) => (paused ? process.stdin.pause() : process.stdin.resume()),
+    });
+    await serve(session, config.maxRequestBytes);
+    await close();
+    return 0;
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Reads stdin until it ends or a signal comes; answers what was received before ending. */
+function serve(session: McpStdioSession, maxBytes: number): Promise<void> {
+  return new Promise((resolve) => {
+    const lines = new LineSplitter(
+      maxBytes,
+      (line) => session.receive(line),
+      (bytes) => session.oversized(bytes, maxBytes),
+    );
+    const finish = once(async () => {
+      lines.end();
+      await session.drain();
+      resolve();
+    });
+    const stop = () => {
+      session.cancelAll();
+      void finish();
+    };
+    process.stdin.on('data', (chunk: Buffer) => lines.push(chunk));
+    process.stdin.once('end', () => void finish());
+    process.stdin.once('error', stop);
+    // The client went away: nothing more can be delivered.
+    process.stdout.once('error', stop);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+/** The application context (no HTTP server), or the exit code when it cannot start. */
+async function openApplication(config: AppConfig): Promise<INestApplicationContext | number> {
+  const [{ NestFactory }, { AppModule }] = await Promise.all([
+    import('@nestjs/core'),
+    import('../app.module'),
+  ]);
+  const root = createRootLogger(config, pino.destination({ fd: 2, sync: true }));
+  try {
+    const app = await NestFactory.createApplicationContext(AppModule.register(config), {
+      bufferLogs: true,
+      abortOnError: false,
+    });
+    app.useLogger(new PinoNestLogger(root));
+    return app;
+  } catch (error) {
+    process.stderr.write(
+      error instanceof ConfigError
+        ? `agent-data: invalid configuration: ${error.message}\n`
+        : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
+  }
+}
+
+/** Who the session acts as: the key's principal, or the local user. */
+function admit(
+  app: INestApplicationContext,
+  config: AppConfig,
+  key: string | undefined,
+  profile: McpProfile,
+): Principal {
+  const policy = app.get(AccessPolicyService);
+  if (key === undefined || !config.authEnabled) {
+    if (policy.active) {
+      throw new Error(
+        'an access policy is configured: give the API key whose folders this agent may use (AGENT_DATA_API_KEY or --api-key-file)',
+      );
+    }
+    return LOCAL_PRINCIPAL;
+  }
+  const outcome = app.get(ApiKeyService).authenticate({ 'x-api-key': key });
+  if (outcome.outcome !== 'ok') throw new Error('the API key is not one of API_KEYS');
+  if (!ApiKeyService.allows(outcome.principal, profile)) {
+    throw new Error(`the API key ${outcome.principal.name} may not use the ${profile} profile`);
+  }
+  return outcome.principal;
+}
+
+function once<T>(work: () => Promise<T>): () => Promise<T> {
+  let done: Promise<T> | undefined;
+  return () => (done ??= work());
+}

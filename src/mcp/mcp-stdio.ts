@@ -1,0 +1,200 @@
+import {
+  ErrorCode,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../auth/api-key.service';
+import type { McpProfile } from '../auth/mcp-routes';
+import type { Access } from '../documents/access';
+import { serialize } from '../transport/framing';
+import { jsonRpcError } from '../transport/json-rpc-error';
+import { classify, parseBody } from '../transport/json-rpc-messages';
+import { batchRefusal, checkUnframedRequest, isModernRequest } from '../transport/modern-request';
+import { DEFAULT_PROTOCOL_VERSION, negotiateProtocolVersion } from '../transport/protocol-version';
+import type { McpContext } from './mcp-context';
+import type { JsonRpcAnswer, McpDispatcher } from './mcp.dispatcher';
+
+/** Requests answered at once; more wait in line. */
+const MAX_IN_FLIGHT = 16;
+/** Requests waiting in line beyond which stdin is no longer read (backpressure). */
+const MAX_WAITING = 64;
+
+export interface StdioSessionOptions {
+  readonly dispatcher: McpDispatcher;
+  readonly profile: McpProfile;
+  readonly principal: Principal;
+  readonly access: Access;
+  /** Writes one protocol message (a line of JSON, newline included) to stdout. */
+  readonly write: (line: string) => void;
+  /** Stops (`true`) or resumes (`false`) reading stdin. */
+  readonly backpressure?: (paused: boolean) => void;
+}
+
+/**
+ * One MCP client on stdin/stdout (docs/mcp.md): newline-delimited JSON-RPC, both eras on the
+ * same stream, decided per message as on HTTP. A request whose `_meta` names a stateless
+ * revision is answered by the 2026-07-28 rules (envelope checked, no handshake); anything
+ * else by the 2025 rules, whose `initialize` fixes the version the later requests speak.
+ * Requests run concurrently (answers may come out of order, matched by id);
+ * `notifications/cancelled` aborts the named request, whose answer is then never sent, as
+ * the revisions ask. Progress notifications go out on the same stream.
+ */
+export class McpStdioSession {
+  private legacyVersion = DEFAULT_PROTOCOL_VERSION;
+  private readonly running = new Map<RequestId, AbortController>();
+  private readonly waiting: Array<() => void> = [];
+  private inFlight = 0;
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(private readonly options: StdioSessionOptions) {}
+
+  /** Handles one line read from stdin. */
+  receive(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      this.send(
+        jsonRpcError(
+          null,
+          ErrorCode.ParseError,
+          `Parse error: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
+      return;
+    }
+    const work = this.handle(value).catch(() => undefined);
+    this.settled.add(work);
+    void work.finally(() => this.settled.delete(work));
+  }
+
+  /** A line over the size limit, dropped unread. */
+  oversized(bytes: number, limit: number): void {
+    this.send(
+      jsonRpcError(
+        null,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes (MAX_REQUEST_BYTES)`,
+      ),
+    );
+  }
+
+  /** Resolves once every request received so far has been answered. */
+  async drain(): Promise<void> {
+    while (this.settled.size > 0) await Promise.all([...this.settled]);
+  }
+
+  /** Aborts every running request (the client went away). */
+  cancelAll(): void {
+    for (const controller of this.running.values()) controller.abort();
+  }
+
+  private async handle(value: unknown): Promise<void> {
+    if (Array.isArray(value)) {
+      if (isModernRequest({}, value)) {
+        const refused = batchRefusal();
+        if (refused.kind === 'refused') this.send(refused.error);
+        return;
+      }
+      const parsed = parseBody(value);
+      if (!parsed.ok) return this.send(jsonRpcError(null, ErrorCode.InvalidRequest, parsed.reason));
+      const answers = await this.withSlot(() =>
+        this.options.dispatcher.answerAll(parsed.messages, this.legacyContext(undefined)),
+      );
+      if (answers.length > 0) this.send(answers);
+      return;
+    }
+    const message = classify(value);
+    switch (message.kind) {
+      case 'request':
+        return this.request(message.message);
+      case 'notification':
+        return this.notification(message.message);
+      case 'invalid':
+        return this.send(jsonRpcError(message.id, ErrorCode.InvalidRequest, message.reason));
+      case 'response':
+        return; // This server sends no requests; a response to one is dropped.
+    }
+  }
+
+  private async request(request: JSONRPCRequest): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(request.id, controller);
+    try {
+      const answer = await this.withSlot(() => this.answer(request, controller.signal));
+      if (answer !== undefined && !controller.signal.aborted) this.send(answer);
+    } finally {
+      if (this.running.get(request.id) === controller) this.running.delete(request.id);
+    }
+  }
+
+  private async answer(
+    request: JSONRPCRequest,
+    signal: AbortSignal,
+  ): Promise<JsonRpcAnswer | undefined> {
+    const { dispatcher } = this.options;
+    if (isModernRequest({}, request)) {
+      const checked = checkUnframedRequest(request);
+      if (checked.kind === 'refused') return checked.error;
+      if (checked.kind !== 'request') return undefined;
+      return dispatcher.answerModern(checked.request, {
+        ...this.base(),
+        protocolVersion: checked.envelope.protocolVersion,
+        era: 'modern',
+        signal,
+      });
+    }
+    if (request.method === 'initialize') {
+      const requested = request.params?.protocolVersion;
+      const answer = await dispatcher.answer(request, this.legacyContext(signal));
+      if ('result' in answer && typeof requested === 'string') {
+        this.legacyVersion = negotiateProtocolVersion(requested);
+      }
+      return answer;
+    }
+    return dispatcher.answer(request, this.legacyContext(signal));
+  }
+
+  private notification(notification: JSONRPCNotification): void {
+    if (notification.method !== 'notifications/cancelled') return;
+    const id = (notification.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof id === 'string' || typeof id === 'number') this.running.get(id)?.abort();
+  }
+
+  private legacyContext(signal: AbortSignal | undefined): McpContext {
+    return {
+      ...this.base(),
+      protocolVersion: this.legacyVersion,
+      era: 'legacy',
+      signal: signal ?? new AbortController().signal,
+    };
+  }
+
+  private base(): Pick<McpContext, 'profile' | 'principal' | 'access' | 'notify'> {
+    const { profile, principal, access } = this.options;
+    return { profile, principal, access, notify: (notification) => this.send(notification) };
+  }
+
+  /** Runs `work` when fewer than {@link MAX_IN_FLIGHT} requests are running. */
+  private async withSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.inFlight >= MAX_IN_FLIGHT) {
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        if (this.waiting.length === MAX_WAITING) this.options.backpressure?.(true);
+      });
+    }
+    this.inFlight++;
+    try {
+      return await work();
+    } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
+      if (this.waiting.length === MAX_WAITING - 1) this.options.backpressure?.(false);
+    }
+  }
+
+  private send(payload: JsonRpcAnswer | JsonRpcAnswer[] | JSONRPCNotification | object): void {
+    this.options.write(`${serialize(payload)}\n`);
+  }
+}

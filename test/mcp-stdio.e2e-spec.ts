@@ -1,0 +1,479 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport as V2StdioTransport } from '@modelcontextprotocol/client/stdio';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { type AnySdkClient, resultJson } from './support/mcp-sdk';
+import { page, startPageServer, type PageServer } from './support/mcp-page-server';
+import { waitFor } from './support/wait';
+import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
+
+/** `agent-data` from the sources (bin/agent-data.js runs the same main from the build). */
+const LAUNCHER = join(__dirname, 'support', 'agent-data-src.js');
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+function newDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-data-stdio-'));
+  // As root PostgreSQL runs as the postgres user, which must reach the cluster below.
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+function env(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/** PIDs of the postgres postmasters running on `dataDir`'s cluster. */
+function postmasters(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `postgres -D ${join(dataDir, 'pg')} `], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** The raw command: lines written to stdin, every stdout line parsed, stderr kept. */
+class RawStdio {
+  readonly child: ChildProcess;
+  readonly messages: Array<Record<string, unknown>> = [];
+  readonly unparsable: string[] = [];
+  stderr = '';
+  private pending = '';
+
+  constructor(args: string[], environment: Record<string, string>) {
+    this.child = spawn(process.execPath, [LAUNCHER, 'mcp', ...args], { env: environment });
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.pending += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = this.pending.indexOf('\n')) !== -1) {
+        const line = this.pending.slice(0, newline);
+        this.pending = this.pending.slice(newline + 1);
+        try {
+          this.messages.push(JSON.parse(line));
+        } catch {
+          this.unparsable.push(line);
+        }
+      }
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+  }
+
+  send(...lines: Array<string | object>): void {
+    for (const line of lines) {
+      this.child.stdin!.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+    }
+  }
+
+  answer(id: unknown): Promise<Record<string, unknown>> {
+    return waitFor(
+      () => this.messages.find((m) => m.id === id && ('result' in m || 'error' in m)),
+      `the answer to request ${JSON.stringify(id)} (stderr: ${this.stderr.slice(-300)})`,
+      60_000,
+    );
+  }
+
+  async end(): Promise<number | null> {
+    this.child.stdin!.end();
+    const [code] = await once(this.child, 'exit');
+    return code as number | null;
+  }
+}
+
+async function v1Client(dataDir: string, args: string[] = [], extra = {}): Promise<Client> {
+  const client = new Client({ name: 'stdio-tests', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [LAUNCHER, 'mcp', ...args],
+      env: env(dataDir, extra),
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+async function v2Client(dataDir: string, mode: 'auto' | { pin: string }): Promise<V2Client> {
+  const client = new V2Client(
+    { name: 'stdio-tests', version: '1.0.0' },
+    { versionNegotiation: { mode } },
+  );
+  await client.connect(
+    new V2StdioTransport({
+      command: process.execPath,
+      args: [LAUNCHER, 'mcp'],
+      env: env(dataDir),
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+async function searchUntilFound(
+  client: Client | V2Client,
+  query: string,
+): Promise<Array<{ document_id: string }>> {
+  return waitFor(
+    async () => {
+      const found = resultJson(
+        await (client as unknown as AnySdkClient).callTool({
+          name: 'search_knowledge',
+          arguments: { query },
+        }),
+      ).results as Array<{ document_id: string }>;
+      return found.length > 0 ? found : undefined;
+    },
+    `a result for "${query}"`,
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+}
+
+/**
+ * `agent-data mcp` (docs/cli.md): MCP over stdio for local agents, driven by the official SDK
+ * clients (v1 with the 2025 handshake, v2 probing and pinned to 2026-07-28) and by hand for
+ * what a client library never sends. Each test runs its own processes on its own DATA_DIR.
+ */
+describe('agent-data mcp over stdio', () => {
+  jest.setTimeout(120_000);
+  const dataDirs: string[] = [];
+  const dataDir = () => {
+    const dir = newDataDir();
+    dataDirs.push(dir);
+    return dir;
+  };
+  afterAll(async () => {
+    for (const dir of dataDirs) {
+      // Nothing left running behind the processes that used it.
+      await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves the 2025 handshake to the v1 SDK client: ten tools, and search finds what it wrote', async () => {
+    const dir = dataDir();
+    const client = await v1Client(dir);
+    try {
+      expect(client.getServerVersion()?.name).toBe('agent-data');
+      const { tools } = await client.listTools();
+      expect(tools).toHaveLength(10);
+      const uploaded = await client.callTool({
+        name: 'upload_document',
+        arguments: {
+          document_id: 'notes/stdio.md',
+          content: '# Stdio\n\nThe quartermaster keeps the lanterns.',
+        },
+      });
+      expect(uploaded.isError ?? false).toBe(false);
+      const hits = await searchUntilFound(client, 'quartermaster lanterns');
+      expect(hits[0].document_id).toBe('notes/stdio.md');
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => r.uri)).toContain('kb://notes/stdio.md');
+    } finally {
+      await client.close();
+    }
+    await waitFor(() => postmasters(dir).length === 0, 'the cluster to stop with its last user');
+  });
+
+  it('speaks 2026-07-28 to the v2 SDK client, probing and pinned', async () => {
+    const dir = dataDir();
+    for (const mode of ['auto', { pin: '2026-07-28' }] as const) {
+      const client = await v2Client(dir, mode);
+      try {
+        expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+        const { tools } = await client.listTools();
+        expect(tools).toHaveLength(10);
+        await client.callTool({
+          name: 'upload_document',
+          arguments: {
+            document_id: `modern/${typeof mode === 'string' ? mode : 'pin'}.md`,
+            content: '# Modern\n\nThe cartographer redraws the harbour.',
+          },
+        });
+        const hits = await searchUntilFound(client, 'cartographer harbour');
+        expect(hits.map((h) => h.document_id)).toContain('modern/auto.md');
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
+  it('serves the profile named by --profile', async () => {
+    const client = await v1Client(dataDir(), ['--profile', 'readonly']);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual([
+        'search_knowledge',
+        'list_documents',
+        'get_document',
+        'get_document_for_rewrite',
+        'batch_read',
+      ]);
+      await expect(
+        client.callTool({
+          name: 'upload_document',
+          arguments: { document_id: 'x.md', content: 'x' },
+        }),
+      ).rejects.toThrow(/-32601.*not allowed/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  describe('on the raw stream', () => {
+    let pages: PageServer;
+    beforeAll(async () => {
+      pages = await startPageServer({
+        // Never answers: an ingest of it runs until it is cancelled.
+        '/hang.html': () => undefined,
+        '/ok.html': page('text/html', '<html><body><h1>Ok</h1></body></html>'),
+      });
+    });
+    afterAll(() => pages.close());
+
+    it('writes only protocol messages on stdout, and answers what a library never sends', async () => {
+      const raw = new RawStdio(
+        [],
+        env(dataDir(), {
+          LOG_LEVEL: 'debug',
+          MAX_REQUEST_BYTES: '4096',
+          INGEST_ALLOWED_HOSTS: '127.0.0.1',
+          INGEST_ALLOW_HTTP: 'true',
+          INGEST_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32',
+        }),
+      );
+      raw.send(
+        'not json',
+        { jsonrpc: '2.0', id: 'big', method: 'tools/list', params: { pad: 'x'.repeat(10_000) } },
+        { jsonrpc: '2.0', method: 'tools/list' }, // a notification: no answer
+        { jsonrpc: '2.0', id: 1, method: 'nope/nothing' },
+        [
+          { jsonrpc: '2.0', id: 2, method: 'ping' },
+          { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+        ],
+        {
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/list',
+          params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+        },
+        {
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/list',
+          params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+        },
+        { jsonrpc: '2.0', id: 6, method: 'server/discover', params: { _meta: META } },
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: {
+            name: 'ingest_document',
+            arguments: { url: `${pages.url}/hang.html`, document_id: 'hang.md' },
+            _meta: META,
+          },
+        },
+      );
+      const parse = await raw.answer(null);
+      expect(parse.error).toMatchObject({ code: -32700 });
+      await waitFor(
+        () =>
+          raw.messages.find(
+            (m) =>
+              m.id === null &&
+              (m.error as { code: number; message: string }).code === -32600 &&
+              (m.error as { message: string }).message.includes('over the limit of 4096 bytes'),
+          ),
+        'the oversized line refused',
+      );
+      expect((await raw.answer(1)).error).toMatchObject({ code: -32601 });
+      const batch = await waitFor(
+        () => raw.messages.find((m) => Array.isArray(m)) as unknown as Array<{ id: number }>,
+        'the batch answer',
+      );
+      expect(batch.map((m) => m.id)).toEqual([2, 3]);
+      expect((await raw.answer(4)).error).toMatchObject({
+        code: -32022,
+        data: { requested: '2099-01-01' },
+      });
+      expect((await raw.answer(5)).error).toMatchObject({ code: -32602 });
+      expect((await raw.answer(6)).result).toMatchObject({
+        supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+      });
+
+      // The hanging ingest is running; cancelling it means its answer never comes, and the
+      // stream goes on.
+      await waitFor(() => pages.hits.includes('/hang.html'), 'the ingest to fetch the page');
+      raw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+      raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
+      expect(await raw.answer(8)).toMatchObject({ result: {} });
+
+      expect(await raw.end()).toBe(0);
+      expect(raw.messages.some((m) => m.id === 7)).toBe(false);
+      expect(raw.messages.some((m) => m.id === 'big')).toBe(false);
+      expect(raw.unparsable).toEqual([]);
+      // Logs (debug level here) all went to stderr.
+      expect(raw.stderr).toMatch(/"level":20/);
+    });
+  });
+
+  it('shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
+    const dir = dataDir();
+    const port = await freePort();
+    let server: ServerProcess | undefined = startServer(
+      env(dir, { PORT: String(port), VECTOR_SYNC_ENABLED: 'true' }),
+    );
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await live(server, baseUrl);
+    await request(baseUrl)
+      .post('/documents')
+      .send({ document_id: 'shared/from-rest.md', body: '# From REST\n\nThe lighthouse keeper.' })
+      .expect(201);
+
+    const client = await v1Client(dir);
+    try {
+      expect(postmasters(dir)).toHaveLength(1);
+      const read = await client.callTool({
+        name: 'get_document',
+        arguments: { document_id: 'shared/from-rest.md' },
+      });
+      expect(resultJson(read)).toMatchObject({ body: expect.stringContaining('lighthouse') });
+      await client.callTool({
+        name: 'upload_document',
+        arguments: { document_id: 'shared/from-stdio.md', content: 'written over stdio' },
+      });
+      await request(baseUrl).get('/documents/shared/from-stdio.md').expect(200);
+
+      // The server stops; the cluster stays for the agent, which goes on working.
+      server.child.kill('SIGTERM');
+      expect(await server.exit).toBe(0);
+      server = undefined;
+      expect(postmasters(dir)).toHaveLength(1);
+      const listed = resultJson(
+        await client.callTool({ name: 'list_documents', arguments: { prefix: 'shared/' } }),
+      );
+      expect(JSON.stringify(listed)).toContain('shared/from-rest.md');
+    } finally {
+      await client.close();
+      if (server) {
+        server.child.kill('SIGTERM');
+        await server.exit;
+      }
+    }
+    await waitFor(() => postmasters(dir).length === 0, 'the cluster to stop with its last user');
+    expect(existsSync(join(dir, 'pg', 'postmaster.pid'))).toBe(false);
+    expect(readdirSync(join(dir, 'pg-users'))).toEqual([]);
+  });
+
+  it('starts one PostgreSQL for several agents started at once on a new DATA_DIR', async () => {
+    const dir = dataDir();
+    const clients = await Promise.all([v1Client(dir), v1Client(dir), v2Client(dir, 'auto')]);
+    try {
+      expect(postmasters(dir)).toHaveLength(1);
+      for (const [i, client] of clients.entries()) {
+        await client.callTool({
+          name: 'upload_document',
+          arguments: { document_id: `together/${i}.md`, content: `agent ${i}` },
+        });
+      }
+      const listed = resultJson(
+        await clients[0].callTool({ name: 'list_documents', arguments: { prefix: 'together/' } }),
+      );
+      expect(JSON.stringify(listed)).toMatch(/together\/0\.md.*together\/1\.md.*together\/2\.md/);
+      await clients[0].close();
+      expect(postmasters(dir)).toHaveLength(1);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+    await waitFor(() => postmasters(dir).length === 0, 'the cluster to stop with its last user');
+  });
+
+  describe('with API keys and an access policy', () => {
+    const KEY = 'stdio-key-0123456789abcdef0123';
+    const secured = (dir: string, extra: Record<string, string> = {}) =>
+      env(dir, {
+        API_KEYS: `reader:${KEY}:internal;other:other-key-0123456789abcdef0123:readonly`,
+        ACCESS_POLICY: JSON.stringify({
+          rules: [{ who: ['key:reader'], read: ['team-b/'], write: ['team-b/'] }],
+        }),
+        ...extra,
+      });
+
+    it('refuses to start without a key, or with a key that is not one', async () => {
+      const dir = dataDir();
+      const noKey = new RawStdio([], secured(dir));
+      expect(await once(noKey.child, 'exit')).toEqual([1, null]);
+      expect(noKey.stderr).toMatch(/an access policy is configured: give the API key/);
+      const wrong = new RawStdio(
+        [],
+        secured(dir, { AGENT_DATA_API_KEY: 'not-a-key-at-all-000000' }),
+      );
+      expect(await once(wrong.child, 'exit')).toEqual([1, null]);
+      expect(wrong.stderr).toMatch(/the API key is not one of API_KEYS/);
+      expect(noKey.messages).toEqual([]);
+    });
+
+    it('shows a key only its folders', async () => {
+      const dir = dataDir();
+      // Without a policy the local user writes anywhere.
+      const local = await v1Client(dir);
+      await local.callTool({
+        name: 'upload_document',
+        arguments: { document_id: 'team-a/secret.md', content: 'zanzibar plans' },
+      });
+      await local.close();
+      const client = await v1Client(dir, [], secured(dir, { AGENT_DATA_API_KEY: KEY }));
+      try {
+        const refused = await client.callTool({
+          name: 'upload_document',
+          arguments: { document_id: 'team-a/other.md', content: 'zanzibar plans' },
+        });
+        expect(refused.isError).toBe(true);
+        const hidden = await client.callTool({
+          name: 'get_document',
+          arguments: { document_id: 'team-a/secret.md' },
+        });
+        expect(JSON.stringify(hidden)).toMatch(/NOT_FOUND/);
+        await client.callTool({
+          name: 'upload_document',
+          arguments: { document_id: 'team-b/open.md', content: 'open plans' },
+        });
+        const listed = resultJson(
+          await client.callTool({ name: 'list_documents', arguments: { prefix: '' } }),
+        );
+        expect(JSON.stringify(listed)).toContain('team-b/open.md');
+        expect(JSON.stringify(listed)).not.toContain('team-a');
+        const search = resultJson(
+          await client.callTool({ name: 'search_knowledge', arguments: { query: 'zanzibar' } }),
+        );
+        expect(search.results).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  it('answers usage errors with exit code 2', async () => {
+    const raw = new RawStdio(['--profile', 'admin'], env(dataDir()));
+    expect(await once(raw.child, 'exit')).toEqual([2, null]);
+    expect(raw.stderr).toMatch(/--profile must be one of internal, readonly, gpt, gpt-full/);
+  });
+});
