@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +17,7 @@ import { Document, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Client } from 'pg';
 import request from 'supertest';
+import { freePort } from './server-process-helpers';
 import { startTestApp, TestApp } from './support/app';
 import { waitFor } from './support/wait';
 
@@ -169,6 +180,39 @@ describe('agent-data import and export', () => {
     expect(mirrored.stdout).toMatch(/deleted 1/);
     await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(404);
   });
+
+  it('skips a 2 GiB file without reading it, and names the server when none answers', async () => {
+    const huge = join(dir, 'huge');
+    mkdirSync(huge);
+    writeFileSync(join(huge, 'small.md'), '# Small\n');
+    // Sparse: 2 GiB by its size, nothing on disk.
+    const fd = openSync(join(huge, 'huge.md'), 'w');
+    ftruncateSync(fd, 2 * 1024 ** 3);
+    closeSync(fd);
+    const skipped = await cli('import', huge, '--prefix', 'huge');
+    expect(skipped.code).toBe(0);
+    expect(skipped.stderr).toContain(
+      'skipped huge.md: 2147483648 bytes, over the body limit of 1048576',
+    );
+    expect(skipped.stdout).toContain('created 1,');
+
+    const closed = await freePort();
+    const { code, stderr } = await run(process.execPath, [BIN, 'import', huge], {
+      env: {
+        ...process.env,
+        AGENT_DATA_URL: `http://127.0.0.1:${closed}`,
+        AGENT_DATA_API_KEY: KEY,
+      },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      `agent-data: no server at http://127.0.0.1:${closed} (ECONNREFUSED)`,
+    );
+    expect(stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
 
   it('answers a usage error with 2 and a clear line, and a bad target or key with 1', async () => {
     expect((await cli('import')).code).toBe(2);

@@ -187,6 +187,8 @@ async function runMcpCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`${MCP_USAGE}\n`);
     return 0;
   }
+  // A client shows the server's stderr to its user: warnings and errors only, unless asked.
+  process.env.LOG_LEVEL ??= 'warn';
   const { runMcp } = await import('./mcp-command');
   return runMcp({ profile: values.profile, apiKey: apiKey(values['api-key-file']) });
 }

