@@ -136,7 +136,7 @@ describe('access control', () => {
         );
         expect(JSON.stringify(hidden)).not.toContain(SECRET_WORD);
       }
-      for (const path of ['', '/history']) {
+      for (const path of ['', '/history', '/history?revision=1']) {
         const hidden = await request(t.baseUrl)
           .get(`/documents/team-a/secret.md${path}`)
           .set(as('bob'));

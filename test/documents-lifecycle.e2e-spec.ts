@@ -244,6 +244,38 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
       expect(second.body.next_offset).toBeNull();
     });
 
+    it('reads one earlier version whole with ?revision', async () => {
+      const id = 'history/whole.md';
+      await createDocument(t, { document_id: id, body: '# One\n\nfirst words', tags: ['a'] });
+      await request(t.baseUrl)
+        .put(idPath(id))
+        .send({ body: '# Two', metadata: { k: 1 } })
+        .expect(200);
+      const first = await request(t.baseUrl)
+        .get(`${idPath(id)}/history?revision=1`)
+        .expect(200);
+      expect(first.body).toMatchObject({
+        document_id: id,
+        revision: 1,
+        body: '# One\n\nfirst words',
+        tags: ['a'],
+        metadata: {},
+        reason: 'update',
+        actor: 'local',
+      });
+      // The current revision is the document itself, not a snapshot.
+      const missing = await request(t.baseUrl)
+        .get(`${idPath(id)}/history?revision=2`)
+        .expect(404);
+      expect(missing.body.error.message).toBe(`document ${id} has no saved revision 2`);
+      for (const query of ['revision=0', 'revision=x', 'revision=1&limit=2']) {
+        const bad = await request(t.baseUrl)
+          .get(`${idPath(id)}/history?${query}`)
+          .expect(400);
+        expect(bad.body.error.code).toBe('INVALID_ARGUMENT');
+      }
+    });
+
     it('answers 404 for an unknown id and 400 for bad paging', async () => {
       await request(t.baseUrl).get('/documents/history/never.md/history').expect(404);
       await createDocument(t, { document_id: 'history/any.md' });

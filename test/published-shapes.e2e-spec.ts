@@ -123,6 +123,7 @@ describe('published shapes', () => {
       body: { old_str: 'second', new_str: 'third' },
     });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history' });
+    await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history?revision=1' });
     await rest('/documents/{id}', { method: 'DELETE', path: '/documents/shapes/b.md' });
     await rest('/documents/{id}/restore', {
       method: 'POST',

@@ -169,6 +169,14 @@ export const historyResultSchema = z.object({
 });
 export type HistoryResult = z.output<typeof historyResultSchema>;
 
+/** One earlier version whole, body included (`GET /documents/{id}/history/{revision}`). */
+export const revisionSchema = historyEntrySchema.omit({ body_bytes: true }).extend({
+  document_id: z.string(),
+  body: z.string().describe('Markdown text of that version'),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type Revision = z.output<typeof revisionSchema>;
+
 /** A keyset page of documents, as MCP resource listings show them. */
 export const documentPageSchema = z.object({
   items: z.array(

@@ -195,14 +195,25 @@ export class DocumentsController {
     return { results, succeeded, failed: results.length - succeeded };
   }
 
+  /** The earlier versions; with `revision`, that one version whole (body included). */
   @Get('*id/history')
   history(
     @Param('id') id: IdSegments,
     @Query() query: Record<string, unknown>,
     @Req() request: AuthenticatedRequest,
   ) {
-    const { limit, offset, ...rest } = query;
+    const { limit, offset, revision, ...rest } = query;
     rejectUnknown(rest, 'query');
+    if (revision !== undefined) {
+      if (limit !== undefined || offset !== undefined) {
+        throw invalidArgument('revision', 'cannot be given with limit or offset');
+      }
+      return this.documents.revision(
+        joinId(id),
+        queryInteger(revision, 'revision')!,
+        this.accessOf(request),
+      );
+    }
     return this.documents.history(
       joinId(id),
       { limit: queryInteger(limit, 'limit'), offset: queryInteger(offset, 'offset') },

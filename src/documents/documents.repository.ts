@@ -29,6 +29,12 @@ export type DocumentContent = Pick<
 /** Fields of an update; `undefined` keeps the stored value. */
 export type DocumentChanges = Partial<DocumentContent>;
 
+/** A snapshot whole, as {@link DocumentsRepository.snapshot} reads it. */
+export type SnapshotBodyRow = Omit<SnapshotRow, 'body_bytes'> & {
+  body: string;
+  metadata: Record<string, unknown>;
+};
+
 /** A snapshot as the history query reads it (times as Dates, the size as PostgreSQL counts it). */
 export type SnapshotRow = Omit<HistoryEntry, 'deleted_at' | 'snapshot_at'> & {
   deleted_at: Date | null;
@@ -379,6 +385,20 @@ export class DocumentsRepository {
     if (!first) return null;
     const { changed, ...row } = first;
     return { row, changed };
+  }
+
+  /** The latest snapshot of `revision`, body included; `null` when there is none. */
+  async snapshot(documentId: string, revision: number): Promise<SnapshotBodyRow | null> {
+    const rows: SnapshotBodyRow[] = await this.dataSource.query(
+      `SELECT revision, title, tags, body, metadata, content_hash, deleted_at, reason, actor,
+              snapshot_at
+         FROM kb_document_snapshots
+        WHERE document_id = $1 AND revision = $2
+        ORDER BY id DESC
+        LIMIT 1`,
+      [documentId, revision],
+    );
+    return rows[0] ?? null;
   }
 
   /** Earlier versions, newest first. Bodies are left out (their size is given). */

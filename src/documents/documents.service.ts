@@ -8,13 +8,19 @@ import type {
   Document,
   DocumentPage,
   HistoryResult,
+  Revision,
   ListResult,
   PatchInput,
   patchResultSchema,
 } from './document.schemas';
 import { DocumentChanges, DocumentsRepository } from './documents.repository';
 import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
-import { documentFromRow, historyEntryFromRow, summaryFromRow } from './document-rows';
+import {
+  documentFromRow,
+  historyEntryFromRow,
+  revisionFromRow,
+  summaryFromRow,
+} from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
 import { Access, type Readable } from './access';
 
@@ -485,6 +491,23 @@ export class DocumentsService {
       items: rows.slice(0, limit).map(historyEntryFromRow),
       next_offset: more ? offset + limit : null,
     };
+  }
+
+  /** One earlier version whole (its snapshot), if the document is readable and has it. */
+  async revision(documentId: string, revision: number, access: Access): Promise<Revision> {
+    validateDocumentId(documentId);
+    this.fields.revision(revision, 'revision');
+    const state = await this.repository.findState(documentId, access.readablePatterns() ?? null);
+    if (!state) throw notFound(documentId, access);
+    const row = await this.repository.snapshot(documentId, revision);
+    if (!row) {
+      throw new DomainError(
+        ErrorCode.NOT_FOUND,
+        `document ${documentId} has no saved revision ${revision}`,
+        { document_id: documentId, revision },
+      );
+    }
+    return revisionFromRow({ ...row, document_id: documentId });
   }
 
   private async applyChanges(

@@ -195,10 +195,25 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'GET /documents/{id}/history': {
     tag: 'Documents',
-    summary: 'List earlier versions of a document',
-    parameters: [idParameter, ...page(100, 50)],
-    responses: { 200: { description: 'Snapshots', schema: 'HistoryResult' } },
-    errors: { 404: 'NOT_FOUND: no document with this id' },
+    summary: 'List earlier versions of a document, or read one whole',
+    description:
+      'Without `revision`, a page of snapshots, newest first (sizes, not bodies); with ' +
+      '`revision`, that earlier version whole (a `Revision`: body and metadata included).',
+    parameters: [
+      idParameter,
+      ...page(100, 50),
+      query('revision', 'Read this earlier version whole (not with limit or offset)', {
+        type: 'integer',
+        minimum: 1,
+      }),
+    ],
+    responses: {
+      200: { description: 'Snapshots, or the one revision', schema: 'HistoryOrRevision' },
+    },
+    errors: {
+      400: 'INVALID_ARGUMENT: a bad limit, offset or revision',
+      404: 'NOT_FOUND: no document with this id, or no saved revision of that number',
+    },
   },
   'POST /documents/{id}/move': {
     tag: 'Documents',

@@ -5,6 +5,7 @@ import {
   documentSchema,
   documentSummarySchema,
   historyResultSchema,
+  revisionSchema,
   listResultSchema,
   patchResultSchema,
   writeResultSchema,
@@ -61,6 +62,10 @@ export const RESPONSE_SCHEMAS = {
   BulkResult: bulkResultSchema,
   ListResult: listResultSchema,
   HistoryResult: historyResultSchema,
+  Revision: revisionSchema,
+  HistoryOrRevision: z
+    .union([historyResultSchema, revisionSchema])
+    .describe('The history page; with `revision`, that version whole'),
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,
