@@ -13,14 +13,16 @@ Commands:
   import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
                                  bring a folder of files in (markdown, text, HTML, PDF, DOCX)
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
-  mcp [--profile NAME]           serve MCP over stdio for a local agent (see agent-data mcp --help)
+  mcp [--profile NAME] [--api-key-file FILE]
+                                 serve MCP over stdio for a local agent (agent-data mcp --help)
 
 Options of import and export:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
   --api-key-file FILE   the API key, read from a file (default: AGENT_DATA_API_KEY)
   --help                this text
 
-Exit codes: 0 done, 1 some items failed (each is listed), 2 a usage error.`;
+Exit codes: 0 done, 1 some items failed (each is listed) or the command could not run,
+2 a usage error. agent-data --version prints the version.`;
 
 const IMPORT_USAGE = `agent-data import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
 
@@ -70,6 +72,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         }
         await import('../main');
         return -1; // the server runs until it is stopped
+      case '--version':
+      case '-v':
+        process.stdout.write(`agent-data ${(await import('../mcp/server-info')).SERVER_VERSION}\n`);
+        return 0;
       case 'import':
         return await runImport(rest);
       case 'export':
@@ -175,14 +181,20 @@ async function runExport(args: readonly string[]): Promise<number> {
 }
 
 async function runMcpCommand(args: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      profile: { type: 'string' },
-      'api-key-file': { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
+  let values: { profile?: string; 'api-key-file'?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        profile: { type: 'string' },
+        'api-key-file': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`agent-data: ${(error as Error).message}\n\n${MCP_USAGE}\n`);
+    return 2;
+  }
   if (values.help) {
     process.stdout.write(`${MCP_USAGE}\n`);
     return 0;

@@ -156,7 +156,9 @@ async function startCluster(layout: Layout, log: EmbeddedPostgresLog): Promise<n
     writeFileSync(layout.passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
     mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (runAsRoot) handToPostgresUser(clusterDir);
-    log.info(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
+    log.warn(
+      `creating a new embedded PostgreSQL cluster in ${clusterDir}: a new, empty knowledge base (DATA_DIR)`,
+    );
     const EmbeddedPostgres = await importEmbeddedPostgres();
     await new EmbeddedPostgres({
       databaseDir: clusterDir,
