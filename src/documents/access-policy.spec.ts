@@ -121,6 +121,29 @@ describe('Access', () => {
     expect(Access.EVERYTHING.readableUnder('anything')).toBe('all');
   });
 
+  it('gives the condition on the ids under a prefix: none, the folders under it, or nothing to read', () => {
+    expect(access.readableConditionUnder('team-b/x')).toBeNull();
+    expect(access.readableConditionUnder('team')).toEqual(['team-b/%', 'team-c/%']);
+    expect(access.readableConditionUnder('team-a/')).toBeUndefined();
+    expect(Access.EVERYTHING.readableConditionUnder('')).toBeNull();
+  });
+
+  it('narrows a prefix to the readable folders under it', () => {
+    expect(access.scopeUnder('team-b/x')).toEqual({ prefix: 'team-b/x', readable: null });
+    expect(access.scopeUnder('shared')).toEqual({ prefix: 'shared/', readable: null });
+    expect(access.scopeUnder('team')).toEqual({
+      prefix: 'team-',
+      readable: ['team-b/%', 'team-c/%'],
+    });
+    expect(access.scopeUnder('')).toEqual({
+      prefix: '',
+      readable: ['shared/%', 'team-b/%', 'team-c/%'],
+    });
+    expect(access.scopeUnder('team-a/')).toBeUndefined();
+    // Whole code points: two folders sharing the first half of a surrogate pair share nothing.
+    expect(new Access(['\u{1F600}/', '\u{1F601}/'], []).scopeUnder('')?.prefix).toBe('');
+  });
+
   it('gives LIKE patterns with the wildcards escaped', () => {
     expect(new Access(['50%_off/'], []).readablePatterns()).toEqual(['50\\%\\_off/%']);
     expect(Access.EVERYTHING.readablePatterns()).toBeUndefined();

@@ -62,8 +62,43 @@ export class Access {
    * `document_id LIKE ANY($n::text[])`; `undefined` when everything is readable.
    */
   readablePatterns(): string[] | undefined {
-    return this.read === '*' ? undefined : this.read.map((folder) => `${escapeLike(folder)}%`);
+    return this.read === '*' ? undefined : patternsOf(this.read);
   }
+
+  /**
+   * The condition on the ids starting with `prefix` (readableIds' parameter): `null` when
+   * every one of them is readable, else the patterns of the readable folders under it;
+   * `undefined` when none is readable (nothing to ask the database).
+   */
+  readableConditionUnder(prefix: string): Readable | undefined {
+    const readable = this.readableUnder(prefix);
+    if (readable === 'all') return null;
+    return readable.length === 0 ? undefined : patternsOf(readable);
+  }
+
+  /**
+   * What a read of the ids starting with `prefix` reads: the prefix itself when all of it is
+   * readable; else the readable folders under it, as a narrower prefix (the longest they
+   * share, so that an index range stays narrow) and their patterns; `undefined` when nothing
+   * under it is readable.
+   */
+  scopeUnder(prefix: string): { prefix: string; readable: Readable } | undefined {
+    const readable = this.readableUnder(prefix);
+    if (readable === 'all') return { prefix, readable: null };
+    if (readable.length === 0) return undefined;
+    if (readable.length === 1) return { prefix: readable[0], readable: null };
+    // The longest prefix they share, whole code points (never half a surrogate pair).
+    let shared = [...readable[0]];
+    for (const folder of readable) {
+      while (!folder.startsWith(shared.join(''))) shared = shared.slice(0, -1);
+    }
+    return { prefix: shared.join(''), readable: patternsOf(readable) };
+  }
+}
+
+/** Folders as `LIKE` patterns of the ids under them, wildcards escaped. */
+function patternsOf(folders: readonly string[]): string[] {
+  return folders.map((folder) => `${escapeLike(folder)}%`);
 }
 
 function covers(folders: Folders, documentId: string): boolean {

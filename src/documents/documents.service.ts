@@ -22,7 +22,7 @@ import {
   summaryFromRow,
 } from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
-import { Access, type Readable } from './access';
+import type { Access } from './access';
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 100;
@@ -101,7 +101,7 @@ export class DocumentsService {
     if (!Number.isInteger(offset) || offset < 0 || offset > 2_147_483_647) {
       throw invalidArgument('offset', `must be an integer ≥ 0, got ${offset}`);
     }
-    const scope = scopeOf(prefix, access);
+    const scope = access.scopeUnder(prefix);
     const rows =
       scope === undefined
         ? []
@@ -135,7 +135,7 @@ export class DocumentsService {
 
   /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */
   async completeIds(prefix: string, limit: number, access: Access): Promise<Completions> {
-    const scope = scopeOf(validatePrefix(prefix, 'value'), access);
+    const scope = access.scopeUnder(validatePrefix(prefix, 'value'));
     const values =
       scope === undefined
         ? []
@@ -587,27 +587,6 @@ function alreadyExists(documentId: string): DomainError {
     `document ${documentId} already exists; update it instead`,
     { document_id: documentId },
   );
-}
-
-/**
- * What a listing under `prefix` reads for `access`: the prefix itself when all of it is
- * readable; else the readable folders under it, as a narrower prefix (the longest they share)
- * and their patterns; `undefined` when nothing under it is readable.
- */
-function scopeOf(
-  prefix: string,
-  access: Access,
-): { prefix: string; readable: Readable } | undefined {
-  const readable = access.readableUnder(prefix);
-  if (readable === 'all') return { prefix, readable: null };
-  if (readable.length === 0) return undefined;
-  if (readable.length === 1) return { prefix: readable[0], readable: null };
-  // The longest prefix they share, whole code points (never half a surrogate pair).
-  let shared = [...readable[0]];
-  for (const folder of readable) {
-    while (!folder.startsWith(shared.join(''))) shared = shared.slice(0, -1);
-  }
-  return { prefix: shared.join(''), readable: new Access(readable, []).readablePatterns()! };
 }
 
 function conflict(documentId: string, current: number, expected: number): DomainError {
