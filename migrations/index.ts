@@ -7,6 +7,7 @@ import { VectorLeaseToken1763800050000 } from './1763800050000-vector-lease-toke
 import { RateLimits1763800060000 } from './1763800060000-rate-limits';
 import { Passages1763800070000 } from './1763800070000-passages';
 import { LexicalIndex1763800080000 } from './1763800080000-lexical-index';
+import { AuditFeedIndexes1763800090000 } from './1763800090000-audit-feed-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   RateLimits1763800060000,
   Passages1763800070000,
   LexicalIndex1763800080000,
+  AuditFeedIndexes1763800090000,
 ];

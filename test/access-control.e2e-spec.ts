@@ -55,6 +55,25 @@ describe('access control', () => {
         .replace(/"id":\d+/g, '"id":0'),
     );
 
+  /** Every row of the change feed `who` may see under `query`, through pages of `limit`. */
+  const changes = async (who: keyof typeof KEYS, query: Record<string, string>, limit = 500) => {
+    const rows: Json[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: Json } = await request(t.baseUrl)
+        .get('/documents/changes')
+        .query({ ...query, limit, ...(cursor === null ? {} : { cursor }) })
+        .set(as(who))
+        .expect(200);
+      expect(page.body.changes.length).toBe(
+        page.body.next_cursor === null ? page.body.changes.length : limit,
+      );
+      rows.push(...page.body.changes);
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    return rows;
+  };
+
   beforeAll(async () => {
     t = await startTestApp({
       API_KEYS,
@@ -269,6 +288,32 @@ describe('access control', () => {
       expect(answer).not.toContain(SECRET_TITLE);
     });
 
+    it('the change feed gives only the rows of team-b/, whatever the filter, pages full', async () => {
+      const own = await changes('bob', {});
+      expect(own.map((c) => c.document_id).sort()).toEqual(
+        [
+          'team-b/open.md',
+          ...Array.from({ length: OPEN_MATCHES }, (_, i) => `team-b/many/m${i}.md`),
+        ].sort(),
+      );
+      // Pages of 5 are filled from the readable rows, however many others lie between them.
+      expect(await changes('bob', {}, 5)).toEqual(own);
+      for (const query of [
+        { folder: 'team-a' } as Record<string, string>,
+        { folder: 'team-a/many' },
+        { folder: 'team-ab' },
+        { actor: 'both', operation: 'create' },
+        { since: '2000-01-01T00:00:00Z' },
+      ]) {
+        const rows = await changes('bob', query);
+        expect(JSON.stringify(rows)).not.toContain('team-a');
+        expect(rows.every((c) => c.document_id.startsWith('team-b/'))).toBe(true);
+      }
+      expect(await changes('bob', { folder: 'team-a' })).toEqual([]);
+      expect((await changes('both', { folder: 'team-a' })).length).toBe(1 + HIDDEN_MATCHES);
+      expect(await changes('nobody', {})).toEqual([]);
+    });
+
     it('a principal with both folders sees both, and one no rule names sees nothing', async () => {
       const found = JSON.stringify(await tool('both', 'search_knowledge', { query: SECRET_WORD }));
       expect(found).toContain('team-a/secret.md');
@@ -325,6 +370,22 @@ describe('access control', () => {
       const metrics = await request(t.baseUrl).get('/metrics');
       expect(metrics.text).toMatch(/access_denied_total\{surface="mcp"\} [1-9]/);
       expect(metrics.text).toMatch(/access_denied_total\{surface="rest"\} [1-9]/);
+    });
+
+    it('the change feed shows a refused attempt to those who may read its document, only', async () => {
+      const refused = (rows: Json[]) => rows.map((c) => [c.operation, c.document_id, c.actor]);
+      expect(refused(await changes('bob', { operation: 'refused:update' }))).toEqual([
+        ['refused:update', 'team-b/open.md', 'alice'],
+      ]);
+      // Bob's own attempts aimed at team-a/: not his to see.
+      expect(refused(await changes('bob', { actor: 'bob' }))).toEqual([]);
+      expect(refused(await changes('both', { operation: 'refused:update' }))).toEqual([
+        ['refused:update', 'team-b/open.md', 'alice'],
+        ['refused:update', 'team-a/absent.md', 'bob'],
+        ['refused:update', 'team-a/secret.md', 'bob'],
+      ]);
+      const [denied] = await changes('both', { operation: 'refused:update', actor: 'alice' });
+      expect(denied.revision).toBeNull();
     });
 
     it('the pipeline routes name and re-queue only readable documents', async () => {

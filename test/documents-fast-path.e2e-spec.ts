@@ -61,6 +61,11 @@ const CASES: Array<[string, string, Record<string, string>]> = [
     '/documents/fast/one.md',
     { 'X-API-Key': ADMIN_KEY, 'If-None-Match': '"1"', 'Cache-Control': 'no-cache' },
   ],
+  [
+    'a document named like a route, a letter encoded',
+    '/documents/%63hanges',
+    { 'X-API-Key': ADMIN_KEY },
+  ],
   ['a missing document', '/documents/fast/none.md', { 'X-API-Key': ADMIN_KEY }],
   ['an invalid id', '/documents/fast/nul%00.md', { 'X-API-Key': ADMIN_KEY }],
   ['a document without a key', '/documents/fast/one.md', {}],
@@ -89,6 +94,7 @@ describe('admin reads fast path', () => {
       ['fast/three.md', '# Three'],
       ['fast/grüße.md', '# Grüße'],
       ['top.md', '# Top'],
+      ['changes', '# A document named like a route'],
     ]) {
       const created = await send(t.baseUrl, {
         method: 'POST',
@@ -119,12 +125,34 @@ describe('admin reads fast path', () => {
     ['HEAD', '/documents/fast/one.md'],
     ['GET', '/documents/fast/one.md/history'],
     ['GET', '/documents/fast/one.md/HISTORY'],
+    ['GET', '/documents/changes'],
+    ['GET', '/documents/Changes?limit=1'],
     ['GET', '/documents/'],
     ['GET', '/documents/fast//one.md'],
     ['GET', '/documents/fast/%E0%A4%A.md'],
   ])('leaves %s %s to Express', async (method, path) => {
     await send(t.baseUrl, { method, path, headers: { 'X-API-Key': ADMIN_KEY } });
     expect(routed).toHaveBeenCalled();
+  });
+
+  it('leaves every literal GET route under /documents/ to Express, which routes it ahead of the document', async () => {
+    const router = (
+      t.app.getHttpAdapter().getInstance() as {
+        router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
+      }
+    ).router;
+    const literals = router.stack
+      .filter(
+        (layer) => layer.route?.methods.get && /^\/documents\/[^*:/]+$/.test(layer.route.path),
+      )
+      .map((layer) => layer.route!.path);
+    expect(literals).toContain('/documents/changes');
+    for (const path of literals) {
+      routed.mockClear();
+      const answer = await send(t.baseUrl, { path, headers: { 'X-API-Key': ADMIN_KEY } });
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+      expect(routed).toHaveBeenCalled();
+    }
   });
 
   // A URL with a fragment (which `new URL` would drop), written on a socket as it is.

@@ -22,6 +22,20 @@ export async function createDocument(
   return response.body;
 }
 
+/**
+ * Inserts documents straight into the table, many in one statement, alive unless `deleted`,
+ * parent_id derived as the API derives it.
+ */
+export async function insertIds(db: Client, ids: string[], deleted = false): Promise<void> {
+  await db.query(
+    `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, deleted_at)
+     SELECT id, NULLIF(regexp_replace(id, '/[^/]*$', ''), id), 'T ' || id, 'body of ' || id, 'h',
+            CASE WHEN $2 THEN now() END
+       FROM unnest($1::text[]) AS id`,
+    [ids, deleted],
+  );
+}
+
 export interface TableCounts {
   documents: number;
   alive: number;

@@ -2,51 +2,12 @@ import type { Client } from 'pg';
 import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
 import { DocumentsService } from '../src/documents/documents.service';
 import { Access } from '../src/documents/access';
-import { planNodes, type PlanNode } from './support/explain';
+import { genericPlan, rowsRead } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
-
-/** Inserts alive documents straight into the table, parent_id derived as the trigger-free API does. */
-async function insertIds(db: Client, ids: string[], deleted = false): Promise<void> {
-  await db.query(
-    `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash, deleted_at)
-     SELECT id, NULLIF(regexp_replace(id, '/[^/]*$', ''), id), 'T ' || id, 'body of ' || id, 'h',
-            CASE WHEN $2 THEN now() END
-       FROM unnest($1::text[]) AS id`,
-    [ids, deleted],
-  );
-}
+import { insertIds } from './documents-helpers';
 
 function byteOrder(values: string[]): string[] {
   return [...values].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-}
-
-/** Rows the plan's index and table scans read from the relation, from EXPLAIN ANALYZE. */
-async function rowsRead(db: Client, sql: string, params: unknown[]): Promise<number> {
-  const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
-  const read = planNodes(rows[0]['QUERY PLAN'][0].Plan as PlanNode)
-    .filter((node) => /^(Seq|Index|Index Only|Bitmap Heap) Scan$/.test(node['Node Type']))
-    .reduce((sum, node) => sum + (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1), 0);
-  // Actual Rows is a per-loop average (fractional since PostgreSQL 18): round the sum.
-  return Math.round(read);
-}
-
-/** The generic plan PostgreSQL keeps for a named statement, as node types. */
-async function genericPlan(db: Client, sql: string, params: unknown[]): Promise<PlanNode[]> {
-  await db.query('BEGIN');
-  try {
-    await db.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
-    await db.query(`PREPARE generic_probe AS ${sql}`);
-    const literals = params.map((p) =>
-      typeof p === 'string' ? `'${p.replace(/'/g, "''")}'` : String(p),
-    );
-    const { rows } = await db.query(
-      `EXPLAIN (FORMAT JSON) EXECUTE generic_probe(${literals.join(', ')})`,
-    );
-    return planNodes(rows[0]['QUERY PLAN'][0].Plan as PlanNode);
-  } finally {
-    await db.query('ROLLBACK');
-    await db.query('DEALLOCATE ALL');
-  }
 }
 
 describe('keyset pages and completions over the id index', () => {

@@ -124,6 +124,10 @@ describe('published shapes', () => {
     });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history' });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history?revision=1' });
+    const changes = await rest('/documents/changes', { path: '/documents/changes?limit=2' });
+    await rest('/documents/changes', {
+      path: `/documents/changes?folder=shapes&cursor=${changes.body.next_cursor}`,
+    });
     await rest('/documents/{id}', { method: 'DELETE', path: '/documents/shapes/b.md' });
     await rest('/documents/{id}/restore', {
       method: 'POST',
@@ -252,6 +256,7 @@ describe('published shapes', () => {
         404,
       ],
       ['/documents/{id}/history', { path: '/documents/shapes/none.md/history' }, 404],
+      ['/documents/changes', { path: '/documents/changes?since=yesterday' }, 400],
       ['/documents/{id}', { method: 'DELETE', path: '/documents/shapes/none.md' }, 404],
       [
         '/documents/{id}/move',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError, ErrorCode } from './domain-error';
-import { parseInput, queryInteger } from './validation';
+import { parseInput, queryInteger, queryParameters } from './validation';
 
 function refusal(run: () => unknown): DomainError {
   try {
@@ -66,4 +66,23 @@ describe('queryInteger', () => {
       expect(error.details).toEqual({ field: 'limit' });
     },
   );
+});
+
+describe('queryParameters', () => {
+  it('gives the named parameters, absent ones left out', () => {
+    expect(queryParameters({ folder: 'a', limit: '3' }, ['folder', 'limit', 'cursor'])).toEqual({
+      folder: 'a',
+      limit: '3',
+    });
+  });
+
+  it.each([
+    [{ folder: 'a', colour: 'red' }, 'colour', 'colour: unknown query parameter'],
+    [{ folder: ['a', 'b'] }, 'folder', 'folder: must be given once'],
+  ])('refuses %j naming %s', (query, field, message) => {
+    const error = refusal(() => queryParameters(query, ['folder']));
+    expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(error.details).toEqual({ field });
+    expect(error.message).toBe(message);
+  });
 });

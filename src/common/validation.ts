@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError, ErrorCode } from './domain-error';
+import { DomainError, ErrorCode, invalidArgument } from './domain-error';
 
 /**
  * Parses `value` with `schema`, or throws INVALID_ARGUMENT naming the first bad field
@@ -49,4 +49,21 @@ export function queryInteger(value: unknown, field: string): number | undefined 
     );
   }
   return Number(value);
+}
+
+/**
+ * The query-string parameters among `names`, each given at most once; INVALID_ARGUMENT names
+ * the first one that is unknown or repeated.
+ */
+export function queryParameters<K extends string>(
+  query: Record<string, unknown>,
+  names: readonly K[],
+): Partial<Record<K, string>> {
+  for (const [name, value] of Object.entries(query)) {
+    if (!(names as readonly string[]).includes(name)) {
+      throw invalidArgument(name, 'unknown query parameter');
+    }
+    if (typeof value !== 'string') throw invalidArgument(name, 'must be given once');
+  }
+  return query as Partial<Record<K, string>>;
 }

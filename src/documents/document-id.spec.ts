@@ -5,6 +5,7 @@ import {
   MAX_ID_BYTES,
   parentOf,
   validateDocumentId,
+  validateFolder,
   validatePrefix,
 } from './document-id';
 
@@ -108,6 +109,33 @@ describe('validatePrefix', () => {
     expect(refusal(() => validatePrefix('a\ud800')).message).toMatch(/^prefix: .*Unicode/);
     expect(refusal(() => validatePrefix('x'.repeat(513))).message).toMatch(/^prefix: .*512/);
     expect(validatePrefix('x'.repeat(512))).toHaveLength(512);
+  });
+});
+
+describe('validateFolder', () => {
+  it.each([
+    [undefined, ''],
+    ['', ''],
+    ['team-a', 'team-a/'],
+    ['team-a/', 'team-a/'],
+    ['a/b c/50%_#?/Grüße', 'a/b c/50%_#?/Grüße/'],
+  ])('%j → the prefix %j', (folder, prefix) => {
+    expect(validateFolder(folder, 'folder')).toBe(prefix);
+  });
+
+  it.each([
+    ['/', /must not be empty/],
+    ['a//', /must not start or end with "\/"/],
+    ['/a', /must not start or end with "\/"/],
+    ['a//b', /empty segment/],
+    ['a/../b', /"\.\." segment/],
+    ['a\nb', /control/],
+    [3, /must be a string/],
+  ])('refuses %j, naming the field', (folder, problem) => {
+    const error = refusal(() => validateFolder(folder, 'parent'));
+    expect(error.details).toEqual({ field: 'parent' });
+    expect(error.message).toMatch(/^parent: /);
+    expect(error.message).toMatch(problem);
   });
 });
 

@@ -47,6 +47,17 @@ export function parentOf(documentId: string): string | null {
   return slash === -1 ? null : documentId.slice(0, slash);
 }
 
+/**
+ * Checks a folder: the leading segments of document ids (the rules of an id), a trailing
+ * `/` allowed. Returns the ids' prefix it stands for (`team-a` → `team-a/`, whole segments:
+ * never `team-ab/x.md`), or `''` for the root (absent or empty).
+ */
+export function validateFolder(value: unknown, field: string): string {
+  if (value === undefined || value === '') return '';
+  const folder = typeof value === 'string' && value.endsWith('/') ? value.slice(0, -1) : value;
+  return `${validateDocumentId(folder, field)}/`;
+}
+
 /** Checks a list prefix: any text up to 512 bytes without control characters. */
 export function validatePrefix(value: unknown, field = 'prefix'): string {
   if (value === undefined || value === null) return '';

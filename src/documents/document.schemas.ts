@@ -187,3 +187,40 @@ export const documentPageSchema = z.object({
   more: z.boolean().describe('More documents follow the last item.'),
 });
 export type DocumentPage = z.output<typeof documentPageSchema>;
+
+/** Rows of a page of the change feed, by default and at most. */
+export const CHANGES_DEFAULT_LIMIT = 50;
+export const CHANGES_MAX_LIMIT = 500;
+
+/** One row of the audit trail, as the change feed (`GET /documents/changes`) shows it. */
+export const changeSchema = z.object({
+  id: z
+    .number()
+    .int()
+    .describe('The place of the row in the audit trail; later rows have larger ids'),
+  operation: z
+    .string()
+    .describe(
+      'create, update (a patch too), delete, restore, purge, move (under the new id), ' +
+        'moved-away (under the old id), or refused:<create|update|patch|delete|restore|move> ' +
+        '(a write the access policy refused)',
+    ),
+  document_id: z.string().describe('The current id of the document (a move takes its rows along)'),
+  revision: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The revision the write made; null for a refused one'),
+  actor: z.string().describe('Who wrote: the API key name or the token subject'),
+  at: timestampSchema.describe('When the writing transaction began'),
+});
+export type Change = z.output<typeof changeSchema>;
+
+export const changeFeedSchema = z.object({
+  changes: z.array(changeSchema).describe('Newest first'),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe('The `cursor` of the next (older) page; null when this page is the last'),
+});
+export type ChangeFeed = z.output<typeof changeFeedSchema>;

@@ -5,6 +5,11 @@ import type { FrontDoor, RequestObserver } from '../common/http-server';
 const LIST: DoorRoute = { method: 'GET', path: '/documents' };
 const ITEM: DoorRoute = { method: 'GET', path: '/documents/*id' };
 const ITEM_PREFIX = '/documents/';
+/**
+ * DocumentsController's literal GET routes under `/documents/`, declared ahead of the
+ * document route: Express routes `/documents/changes`, in any case, to them, never to `*id`.
+ */
+const LITERAL_ROUTES = new Set(['changes']);
 /** What makes `parseurl` (Express's path reader) leave its fast path for `url.parse`. */
 const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
@@ -17,9 +22,10 @@ const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
  *
  * Everything else goes on to Express, unchanged: other methods (HEAD included), another
  * case (`/Documents/...`, which Express also matches), a trailing slash or an empty
- * segment, a segment that does not decode, `.../history` (a route of its own, declared
- * ahead of the document route), and a URL that Express reads another way (a fragment,
- * white space).
+ * segment, a segment that does not decode, `.../history` and `/documents/changes` (routes of
+ * their own, declared ahead of the document route; Express matches them before decoding, so
+ * `/documents/%63hanges` is the document `changes`), and a URL that Express reads another way
+ * (a fragment, white space).
  */
 export function documentsFastPath(
   handlers: RouteHandlers,
@@ -47,6 +53,7 @@ function itemSegments(path: string): string[] | undefined {
   const raw = path.slice(ITEM_PREFIX.length).split('/');
   const last = raw[raw.length - 1];
   if (last.toLowerCase() === 'history') return undefined;
+  if (raw.length === 1 && LITERAL_ROUTES.has(last.toLowerCase())) return undefined;
   const segments: string[] = [];
   for (const segment of raw) {
     if (segment === '') return undefined;

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccessPolicyService } from './access-policy.service';
+import { ChangeFeedRepository } from './change-feed.repository';
+import { ChangeFeedService } from './change-feed.service';
 import { DocumentListingsRepository } from './document-listings.repository';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
@@ -11,6 +13,8 @@ import { DocumentsService } from './documents.service';
     DocumentsRepository,
     DocumentListingsRepository,
     DocumentsService,
+    ChangeFeedRepository,
+    ChangeFeedService,
     AccessPolicyService,
   ],
   exports: [DocumentsService, AccessPolicyService],

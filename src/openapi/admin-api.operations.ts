@@ -8,7 +8,11 @@ import {
   restoreSchema,
   updateSchema,
 } from '../documents/documents.controller';
-import { BULK_MAX_ITEMS } from '../documents/document.schemas';
+import {
+  BULK_MAX_ITEMS,
+  CHANGES_DEFAULT_LIMIT,
+  CHANGES_MAX_LIMIT,
+} from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import type { ResponseSchemaName } from './openapi.schemas';
 
@@ -126,6 +130,51 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       413: 'TOO_LARGE: the request body exceeds MAX_REQUEST_BYTES',
       415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
     },
+  },
+  'GET /documents/changes': {
+    tag: 'Documents',
+    summary: 'Changes: the audit trail, newest first',
+    description:
+      'Every write as the audit trail records it (create, update, delete, restore, move, ' +
+      'moved-away, purge, and refused:<operation> for a write the access policy refused), ' +
+      'newest first by id, a page at a time: pass `next_cursor` back as `cursor` for the ' +
+      'next, older page (rows written meanwhile shift nothing). Under an access policy only ' +
+      'the rows of documents the caller may read. An empty filter is no filter.',
+    parameters: [
+      query(
+        'folder',
+        'Only documents under this folder, whole segments (`team-a`: `team-a/x.md`, not `team-ab/x.md`)',
+        {
+          type: 'string',
+        },
+      ),
+      query(
+        'actor',
+        'Only the writes of this actor (an API key name or a token subject), exactly',
+        {
+          type: 'string',
+        },
+      ),
+      query('operation', 'Only this operation (`update`, `refused:update`...), exactly', {
+        type: 'string',
+      }),
+      query('since', 'ISO 8601 time with its offset: changes at or after it', {
+        type: 'string',
+        format: 'date-time',
+      }),
+      query('until', 'ISO 8601 time with its offset: changes before it (after `since`)', {
+        type: 'string',
+        format: 'date-time',
+      }),
+      query('limit', `Page size, 1 to ${CHANGES_MAX_LIMIT}`, {
+        type: 'integer',
+        minimum: 1,
+        maximum: CHANGES_MAX_LIMIT,
+        default: CHANGES_DEFAULT_LIMIT,
+      }),
+      query('cursor', '`next_cursor` of the previous page', { type: 'string' }),
+    ],
+    responses: { 200: { description: 'One page of changes', schema: 'ChangeFeed' } },
   },
   'GET /documents/{id}': {
     tag: 'Documents',

@@ -11,6 +11,7 @@ import {
   writeResultSchema,
   writtenDocumentSchema,
   bulkResultSchema,
+  changeFeedSchema,
 } from '../documents/document.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
@@ -66,6 +67,7 @@ export const RESPONSE_SCHEMAS = {
   HistoryOrRevision: z
     .union([historyResultSchema, revisionSchema])
     .describe('The history page; with `revision`, that version whole'),
+  ChangeFeed: changeFeedSchema,
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,

@@ -19,6 +19,7 @@ type OpenApi = {
 const ADMIN_ROUTES = [
   'GET /documents',
   'POST /documents',
+  'GET /documents/changes',
   'GET /documents/{id}',
   'PUT /documents/{id}',
   'PATCH /documents/{id}',
