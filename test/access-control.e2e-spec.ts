@@ -314,6 +314,45 @@ describe('access control', () => {
       expect(await changes('nobody', {})).toEqual([]);
     });
 
+    it('the folder tree names and counts only readable documents', async () => {
+      const tree = async (who: keyof typeof KEYS, parent?: string) =>
+        (
+          await request(t.baseUrl)
+            .get('/documents/folders')
+            .query(parent === undefined ? {} : { parent })
+            .set(as(who))
+            .expect(200)
+        ).body as Json;
+      const nothing = { documents_here: 0, folders: [], truncated: false };
+      expect(await tree('bob')).toEqual({
+        parent: null,
+        documents_here: 0,
+        folders: [{ folder: 'team-b', documents: 1 + OPEN_MATCHES }],
+        truncated: false,
+      });
+      expect(await tree('bob', 'team-b')).toEqual({
+        parent: 'team-b',
+        documents_here: 1,
+        folders: [{ folder: 'team-b/many', documents: OPEN_MATCHES }],
+        truncated: false,
+      });
+      for (const hidden of ['team-a', 'team-a/many', 'team-ab']) {
+        expect(await tree('bob', hidden)).toEqual({ parent: hidden, ...nothing });
+      }
+      // Two readable folders with an unreadable one between them (team-ab sorts between).
+      const counts = [
+        { folder: 'team-a', documents: 1 + HIDDEN_MATCHES },
+        { folder: 'team-b', documents: 1 + OPEN_MATCHES },
+      ];
+      expect((await tree('alice')).folders).toEqual(counts);
+      expect((await tree('both')).folders).toEqual([
+        counts[0],
+        { folder: 'team-ab', documents: 1 },
+        counts[1],
+      ]);
+      expect(await tree('nobody')).toEqual({ parent: null, ...nothing });
+    });
+
     it('a principal with both folders sees both, and one no rule names sees nothing', async () => {
       const found = JSON.stringify(await tool('both', 'search_knowledge', { query: SECRET_WORD }));
       expect(found).toContain('team-a/secret.md');

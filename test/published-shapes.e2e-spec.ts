@@ -124,6 +124,8 @@ describe('published shapes', () => {
     });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history' });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history?revision=1' });
+    await rest('/documents/folders', { path: '/documents/folders' });
+    await rest('/documents/folders', { path: '/documents/folders?parent=shapes' });
     const changes = await rest('/documents/changes', { path: '/documents/changes?limit=2' });
     await rest('/documents/changes', {
       path: `/documents/changes?folder=shapes&cursor=${changes.body.next_cursor}`,
@@ -257,6 +259,7 @@ describe('published shapes', () => {
       ],
       ['/documents/{id}/history', { path: '/documents/shapes/none.md/history' }, 404],
       ['/documents/changes', { path: '/documents/changes?since=yesterday' }, 400],
+      ['/documents/folders', { path: '/documents/folders?parent=a//b' }, 400],
       ['/documents/{id}', { method: 'DELETE', path: '/documents/shapes/none.md' }, 404],
       [
         '/documents/{id}/move',

@@ -236,4 +236,55 @@ export class DocumentListingsRepository {
       upper === null ? 'kb_documents_folders_from' : 'kb_documents_folders_range',
     ];
   }
+
+  /**
+   * How many alive documents the caller may read lie directly in `parent` (`null`: at the top
+   * level), and in the whole subtree of each of `folders`, in their order. One statement: the
+   * first count is a range of the folder index (`parent_id || '/'`), each other one a range of
+   * the id index (`folder/` to `folder0`, "0" following "/"), reading the entries it counts
+   * and no other; ids are compared as bytes, so `%`, `_` and the like are plain characters.
+   */
+  async countUnder(
+    parent: string | null,
+    folders: readonly string[],
+    readable: Readable,
+  ): Promise<{ here: number; counts: number[] }> {
+    const [text, values, name] = this.countStatement(parent, folders, readable);
+    const [row] = await this.statements.query<{ here: number; counts: number[] }>(
+      name,
+      text,
+      values,
+    );
+    return row;
+  }
+
+  countQueryForExplain(
+    parent: string | null,
+    folders: readonly string[],
+    readable: Readable = null,
+  ): [string, unknown[]] {
+    const [text, values] = this.countStatement(parent, folders, readable);
+    return [text, values];
+  }
+
+  private countStatement(
+    parent: string | null,
+    folders: readonly string[],
+    readable: Readable,
+  ): [string, unknown[], string] {
+    const counts = `ARRAY(
+         SELECT (SELECT count(*)::int FROM kb_documents
+                  WHERE deleted_at IS NULL AND document_id >= f.folder || '/'
+                    AND document_id < f.folder || '0' AND ${readableIds(2)})
+           FROM unnest($1::text[]) WITH ORDINALITY AS f(folder, n) ORDER BY f.n)`;
+    // The top level's documents have no parent: their key in the folder index is NULL.
+    const here = parent === null ? `IS NULL` : `= $3::text || '/'`;
+    return [
+      `SELECT (SELECT count(*)::int FROM kb_documents
+                WHERE deleted_at IS NULL AND parent_id || '/' ${here} AND ${readableIds(2)}) AS here,
+              ${counts} AS counts`,
+      parent === null ? [folders, readable] : [folders, readable, parent],
+      parent === null ? 'kb_documents_count_top' : 'kb_documents_count_under',
+    ];
+  }
 }

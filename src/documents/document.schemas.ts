@@ -224,3 +224,24 @@ export const changeFeedSchema = z.object({
     .describe('The `cursor` of the next (older) page; null when this page is the last'),
 });
 export type ChangeFeed = z.output<typeof changeFeedSchema>;
+
+/** Folders of the folder tree (`GET /documents/folders`) at most. */
+export const FOLDER_TREE_MAX_FOLDERS = 500;
+
+/** A folder's immediate subfolders, with how many documents each holds. */
+export const folderTreeSchema = z.object({
+  parent: z.string().nullable().describe('The folder listed; null for the root'),
+  documents_here: z.number().int().describe('Documents directly in `parent`'),
+  folders: z
+    .array(
+      z.object({
+        folder: z.string().describe('The full path of the subfolder (`parent/name`)'),
+        documents: z.number().int().describe('Documents in its whole subtree'),
+      }),
+    )
+    .describe('In byte order of the path'),
+  truncated: z
+    .boolean()
+    .describe(`More than ${FOLDER_TREE_MAX_FOLDERS} subfolders: the first ones are listed`),
+});
+export type FolderTree = z.output<typeof folderTreeSchema>;

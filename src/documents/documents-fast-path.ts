@@ -7,9 +7,10 @@ const ITEM: DoorRoute = { method: 'GET', path: '/documents/*id' };
 const ITEM_PREFIX = '/documents/';
 /**
  * DocumentsController's literal GET routes under `/documents/`, declared ahead of the
- * document route: Express routes `/documents/changes`, in any case, to them, never to `*id`.
+ * document route: Express routes `/documents/changes` and `/documents/folders`, in any
+ * case, to them, never to `*id`.
  */
-const LITERAL_ROUTES = new Set(['changes']);
+const LITERAL_ROUTES = new Set(['changes', 'folders']);
 /** What makes `parseurl` (Express's path reader) leave its fast path for `url.parse`. */
 const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
@@ -22,10 +23,10 @@ const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
  *
  * Everything else goes on to Express, unchanged: other methods (HEAD included), another
  * case (`/Documents/...`, which Express also matches), a trailing slash or an empty
- * segment, a segment that does not decode, `.../history` and `/documents/changes` (routes of
- * their own, declared ahead of the document route; Express matches them before decoding, so
- * `/documents/%63hanges` is the document `changes`), and a URL that Express reads another way
- * (a fragment, white space).
+ * segment, a segment that does not decode, `.../history`, `/documents/changes` and
+ * `/documents/folders` (routes of their own, declared ahead of the document route; Express
+ * matches them before decoding, so `/documents/%63hanges` is the document `changes`), and a
+ * URL that Express reads another way (a fragment, white space).
  */
 export function documentsFastPath(
   handlers: RouteHandlers,

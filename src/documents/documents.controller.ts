@@ -218,6 +218,16 @@ export class DocumentsController {
     );
   }
 
+  /**
+   * The subfolders of `parent` with their document counts, and the documents directly in it:
+   * the folder tree a level at a time. A literal route, declared ahead of the `*id` ones.
+   */
+  @Get('folders')
+  folders(@Query() query: Record<string, unknown>, @Req() request: AuthenticatedRequest) {
+    const { parent } = queryParameters(query, ['parent']);
+    return this.documents.folderTree(parent, this.accessOf(request));
+  }
+
   /** The earlier versions; with `revision`, that one version whole (body included). */
   @Get('*id/history')
   history(

@@ -3,15 +3,17 @@ import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { faultOf } from '../common/fault';
-import { parentOf, validateDocumentId, validatePrefix } from './document-id';
-import type {
-  Document,
-  DocumentPage,
-  HistoryResult,
-  Revision,
-  ListResult,
-  PatchInput,
-  patchResultSchema,
+import { parentOf, validateDocumentId, validateFolder, validatePrefix } from './document-id';
+import {
+  type Document,
+  type DocumentPage,
+  FOLDER_TREE_MAX_FOLDERS,
+  type FolderTree,
+  type HistoryResult,
+  type Revision,
+  type ListResult,
+  type PatchInput,
+  type patchResultSchema,
 } from './document.schemas';
 import { DocumentChanges, DocumentsRepository } from './documents.repository';
 import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
@@ -154,6 +156,37 @@ export class DocumentsService {
       access.readablePatterns() ?? null,
     );
     return { values: values.slice(0, limit), more: values.length > limit };
+  }
+
+  /**
+   * The folder tree, a level at a time: the subfolders of `parent` (the root when absent)
+   * that hold a document `access` may read, the first {@link FOLDER_TREE_MAX_FOLDERS} in
+   * byte order, each with how many such documents its whole subtree holds, and how many lie
+   * directly in `parent`. Nothing outside the read grants is named or counted.
+   */
+  async folderTree(parent: string | undefined, access: Access): Promise<FolderTree> {
+    const prefix = validateFolder(parent, 'parent');
+    const listed = prefix === '' ? null : prefix.slice(0, -1);
+    const readable = access.readableConditionUnder(prefix);
+    if (readable === undefined) {
+      return { parent: listed, documents_here: 0, folders: [], truncated: false };
+    }
+    const names = await this.listings.foldersWithPrefix(
+      prefix,
+      FOLDER_TREE_MAX_FOLDERS + 1,
+      readable,
+    );
+    const shown = names.slice(0, FOLDER_TREE_MAX_FOLDERS);
+    const { here, counts } = await this.listings.countUnder(listed, shown, readable);
+    return {
+      parent: listed,
+      documents_here: here,
+      // A folder emptied between the two statements is not shown with nothing in it.
+      folders: shown
+        .map((folder, i) => ({ folder, documents: counts[i] }))
+        .filter((folder) => folder.documents > 0),
+      truncated: names.length > FOLDER_TREE_MAX_FOLDERS,
+    };
   }
 
   /**

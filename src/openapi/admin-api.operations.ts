@@ -12,6 +12,7 @@ import {
   BULK_MAX_ITEMS,
   CHANGES_DEFAULT_LIMIT,
   CHANGES_MAX_LIMIT,
+  FOLDER_TREE_MAX_FOLDERS,
 } from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import type { ResponseSchemaName } from './openapi.schemas';
@@ -175,6 +176,22 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       query('cursor', '`next_cursor` of the previous page', { type: 'string' }),
     ],
     responses: { 200: { description: 'One page of changes', schema: 'ChangeFeed' } },
+  },
+  'GET /documents/folders': {
+    tag: 'Documents',
+    summary: 'Folder tree: the subfolders of a folder, with their document counts',
+    description:
+      'The immediate subfolders of `parent` (the root when absent) that hold at least one ' +
+      'alive document, each with the number of alive documents in its whole subtree, and ' +
+      `the number directly in \`parent\`; the first ${FOLDER_TREE_MAX_FOLDERS} subfolders in byte ` +
+      'order (`truncated` beyond). Under an access policy only readable documents are named ' +
+      'or counted; a folder holding none does not appear.',
+    parameters: [
+      query('parent', 'The folder to list (`team-a/reports`); the root when absent or empty', {
+        type: 'string',
+      }),
+    ],
+    responses: { 200: { description: 'The subfolders and counts', schema: 'FolderTree' } },
   },
   'GET /documents/{id}': {
     tag: 'Documents',

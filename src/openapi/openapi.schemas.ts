@@ -12,6 +12,7 @@ import {
   writtenDocumentSchema,
   bulkResultSchema,
   changeFeedSchema,
+  folderTreeSchema,
 } from '../documents/document.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
@@ -68,6 +69,7 @@ export const RESPONSE_SCHEMAS = {
     .union([historyResultSchema, revisionSchema])
     .describe('The history page; with `revision`, that version whole'),
   ChangeFeed: changeFeedSchema,
+  FolderTree: folderTreeSchema,
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,

@@ -20,6 +20,7 @@ const ADMIN_ROUTES = [
   'GET /documents',
   'POST /documents',
   'GET /documents/changes',
+  'GET /documents/folders',
   'GET /documents/{id}',
   'PUT /documents/{id}',
   'PATCH /documents/{id}',
