@@ -36,6 +36,18 @@ export async function insertIds(db: Client, ids: string[], deleted = false): Pro
   );
 }
 
+/** GETs `path` and checks the answer: 400 INVALID_ARGUMENT naming `field` (in `field` and the message). */
+export async function expectInvalidParameter(
+  t: TestApp,
+  path: string,
+  field: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const response = await request(t.baseUrl).get(path).set(headers).expect(400);
+  expect(response.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', field });
+  expect(response.body.error.message).toMatch(new RegExp(`^${field}: `));
+}
+
 export interface TableCounts {
   documents: number;
   alive: number;
