@@ -11,6 +11,7 @@ import { JsonBodyMiddleware } from './auth/json-body.middleware';
 import { RestExceptionFilter } from './common/rest-exception.filter';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
 import { DocumentsModule } from './documents/documents.module';
 import { HealthModule } from './health/health.module';
@@ -36,6 +37,7 @@ export class AppModule implements NestModule {
         AuthModule,
         DocumentsModule,
         VectorsModule,
+        ConsoleModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],
     };

@@ -15,6 +15,6 @@ import { RateLimits } from './rate-limits';
 @Module({
   controllers: [ProtectedResourceController],
   providers: [ApiKeyService, OAuthService, Authenticator, RateLimits, AdminGuard],
-  exports: [ApiKeyService, Authenticator, RateLimits, AdminGuard],
+  exports: [ApiKeyService, Authenticator, OAuthService, RateLimits, AdminGuard],
 })
 export class AuthModule {}

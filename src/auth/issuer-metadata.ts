@@ -4,6 +4,9 @@ import type { OAuthSettings } from '../config/auth-config';
 export interface IssuerMetadata {
   readonly jwksUri: string | undefined;
   readonly introspectionEndpoint: string | undefined;
+  /** Where a browser signs in (the console's authorization-code flow). */
+  readonly authorizationEndpoint: string | undefined;
+  readonly tokenEndpoint: string | undefined;
 }
 
 /**
@@ -55,7 +58,12 @@ export async function discover(settings: OAuthSettings): Promise<IssuerMetadata>
     if (jwksUri === undefined && !settings.introspection) {
       throw new Error(`${url} has no jwks_uri; set OAUTH_JWKS_URI or introspection`);
     }
-    return { jwksUri, introspectionEndpoint };
+    return {
+      jwksUri,
+      introspectionEndpoint,
+      authorizationEndpoint: stringOf(document.authorization_endpoint),
+      tokenEndpoint: stringOf(document.token_endpoint),
+    };
   }
   throw new Error(problems.join('; '));
 }

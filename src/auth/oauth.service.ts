@@ -219,6 +219,11 @@ export class OAuthService implements OnApplicationBootstrap {
     };
   }
 
+  /** The issuer's metadata (its endpoints), for a browser that signs in there. */
+  issuerMetadata(): Promise<IssuerMetadata> {
+    return this.metadata();
+  }
+
   /** The issuer's metadata, fetched once; after a failure, again after a few seconds. */
   private metadata(): Promise<IssuerMetadata> {
     const settings = this.settings!;

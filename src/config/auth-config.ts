@@ -28,6 +28,11 @@ export interface OAuthSettings {
   readonly scopeProfiles: ReadonlyMap<string, ReadonlySet<Profile>>;
   /** `OAUTH_GROUPS_CLAIM`: the claim holding a token's groups (`group:G` of an access policy). */
   readonly groupsClaim: string;
+  /**
+   * `CONSOLE_OAUTH_CLIENT_ID`: the console's client at the issuer (public: authorization code
+   * with PKCE); unset, the console signs in with API keys only.
+   */
+  readonly consoleClientId: string | undefined;
   /** `OAUTH_JWKS_URI`: overrides the `jwks_uri` of the issuer's metadata. */
   readonly jwksUri: string | undefined;
   /** `OAUTH_ALGORITHMS`: JWS algorithms accepted; asymmetric only. */
@@ -82,6 +87,7 @@ export function parseOAuth(
       'OAUTH_RESOURCE',
       'OAUTH_AUDIENCE',
       'OAUTH_INTROSPECTION_CLIENT_ID',
+      'CONSOLE_OAUTH_CLIENT_ID',
     ] as const) {
       if (read(name) !== undefined) throw new ConfigError(name, 'needs OAUTH_ISSUER');
     }
@@ -121,6 +127,7 @@ export function parseOAuth(
     audiences: audience === undefined ? undefined : list(audience),
     scopeProfiles: parseScopeProfiles(read('OAUTH_SCOPE_PROFILES')!),
     groupsClaim: read('OAUTH_GROUPS_CLAIM')!,
+    consoleClientId: read('CONSOLE_OAUTH_CLIENT_ID'),
     jwksUri: jwksUri === undefined ? undefined : httpUrl('OAUTH_JWKS_URI', jwksUri),
     algorithms: algorithms(read('OAUTH_ALGORITHMS')),
     clockSkewSeconds: integer(read, 'OAUTH_CLOCK_SKEW_SECONDS', 0, 600),

@@ -145,6 +145,12 @@ export const VARIABLES = {
     meaning: "the access token's claim listing its groups (`group:G` in ACCESS_POLICY)",
     value: 'groups',
   },
+  CONSOLE_OAUTH_CLIENT_ID: {
+    group: 'OAuth',
+    meaning:
+      'the console\'s client id at `OAUTH_ISSUER` (public client, PKCE; redirect URI `<OAUTH_RESOURCE>/console/`): adds "Sign in with" the issuer to the console',
+    fallback: 'unset ⇒ the console takes API keys only',
+  },
   OAUTH_JWKS_URI: {
     group: 'OAuth',
     meaning: "override the issuer metadata's `jwks_uri`",

@@ -18,6 +18,8 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     alg: { type: 'string', default: 'RS256' },
     'token-ttl': { type: 'string', default: '3600' },
+    // The console's address (`http://127.0.0.1:<port>/console/`): adds its public client.
+    'console-redirect': { type: 'string' },
   },
 });
 
@@ -37,6 +39,8 @@ const INTROSPECTION_CLIENT = 'kb-introspector';
 /** A public client (PKCE, no secret) for the authorization-code flow, loopback redirects. */
 const PUBLIC_CLIENT = 'kb-public-app';
 const secretOf = (clientId) => `${clientId}-secret-0123456789`;
+/** The operator console's public client (with --console-redirect). */
+const CONSOLE_CLIENT = 'kb-console';
 
 const jwk = signingKey(values.alg);
 const ttl = Number(values['token-ttl']);
@@ -82,6 +86,19 @@ const provider = new Provider(issuer, {
       response_types: ['code'],
       redirect_uris: ['http://127.0.0.1/callback', 'http://localhost/callback'],
     },
+    ...(values['console-redirect'] === undefined
+      ? []
+      : [
+          {
+            // The operator console: a browser application, PKCE, no secret.
+            client_id: CONSOLE_CLIENT,
+            application_type: 'web',
+            token_endpoint_auth_method: 'none',
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            redirect_uris: [values['console-redirect']],
+          },
+        ]),
   ],
   scopes: ['openid', 'offline_access', ...SCOPES],
   claims: { openid: ['sub'] },

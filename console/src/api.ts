@@ -1,0 +1,154 @@
+/** The admin REST API, as the console calls it: same origin, the key as a Bearer token. */
+
+const KEY_STORAGE = 'agent-data.console.key';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The server did not answer at all (down, restarting, network gone). */
+export class Unreachable extends Error {}
+
+let key: string | null = sessionStorage.getItem(KEY_STORAGE);
+const signedOutListeners = new Set<(reason: string) => void>();
+const reachabilityListeners = new Set<(reachable: boolean) => void>();
+
+export const session = {
+  get key(): string | null {
+    return key;
+  },
+  /** Kept in session storage only: gone when the tab closes, never in a cookie or a URL. */
+  signIn(value: string): void {
+    key = value;
+    sessionStorage.setItem(KEY_STORAGE, value);
+  },
+  signOut(reason = ''): void {
+    key = null;
+    sessionStorage.removeItem(KEY_STORAGE);
+    for (const listener of signedOutListeners) listener(reason);
+  },
+  onSignedOut(listener: (reason: string) => void): () => void {
+    signedOutListeners.add(listener);
+    return () => signedOutListeners.delete(listener);
+  },
+  onReachability(listener: (reachable: boolean) => void): () => void {
+    reachabilityListeners.add(listener);
+    return () => reachabilityListeners.delete(listener);
+  },
+};
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The key to use instead of the session's (sign-in checks one before keeping it). */
+  key?: string;
+}
+
+/** One request; JSON in, JSON out. Retries a request that found no server, three times. */
+export async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+  const credential = options.key ?? key;
+  if (credential) headers.Authorization = `Bearer ${credential}`;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  let response: Response | undefined;
+  for (let attempt = 0; response === undefined; attempt++) {
+    try {
+      response = await fetch(path, {
+        method: options.method ?? 'GET',
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        cache: 'no-store',
+      });
+    } catch {
+      for (const listener of reachabilityListeners) listener(false);
+      if (attempt === 2) throw new Unreachable('The server does not answer.');
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
+  }
+  for (const listener of reachabilityListeners) listener(true);
+  const text = await response.text();
+  let body: unknown = undefined;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  if (!response.ok) {
+    const error = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const failure = new ApiError(
+      response.status,
+      error?.code ?? `HTTP_${response.status}`,
+      error?.message ?? `The server answered ${response.status}.`,
+      body,
+    );
+    if (response.status === 401 && options.key === undefined) session.signOut(failure.message);
+    throw failure;
+  }
+  return body as T;
+}
+
+/**
+ * `/documents/<id>`: each segment encoded. Where the id's spelling would be read as another
+ * route (a last segment `history`, `restore` or `move`; a top-level `bulk`, `changes` or
+ * `folders`), one character is percent-encoded, as docs/documents.md says.
+ */
+export function documentPath(id: string, suffix = ''): string {
+  const segments = id.split('/').map(encodeURIComponent);
+  if (segments.length === 1) {
+    const [only] = segments;
+    const literal = ['bulk', 'changes', 'folders'].includes(only);
+    return `/documents/${literal ? `%${only.charCodeAt(0).toString(16)}${only.slice(1)}` : only}${suffix}`;
+  }
+  const last = segments.pop()!;
+  const reserved = ['history', 'restore', 'move'].includes(last);
+  return `/documents/${segments.join('/')}${reserved ? '%2F' : '/'}${last}${suffix}`;
+}
+
+export interface DocumentSummary {
+  document_id: string;
+  title: string;
+  tags: string[];
+  revision: number;
+  updated_at: string;
+  vector_status?: string;
+}
+
+export interface Document extends DocumentSummary {
+  body: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  vector_status: string;
+}
+
+export interface ListResult {
+  items: DocumentSummary[];
+  total?: number;
+  next_offset?: number | null;
+}
+
+export interface SearchHit {
+  document_id: string;
+  title: string;
+  score: number;
+  heading_path: string;
+  snippet: string;
+}
+
+export interface HistoryEntry {
+  revision: number;
+  title: string;
+  tags: string[];
+  body_bytes: number;
+  deleted_at: string | null;
+  reason: string;
+  actor: string;
+  snapshot_at: string;
+}

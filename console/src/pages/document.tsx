@@ -1,0 +1,109 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { documentPath, request, type Document } from '../api';
+import { formatTime, useLoad } from '../load';
+import { renderMarkdown } from '../markdown';
+import { folderOf, go, href } from '../route';
+import { Failure } from './failure';
+
+/** One document rendered, its metadata, its addresses, and what can be done with it. */
+export function DocumentPage({ id, at }: { id: string; at?: string }) {
+  const loaded = useLoad(() => request<Document>(documentPath(id)), [id]);
+  const body = useRef<HTMLDivElement>(null);
+  const [message, setMessage] = useState('');
+
+  useEffect(() => {
+    if (!at || !body.current) return;
+    // Open at the passage: the last heading of its path.
+    const wanted = at.split(' › ').at(-1)!.trim().toLowerCase();
+    const heading = [...body.current.querySelectorAll('h1, h2, h3, h4, h5, h6')].find(
+      (element) => element.textContent?.trim().toLowerCase() === wanted,
+    ) as HTMLElement | undefined;
+    if (heading) {
+      heading.setAttribute('tabindex', '-1');
+      heading.scrollIntoView();
+      heading.focus();
+    }
+  }, [loaded.data, at]);
+
+  if (loaded.error) return <Failure error={loaded.error} />;
+  const doc = loaded.data;
+  if (doc === undefined) return <p aria-busy="true">Loading…</p>;
+  const restUrl = `${location.origin}${documentPath(doc.document_id)}`;
+  const resourceUri = `kb://${doc.document_id}`;
+
+  async function remove() {
+    if (!confirm(`Delete ${doc!.document_id}? It can be restored from its history.`)) return;
+    try {
+      await request(documentPath(doc!.document_id), {
+        method: 'DELETE',
+        headers: { 'If-Match': `"${doc!.revision}"` },
+      });
+      go('browse', folderOf(doc!.document_id));
+    } catch (error) {
+      setMessage((error as Error).message);
+    }
+  }
+
+  return (
+    <article aria-labelledby="doc-title">
+      <nav aria-label="Folder path" class="crumbs">
+        <a href={href('browse', folderOf(doc.document_id))}>
+          {folderOf(doc.document_id) || 'All documents'}
+        </a>
+      </nav>
+      <h1 id="doc-title">{doc.title || doc.document_id}</h1>
+      <div class="actions">
+        <a href={href('edit', doc.document_id)}>Edit</a>
+        <a href={href('history', doc.document_id)}>History</a>
+        <button type="button" class="link danger" onClick={remove}>
+          Delete
+        </button>
+      </div>
+      {message && (
+        <p class="error" role="alert">
+          {message}
+        </p>
+      )}
+      <dl class="meta">
+        <dt>Id</dt>
+        <dd>
+          <code>{doc.document_id}</code>
+        </dd>
+        <dt>Revision</dt>
+        <dd>{doc.revision}</dd>
+        <dt>Tags</dt>
+        <dd>{doc.tags.length ? doc.tags.join(', ') : 'none'}</dd>
+        <dt>Updated</dt>
+        <dd>{formatTime(doc.updated_at)}</dd>
+        <dt>Vectors</dt>
+        <dd>{doc.vector_status}</dd>
+        <dt>MCP resource</dt>
+        <dd>
+          <input aria-label="MCP resource URI" readOnly value={resourceUri} onFocus={selectAll} />
+        </dd>
+        <dt>REST</dt>
+        <dd>
+          <input aria-label="REST URL" readOnly value={restUrl} onFocus={selectAll} />
+        </dd>
+        {Object.keys(doc.metadata).length > 0 && (
+          <>
+            <dt>Metadata</dt>
+            <dd>
+              <pre>{JSON.stringify(doc.metadata, null, 2)}</pre>
+            </dd>
+          </>
+        )}
+      </dl>
+      <div
+        class="markdown"
+        ref={body}
+        // Sanitised by DOMPurify in renderMarkdown: nothing in a body can run.
+        dangerouslySetInnerHTML={{ __html: renderMarkdown(doc.body, doc.document_id) }}
+      />
+    </article>
+  );
+}
+
+function selectAll(event: FocusEvent) {
+  (event.target as HTMLInputElement).select();
+}
