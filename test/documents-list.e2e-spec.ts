@@ -117,7 +117,15 @@ describe('GET /documents: listing', () => {
         .query({ prefix: 'page/000', limit: 1 })
         .expect(200);
       expect(Object.keys(response.body.items[0]).sort()).toEqual(
-        ['document_id', 'parent_id', 'revision', 'tags', 'title', 'updated_at'].sort(),
+        [
+          'document_id',
+          'parent_id',
+          'revision',
+          'tags',
+          'title',
+          'updated_at',
+          'vector_status',
+        ].sort(),
       );
     });
 

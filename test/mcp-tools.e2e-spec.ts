@@ -46,6 +46,7 @@ describe('MCP document tools', () => {
         tags: [],
         revision: 1,
         updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        vector_status: expect.stringMatching(/^(pending|ready)$/),
       });
       const last = await call('list_documents', { path: 'tools/list/', limit: 50, offset: 100 });
       expect(last).toMatchObject({ count: 20, next_offset: null, truncated: false });

@@ -51,7 +51,7 @@ export class DocumentListingsRepository {
     const upper = prefix === '' ? null : prefixUpperBound(prefix);
     if (prefix === '') {
       return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at
+        `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
            FROM kb_documents
           WHERE deleted_at IS NULL AND ${readableIds(3)}
           ORDER BY document_id
@@ -62,7 +62,7 @@ export class DocumentListingsRepository {
     }
     if (upper === null) {
       return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at
+        `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
            FROM kb_documents
           WHERE deleted_at IS NULL AND document_id >= $1 AND document_id LIKE $2 ESCAPE '\\'
             AND ${readableIds(5)}
@@ -75,7 +75,7 @@ export class DocumentListingsRepository {
     // The range selects exactly the ids starting with the prefix; LIKE (wildcards escaped)
     // says the same in words and costs one comparison per returned row.
     return [
-      `SELECT document_id, parent_id, title, tags, revision, updated_at
+      `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
          FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
           AND document_id LIKE $3 ESCAPE '\\' AND ${readableIds(6)}

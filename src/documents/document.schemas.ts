@@ -65,6 +65,7 @@ export const documentSummarySchema = documentSchema
     tags: true,
     revision: true,
     updated_at: true,
+    vector_status: true,
   })
   .extend({
     parent_id: documentSchema.shape.parent_id.describe(

@@ -85,6 +85,7 @@ export function BrowsePage({ folder, page }: { folder: string; page: number }) {
                   <th scope="col">Tags</th>
                   <th scope="col">Revision</th>
                   <th scope="col">Updated</th>
+                  <th scope="col">Vectors</th>
                 </tr>
               </thead>
               <tbody>
@@ -99,6 +100,7 @@ export function BrowsePage({ folder, page }: { folder: string; page: number }) {
                     <td>{item.tags.join(', ')}</td>
                     <td>{item.revision}</td>
                     <td>{formatTime(item.updated_at)}</td>
+                    <td>{item.vector_status}</td>
                   </tr>
                 ))}
               </tbody>
