@@ -52,6 +52,24 @@ afterwards changes nothing.
 
 class UsageError extends Error {}
 
+/**
+ * The process's entry (bin/agent-data.js): runs the command of `argv` and sets the exit code
+ * (a server or an MCP session sets its own when it ends).
+ */
+export function runCli(argv: readonly string[]): void {
+  main(argv).then(
+    (code) => {
+      if (code >= 0) process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `agent-data: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}
+
 /** Runs one command; resolves with the process's exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -91,7 +109,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       error instanceof McpUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      process.stderr.write(`agent-data: ${(error as Error).message}\n\n${USAGE}\n`);
+      const usage = error instanceof McpUsageError ? MCP_USAGE : USAGE;
+      process.stderr.write(`agent-data: ${(error as Error).message}\n\n${usage}\n`);
       return 2;
     }
     process.stderr.write(`agent-data: ${(error as Error).message}\n`);
