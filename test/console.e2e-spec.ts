@@ -440,11 +440,18 @@ describeInBrowser('the console signing in through an OAuth issuer', () => {
   beforeAll(async () => {
     buildConsole();
     const port = await freePort();
-    idp = await startOidcProvider(['--console-redirect', `http://127.0.0.1:${port}/console/`]);
+    // Tokens live 8 s: long enough to sign in and look around, short enough to see one expire.
+    idp = await startOidcProvider([
+      '--console-redirect',
+      `http://127.0.0.1:${port}/console/`,
+      '--token-ttl',
+      '8',
+    ]);
     t = await startTestApp({
       PORT: String(port),
       OAUTH_ISSUER: idp.issuer,
       CONSOLE_OAUTH_CLIENT_ID: 'kb-console',
+      OAUTH_CLOCK_SKEW_SECONDS: '0',
     });
     browser = await launchChromium(CHROMIUM!);
   });
@@ -479,6 +486,13 @@ describeInBrowser('the console signing in through an OAuth issuer', () => {
     // The code is gone from the address; the token is what the API calls carry.
     expect(page.url()).not.toContain('code=');
     await page.getByRole('heading', { name: 'All documents' }).waitFor();
+
+    // The token expires: the next call sends the user back to sign-in, saying why.
+    await new Promise((resolve) => setTimeout(resolve, 9_000));
+    await page.getByRole('link', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Browse' }).click();
+    await page.getByText(/You were signed out: .*expired/i).waitFor();
+    await page.getByRole('button', { name: /Sign in with/ }).waitFor();
     await page.close();
   });
 });

@@ -83,9 +83,11 @@ function App() {
             </a>
           ))}
         </nav>
-        <button type="button" class="link" onClick={() => session.signOut('')}>
-          Sign out
-        </button>
+        {session.key !== '' && (
+          <button type="button" class="link" onClick={() => session.signOut('')}>
+            Sign out
+          </button>
+        )}
       </header>
       {!reachable && (
         <div class="banner" role="alert">

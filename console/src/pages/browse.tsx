@@ -61,13 +61,15 @@ export function BrowsePage({ folder, page }: { folder: string; page: number }) {
               <a href={href('browse', entry.folder)}>
                 {entry.folder.slice(folder ? folder.length + 1 : 0)}/
               </a>{' '}
-              <span class="count">{entry.documents} documents</span>
+              <span class="count">
+                {entry.documents} document{entry.documents === 1 ? '' : 's'}
+              </span>
             </li>
           ))}
           {folders.data.truncated && <li>… more folders than shown</li>}
         </ul>
       )}
-      <h2>Documents{folder === '' ? '' : ' under this folder'}</h2>
+      <h2>Documents{folder === '' ? '' : ' in this folder and below'}</h2>
       {documents.error ? (
         <Failure error={documents.error} />
       ) : documents.data === undefined || here === undefined ? (

@@ -19,6 +19,7 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
       (element) => element.textContent?.trim().toLowerCase() === wanted,
     ) as HTMLElement | undefined;
     if (heading) {
+      heading.classList.add('at-passage');
       heading.setAttribute('tabindex', '-1');
       heading.scrollIntoView();
       heading.focus();
@@ -47,9 +48,16 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
   return (
     <article aria-labelledby="doc-title">
       <nav aria-label="Folder path" class="crumbs">
-        <a href={href('browse', folderOf(doc.document_id))}>
-          {folderOf(doc.document_id) || 'All documents'}
-        </a>
+        <a href={href('browse')}>All documents</a>
+        {folderOf(doc.document_id)
+          .split('/')
+          .filter(Boolean)
+          .map((name, i, names) => (
+            <span key={i}>
+              {' / '}
+              <a href={href('browse', names.slice(0, i + 1).join('/'))}>{name}</a>
+            </span>
+          ))}
       </nav>
       <h1 id="doc-title">{doc.title || doc.document_id}</h1>
       <div class="actions">

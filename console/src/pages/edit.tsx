@@ -155,7 +155,16 @@ export function EditPage({ id, folder }: { id?: string; folder?: string }) {
       )}
       <form onSubmit={(event) => save(event)}>
         <label for="doc-id">Id {creating ? '' : '(change it to rename or move)'}</label>
-        <input id="doc-id" required value={draft.id} onInput={set('id')} />
+        <input
+          id="doc-id"
+          required
+          aria-describedby="doc-id-hint"
+          value={draft.id}
+          onInput={set('id')}
+        />
+        <p id="doc-id-hint" class="hint">
+          A path of folders and a name, such as <code>notes/guides/setup.md</code>.
+        </p>
         <label for="doc-title-input">Title</label>
         <input id="doc-title-input" value={draft.title} onInput={set('title')} />
         <label for="doc-tags">Tags (comma-separated)</label>

@@ -93,13 +93,16 @@ export function HistoryPage({ id }: { id: string }) {
       </p>
       {message && <p role="status">{message}</p>}
       <table>
-        <caption>Revisions, newest first. Pick two to compare.</caption>
+        <caption>
+          Revisions, newest first: each earlier one with the change that replaced it, who made it
+          and when. Pick two to compare.
+        </caption>
         <thead>
           <tr>
             <th scope="col">Revision</th>
-            <th scope="col">Replaced by</th>
-            <th scope="col">Who</th>
-            <th scope="col">When</th>
+            <th scope="col">Replaced by (change)</th>
+            <th scope="col">Replaced by (who)</th>
+            <th scope="col">Replaced at</th>
             <th scope="col">Compare from</th>
             <th scope="col">Compare to</th>
             <th scope="col">Restore</th>
@@ -109,7 +112,7 @@ export function HistoryPage({ id }: { id: string }) {
           {revisions.map((entry) => (
             <tr key={`${entry.revision}-${entry.at}`}>
               <td>{entry.revision}</td>
-              <td>{entry.label}</td>
+              <td>{entry.label === 'current' ? 'nothing: the current revision' : entry.label}</td>
               <td>{entry.actor}</td>
               <td>{formatTime(entry.at)}</td>
               <td>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api';
-import { useLoad } from '../load';
+import { formatTime, useLoad } from '../load';
 import { href } from '../route';
 import { Failure } from './failure';
 
