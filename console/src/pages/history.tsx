@@ -65,13 +65,13 @@ export function HistoryPage({ id }: { id: string }) {
             revision: current.data.revision,
             label: 'current',
             actor: '',
-            at: current.data.updated_at,
+            at: '',
           },
         ]
       : []),
     ...data.items.map((item) => ({
       revision: item.revision,
-      label: item.deleted_at ? `${item.reason} (deleted)` : item.reason,
+      label: item.deleted_at ? `${item.reason} (it was deleted)` : item.reason,
       actor: item.actor,
       at: item.snapshot_at,
     })),

@@ -140,15 +140,20 @@ function Health({ title, value }: { title: string; value: Record<string, unknown
       <dl>
         {Object.entries(value).map(([name, detail]) => (
           <div key={name}>
-            <dt>{name}</dt>
-            <dd>
-              {typeof detail === 'object' && detail !== null
-                ? JSON.stringify(detail)
-                : String(detail)}
-            </dd>
+            <dt>{name.replace(/_/g, ' ')}</dt>
+            <dd>{describe(name, detail)}</dd>
           </div>
         ))}
       </dl>
     </section>
   );
+}
+
+/** A status value in words: yes/no, "none", local times, objects as JSON. */
+function describe(name: string, value: unknown): string {
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string' && /(_at|_since)$/.test(name)) return formatTime(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
 }
