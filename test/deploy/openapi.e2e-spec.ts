@@ -86,8 +86,14 @@ describe('OpenAPI document of the admin API (/docs-json)', () => {
   it('lists every non-MCP route the application serves, and only those', () => {
     const admin = served.filter((route) => {
       const path = route.split(' ')[1];
-      // Protocol documents (RFC 9728, for OAuth clients) are not the admin API, like MCP.
-      return !MCP.test(path) && !/^\/docs/.test(path) && !/^\/\.well-known\//.test(path);
+      // Protocol documents (RFC 9728, for OAuth clients) are not the admin API, like MCP; nor
+      // are the pages of the Swagger UI and of the operator console (a client of the API).
+      return (
+        !MCP.test(path) &&
+        !/^\/docs/.test(path) &&
+        !/^\/\.well-known\//.test(path) &&
+        !/^\/console(\/|$)/.test(path)
+      );
     });
     expect(admin.length).toBeGreaterThanOrEqual(ADMIN_ROUTES.length);
     expect(admin.filter((route) => !documented().includes(route))).toEqual([]);
