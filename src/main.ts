@@ -2,20 +2,11 @@ import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
 import { AppConfig } from './config/app-config';
-import { ConfigError } from './config/config-values';
+import { startupFailure } from './config/config-values';
 import { loadConfig } from './config/load-config';
 
 async function main(): Promise<void> {
-  let config: AppConfig;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`agent-data: invalid configuration: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config: AppConfig = loadConfig();
   if (config.webConcurrency > 1 && cluster.isPrimary) {
     // The primary serves no request: it does not load the application at all.
     const { runPrimary } = await import('./cluster');
@@ -37,12 +28,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // A setting checked only as the application starts (the access policy) is still a
-  // configuration error.
-  process.stderr.write(
-    error instanceof ConfigError
-      ? `agent-data: invalid configuration: ${error.message}\n`
-      : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
+  // A setting checked only as the application starts (the access policy) is a configuration
+  // error too.
+  process.stderr.write(startupFailure(error));
   process.exit(1);
 });

@@ -211,8 +211,8 @@ async function runMcpCommand(args: readonly string[]): Promise<number> {
       },
     }));
   } catch (error) {
-    process.stderr.write(`agent-data: ${(error as Error).message}\n\n${MCP_USAGE}\n`);
-    return 2;
+    // Answered by main() with the mcp command's own help.
+    throw new McpUsageError((error as Error).message);
   }
   if (values.help) {
     process.stdout.write(`${MCP_USAGE}\n`);

@@ -5,7 +5,7 @@ import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
 import { AppConfig } from '../config/app-config';
-import { ConfigError } from '../config/config-values';
+import { startupFailure } from '../config/config-values';
 import { loadConfig } from '../config/load-config';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
@@ -36,17 +36,14 @@ export async function runMcp(options: {
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 
   let config: AppConfig;
+  let app: INestApplicationContext;
   try {
     config = new AppConfig({ ...loadConfig(), embeddedStopWaits: false });
+    app = await openApplication(config);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`agent-data: invalid configuration: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    process.stderr.write(startupFailure(error));
+    return 1;
   }
-  const app = await openApplication(config);
-  if (typeof app === 'number') return app;
   const close = once(async () => {
     await app.close();
   });
@@ -97,28 +94,19 @@ function serve(session: McpStdioSession, maxBytes: number): Promise<void> {
   });
 }
 
-/** The application context (no HTTP server), or the exit code when it cannot start. */
-async function openApplication(config: AppConfig): Promise<INestApplicationContext | number> {
+/** The application context (no HTTP server). */
+async function openApplication(config: AppConfig): Promise<INestApplicationContext> {
   const [{ NestFactory }, { AppModule }] = await Promise.all([
     import('@nestjs/core'),
     import('../app.module'),
   ]);
   const root = createRootLogger(config, pino.destination({ fd: 2, sync: true }));
-  try {
-    const app = await NestFactory.createApplicationContext(AppModule.register(config), {
-      bufferLogs: true,
-      abortOnError: false,
-    });
-    app.useLogger(new PinoNestLogger(root));
-    return app;
-  } catch (error) {
-    process.stderr.write(
-      error instanceof ConfigError
-        ? `agent-data: invalid configuration: ${error.message}\n`
-        : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    return 1;
-  }
+  const app = await NestFactory.createApplicationContext(AppModule.register(config), {
+    bufferLogs: true,
+    abortOnError: false,
+  });
+  app.useLogger(new PinoNestLogger(root));
+  return app;
 }
 
 /** Who the session acts as: the key's principal, or the local user. */

@@ -19,6 +19,13 @@ export class ConfigError extends Error {
   }
 }
 
+/** The one line a process prints when it cannot start; a configuration error says so. */
+export function startupFailure(error: unknown): string {
+  return error instanceof ConfigError
+    ? `agent-data: invalid configuration: ${error.message}\n`
+    : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`;
+}
+
 /**
  * Reads one environment variable of the table (variables.ts), trimmed: its default from the
  * table when unset or blank, `undefined` when it has none.

@@ -339,16 +339,7 @@ export class DocumentsService {
     const state = await this.repository.findState(documentId);
     if (!state) throw notFound(documentId);
     const restored = await this.repository.restoreSnapshot(documentId, revision, actor);
-    if (!restored) {
-      throw new DomainError(
-        ErrorCode.NOT_FOUND,
-        `document ${documentId} has no saved revision ${revision}`,
-        {
-          document_id: documentId,
-          revision,
-        },
-      );
-    }
+    if (!restored) throw noSavedRevision(documentId, revision);
     return { document: documentFromRow(restored.row), changed: restored.changed };
   }
 
@@ -533,13 +524,7 @@ export class DocumentsService {
     const state = await this.repository.findState(documentId, access.readablePatterns() ?? null);
     if (!state) throw notFound(documentId, access);
     const row = await this.repository.snapshot(documentId, revision);
-    if (!row) {
-      throw new DomainError(
-        ErrorCode.NOT_FOUND,
-        `document ${documentId} has no saved revision ${revision}`,
-        { document_id: documentId, revision },
-      );
-    }
+    if (!row) throw noSavedRevision(documentId, revision);
     return revisionFromRow({ ...row, document_id: documentId });
   }
 
@@ -627,5 +612,14 @@ function conflict(documentId: string, current: number, expected: number): Domain
     ErrorCode.REVISION_CONFLICT,
     `document ${documentId} is at revision ${current}, not ${expected}; read it again and retry`,
     { document_id: documentId, current_revision: current, expected_revision: expected },
+  );
+}
+
+/** NOT_FOUND for a revision the history does not hold (restore, read one revision). */
+function noSavedRevision(documentId: string, revision: number): DomainError {
+  return new DomainError(
+    ErrorCode.NOT_FOUND,
+    `document ${documentId} has no saved revision ${revision}`,
+    { document_id: documentId, revision },
   );
 }

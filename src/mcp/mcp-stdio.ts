@@ -12,7 +12,7 @@ import { jsonRpcError } from '../transport/json-rpc-error';
 import { classify, parseBody } from '../transport/json-rpc-messages';
 import { batchRefusal, checkUnframedRequest, isModernRequest } from '../transport/modern-request';
 import { DEFAULT_PROTOCOL_VERSION, negotiateProtocolVersion } from '../transport/protocol-version';
-import type { McpContext } from './mcp-context';
+import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import type { JsonRpcAnswer, McpDispatcher } from './mcp.dispatcher';
 
 /** Requests answered at once; more wait in line. */
@@ -167,7 +167,7 @@ export class McpStdioSession {
       ...this.base(),
       protocolVersion: this.legacyVersion,
       era: 'legacy',
-      signal: signal ?? new AbortController().signal,
+      signal: signal ?? NEVER_CANCELLED,
     };
   }
 

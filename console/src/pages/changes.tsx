@@ -3,6 +3,7 @@ import { request } from '../api';
 import { formatTime, useLoad } from '../load';
 import { go, href } from '../route';
 import { Failure } from './failure';
+import { fieldOf } from '../form';
 
 interface Change {
   id: number;
@@ -20,6 +21,7 @@ export function ChangesPage({ query }: { query: URLSearchParams }) {
   const since = query.get('since') ?? startOfToday();
   const cursor = query.get('cursor') ?? '';
   const [form, setForm] = useState({ folder, actor, since: since.slice(0, 16) });
+  const set = fieldOf(form, setForm);
   const feed = useLoad(() => {
     const params = new URLSearchParams({ limit: '50' });
     if (folder) params.set('folder', folder);
@@ -44,26 +46,11 @@ export function ChangesPage({ query }: { query: URLSearchParams }) {
         }}
       >
         <label for="changes-folder">Folder</label>
-        <input
-          id="changes-folder"
-          value={form.folder}
-          placeholder="all"
-          onInput={(e) => setForm({ ...form, folder: (e.target as HTMLInputElement).value })}
-        />
+        <input id="changes-folder" value={form.folder} placeholder="all" onInput={set('folder')} />
         <label for="changes-actor">Who</label>
-        <input
-          id="changes-actor"
-          value={form.actor}
-          placeholder="anyone"
-          onInput={(e) => setForm({ ...form, actor: (e.target as HTMLInputElement).value })}
-        />
+        <input id="changes-actor" value={form.actor} placeholder="anyone" onInput={set('actor')} />
         <label for="changes-since">Since</label>
-        <input
-          id="changes-since"
-          type="datetime-local"
-          value={form.since}
-          onInput={(e) => setForm({ ...form, since: (e.target as HTMLInputElement).value })}
-        />
+        <input id="changes-since" type="datetime-local" value={form.since} onInput={set('since')} />
         <button type="submit">Show</button>
       </form>
       {feed.error ? (

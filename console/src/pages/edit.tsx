@@ -4,6 +4,7 @@ import { renderMarkdown } from '../markdown';
 import { go, href } from '../route';
 import { Failure } from './failure';
 import { LineDiff } from './line-diff';
+import { fieldOf } from '../form';
 
 interface Draft {
   id: string;
@@ -105,8 +106,7 @@ export function EditPage({ id, folder }: { id?: string; folder?: string }) {
     }
   }
 
-  const set = (name: keyof Draft) => (event: Event) =>
-    setDraft({ ...draft, [name]: (event.target as HTMLInputElement).value });
+  const set = fieldOf(draft, setDraft);
 
   return (
     <section aria-labelledby="edit-title">
@@ -170,22 +170,17 @@ export function EditPage({ id, folder }: { id?: string; folder?: string }) {
         <label for="doc-tags">Tags (comma-separated)</label>
         <input id="doc-tags" value={draft.tags} onInput={set('tags')} />
         <div role="tablist" aria-label="Body" class="tabs">
-          <button
-            type="button"
-            role="tab"
-            aria-selected={tab === 'write'}
-            onClick={() => setTab('write')}
-          >
-            Write
-          </button>
-          <button
-            type="button"
-            role="tab"
-            aria-selected={tab === 'preview'}
-            onClick={() => setTab('preview')}
-          >
-            Preview
-          </button>
+          {(['write', 'preview'] as const).map((name) => (
+            <button
+              key={name}
+              type="button"
+              role="tab"
+              aria-selected={tab === name}
+              onClick={() => setTab(name)}
+            >
+              {name === 'write' ? 'Write' : 'Preview'}
+            </button>
+          ))}
         </div>
         {tab === 'write' ? (
           <>

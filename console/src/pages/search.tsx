@@ -4,6 +4,7 @@ import { useLoad } from '../load';
 import { snippetHtml } from '../markdown';
 import { go, href } from '../route';
 import { Failure } from './failure';
+import { fieldOf } from '../form';
 
 const MODES = ['hybrid', 'lexical', 'vector'] as const;
 
@@ -31,8 +32,7 @@ export function SearchPage({ query }: { query: URLSearchParams }) {
     event.preventDefault();
     go('search', '', form);
   }
-  const set = (name: keyof typeof form) => (event: Event) =>
-    setForm({ ...form, [name]: (event.target as HTMLInputElement).value });
+  const set = fieldOf(form, setForm);
 
   return (
     <section aria-labelledby="search-title">
