@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PreparedStatements } from '../database/prepared-statements';
 import { readableIds, type Readable } from './access';
-import { escapeLike, prefixUpperBound } from './document-id';
+import { prefixUpperBound } from './document-id';
 import type { DocumentPageRow, DocumentSummaryRow } from './documents.repository';
 
 /**
@@ -48,11 +48,10 @@ export class DocumentListingsRepository {
     offset: number,
     readable: Readable,
   ): [string, unknown[], string] {
-    const upper = prefix === '' ? null : prefixUpperBound(prefix);
+    const columns = `document_id, parent_id, title, tags, revision, updated_at, vector_status`;
     if (prefix === '') {
       return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
-           FROM kb_documents
+        `SELECT ${columns} FROM kb_documents
           WHERE deleted_at IS NULL AND ${readableIds(3)}
           ORDER BY document_id
           LIMIT $1 OFFSET $2`,
@@ -60,28 +59,29 @@ export class DocumentListingsRepository {
         'kb_documents_list',
       ];
     }
+    // The byte range alone selects exactly the ids starting with the prefix, and nothing may
+    // repeat it: the planner multiplies the selectivities of the conditions it is given, so a
+    // `LIKE 'prefix%'` beside the range made a folder of 6 000 look like 61 rows, and a sort
+    // of the whole folder cheaper than reading the first page of the index in order.
+    const upper = prefixUpperBound(prefix);
     if (upper === null) {
+      // A prefix of U+10FFFF only: every id from it on starts with it.
       return [
-        `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
-           FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 AND document_id LIKE $2 ESCAPE '\\'
-            AND ${readableIds(5)}
+        `SELECT ${columns} FROM kb_documents
+          WHERE deleted_at IS NULL AND document_id >= $1 AND ${readableIds(4)}
           ORDER BY document_id
-          LIMIT $3 OFFSET $4`,
-        [prefix, `${escapeLike(prefix)}%`, limit + 1, offset, readable],
+          LIMIT $2 OFFSET $3`,
+        [prefix, limit + 1, offset, readable],
         'kb_documents_list_open_prefix',
       ];
     }
-    // The range selects exactly the ids starting with the prefix; LIKE (wildcards escaped)
-    // says the same in words and costs one comparison per returned row.
     return [
-      `SELECT document_id, parent_id, title, tags, revision, updated_at, vector_status
-         FROM kb_documents
+      `SELECT ${columns} FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-          AND document_id LIKE $3 ESCAPE '\\' AND ${readableIds(6)}
+          AND ${readableIds(5)}
         ORDER BY document_id
-        LIMIT $4 OFFSET $5`,
-      [prefix, upper, `${escapeLike(prefix)}%`, limit + 1, offset, readable],
+        LIMIT $3 OFFSET $4`,
+      [prefix, upper, limit + 1, offset, readable],
       'kb_documents_list_prefix',
     ];
   }

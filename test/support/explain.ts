@@ -29,11 +29,7 @@ export async function analyzedPlan(
 
 /** Rows the plan's index and table scans read from the relations, from EXPLAIN ANALYZE. */
 export async function rowsRead(db: Client, sql: string, params: unknown[]): Promise<number> {
-  const read = (await analyzedPlan(db, sql, params))
-    .filter((node) => /^(Seq|Index|Index Only|Bitmap Heap) Scan$/.test(node['Node Type']))
-    .reduce((sum, node) => sum + (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1), 0);
-  // Actual Rows is a per-loop average (fractional since PostgreSQL 18): round the sum.
-  return Math.round(read);
+  return rowsReadBy(await analyzedPlan(db, sql, params));
 }
 
 /** The generic plan PostgreSQL keeps for a named statement (prepared statements reuse it). */
@@ -56,4 +52,43 @@ function literal(value: unknown): string {
   if (value === null) return 'NULL';
   if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]::text[]`;
   return typeof value === 'string' ? `'${value.replace(/'/g, "''")}'` : String(value);
+}
+
+/** How PostgreSQL may plan a named statement: the plan cache's choice, or either kind forced. */
+export type PlanMode = 'auto' | 'force_custom_plan' | 'force_generic_plan';
+export const PLAN_MODES: readonly PlanMode[] = ['auto', 'force_custom_plan', 'force_generic_plan'];
+
+/**
+ * The plan a prepared statement runs with after it has run a few times, executed (EXPLAIN
+ * ANALYZE): in `auto` mode PostgreSQL plans the first five executions with the values
+ * (custom plans), then keeps a generic plan only if it looks no dearer than those, so the
+ * plan that serves requests may be either; the forced modes show each.
+ */
+export async function preparedPlan(
+  db: Client,
+  sql: string,
+  params: unknown[],
+  mode: PlanMode,
+): Promise<PlanNode[]> {
+  const execute = `EXECUTE prepared_probe(${params.map(literal).join(', ')})`;
+  await db.query('BEGIN');
+  try {
+    await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+    await db.query(`PREPARE prepared_probe AS ${sql}`);
+    for (let i = 0; i < 6; i++) await db.query(execute);
+    const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${execute}`);
+    return planNodes(rows[0]['QUERY PLAN'][0].Plan as PlanNode);
+  } finally {
+    await db.query('ROLLBACK');
+    await db.query('DEALLOCATE ALL');
+  }
+}
+
+/** Rows the scans of an analyzed plan read from their relations. */
+export function rowsReadBy(nodes: readonly PlanNode[]): number {
+  const read = nodes
+    .filter((node) => /^(Seq|Index|Index Only|Bitmap Heap) Scan$/.test(node['Node Type']))
+    .reduce((sum, node) => sum + (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1), 0);
+  // Actual Rows is a per-loop average (fractional since PostgreSQL 18): round the sum.
+  return Math.round(read);
 }
