@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './config-values';
 import { isLoopbackHost, loadConfig } from './load-config';
-import { LOCAL_VECTOR_WEIGHT, OPENAI_VECTOR_WEIGHT } from './variables';
 
 const KEY_A = 'a-very-secret-key-0001';
 const KEY_B = 'another-secret-key-0002';
@@ -39,7 +38,9 @@ describe('loadConfig', () => {
       vectorStore: 'postgres',
       embeddingsProvider: 'local',
       qdrantCollection: 'kb_documents',
-      embeddingsModel: 'text-embedding-3-small',
+      embeddingsModel: undefined,
+      modelsDir: resolve('./.data/models'),
+      modelsBaseUrl: 'https://huggingface.co',
       embeddingsDimensions: undefined,
       vectorSkipPrefixes: ['operations/tasks/comments/', 'registries/'],
       reindexCron: '*/5 * * * *',
@@ -138,11 +139,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ VECTOR_SYNC_ENABLED: 'false' }).vectorWorkHere).toBe(false);
   });
 
-  it('weighs the vector side of hybrid search by embedder, unless told', () => {
-    expect(loadConfig({}).searchVectorWeight).toBe(LOCAL_VECTOR_WEIGHT);
-    expect(
-      loadConfig({ EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test' }).searchVectorWeight,
-    ).toBe(OPENAI_VECTOR_WEIGHT);
+  it('names a local model by its name or a Hugging Face id, and refuses one it does not know', () => {
+    expect(loadConfig({ EMBEDDINGS_MODEL: 'BAAI/bge-small-en-v1.5' }).embeddingsModel).toBe(
+      'bge-small-en-v1.5',
+    );
+    expect(() => loadConfig({ EMBEDDINGS_MODEL: 'gte-large' })).toThrow(
+      /EMBEDDINGS_MODEL: names no model this server runs \(known: bge-small-en-v1.5, /,
+    );
+    // An OpenAI-compatible server's models are its own business.
+    const openai = { EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test' };
+    expect(loadConfig(openai).embeddingsModel).toBe('text-embedding-3-small');
+    expect(loadConfig({ ...openai, EMBEDDINGS_MODEL: 'gte-large' }).embeddingsModel).toBe(
+      'gte-large',
+    );
+    expect(loadConfig({ DATA_DIR: '/srv/kb' }).modelsDir).toBe('/srv/kb/models');
+    expect(loadConfig({ MODELS_DIR: '/opt/models' }).modelsDir).toBe('/opt/models');
+  });
+
+  it("leaves the vector side's share to the embedder, unless told", () => {
+    expect(loadConfig({}).searchVectorWeight).toBeUndefined();
     expect(() => loadConfig({ SEARCH_VECTOR_WEIGHT: '1.5' })).toThrow(/SEARCH_VECTOR_WEIGHT/);
     expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0.75' }).searchVectorWeight).toBe(0.75);
     expect(loadConfig({ SEARCH_VECTOR_WEIGHT: '0' }).searchVectorWeight).toBe(0);

@@ -56,7 +56,18 @@ export class AppConfig {
   readonly localSemantic: 'lsa' | 'off';
   readonly openaiApiKey: string | undefined;
   readonly openaiBaseUrl: string | undefined;
-  readonly embeddingsModel: string;
+  /**
+   * With `openai`, the model asked of the server. With `local`, the installed model to run
+   * (a name of models/known-models.ts), or `undefined`: the server chooses at start
+   * (vectors/embedders/embeddings-choice.ts).
+   */
+  readonly embeddingsModel: string | undefined;
+  /** Absolute path of the folder holding installed embedding models. */
+  readonly modelsDir: string;
+  /** Where `agent-data models pull` downloads from (no trailing slash). */
+  readonly modelsBaseUrl: string;
+  /** ONNX Runtime threads for embedding passages with a local model. */
+  readonly modelThreads: number;
   /** `undefined` means "the model's own dimension". */
   readonly embeddingsDimensions: number | undefined;
   readonly vectorSkipPrefixes: readonly string[];
@@ -130,7 +141,8 @@ export class AppConfig {
    * side's is the rest); defaults per embedder, chosen on the retrieval benchmark
    * (docs/search.md).
    */
-  readonly searchVectorWeight: number;
+  /** `SEARCH_VECTOR_WEIGHT` when set; otherwise the embedder's own (embeddings-choice.ts). */
+  readonly searchVectorWeight: number | undefined;
   readonly shutdownTimeoutMs: number;
   /** `SHUTDOWN_DRAIN_MS`: after SIGTERM, keep answering (with `Connection: close`) this long. */
   readonly shutdownDrainMs: number;

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { knownModel, knownModelNames } from '../models/known-models';
 import { AppConfig, type ApiKeyEntry } from './app-config';
 import { parseOAuth, parseRateLimit } from './auth-config';
 import {
@@ -22,12 +23,10 @@ import {
   secretToken,
   text,
 } from './config-values';
-import {
-  defaultOf,
-  LOCAL_VECTOR_WEIGHT,
-  OPENAI_VECTOR_WEIGHT,
-  type VariableName,
-} from './variables';
+import { defaultOf, type VariableName } from './variables';
+
+/** The model asked of an OpenAI-compatible server when EMBEDDINGS_MODEL does not say. */
+export const OPENAI_DEFAULT_MODEL = 'text-embedding-3-small';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -107,6 +106,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     );
   }
 
+  const embeddingsModel = read('EMBEDDINGS_MODEL')?.trim() || undefined;
+  if (embeddingsProvider === 'local' && embeddingsModel !== undefined) {
+    if (knownModel(embeddingsModel) === undefined) {
+      throw new ConfigError(
+        'EMBEDDINGS_MODEL',
+        `names no model this server runs (known: ${knownModelNames()}; for a model served elsewhere set EMBEDDINGS_PROVIDER=openai and OPENAI_BASE_URL)`,
+      );
+    }
+  }
+  const dataDir = resolve(text(read, 'DATA_DIR'));
+
   const databaseUrl = read('DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(
@@ -119,7 +129,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host,
     port,
     databaseUrl,
-    dataDir: resolve(text(read, 'DATA_DIR')),
+    dataDir,
     migrationsRun: boolean(read, 'MIGRATIONS_RUN'),
     dbPoolSize: integer(read, 'DB_POOL_SIZE', 1, 500),
     apiKeys,
@@ -149,7 +159,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     localSemantic: oneOf(read, 'LOCAL_SEMANTIC', ['lsa', 'off']),
     openaiApiKey,
     openaiBaseUrl,
-    embeddingsModel: text(read, 'EMBEDDINGS_MODEL'),
+    embeddingsModel:
+      embeddingsProvider === 'openai'
+        ? (embeddingsModel ?? OPENAI_DEFAULT_MODEL)
+        : (knownModel(embeddingsModel ?? '')?.name ?? undefined),
+    modelsDir: resolve(read('MODELS_DIR') ?? join(dataDir, 'models')),
+    modelsBaseUrl: optionalUrl(read, 'MODELS_BASE_URL')!,
+    modelThreads:
+      optionalInteger(read, 'MODEL_THREADS', 1, 64) ??
+      Math.min(4, Math.max(1, availableParallelism() - 1)),
     embeddingsDimensions: optionalInteger(read, 'EMBEDDINGS_DIMENSIONS', 1, 16_384),
     vectorSkipPrefixes: list(text(read, 'VECTOR_SKIP_PREFIXES')),
     reindexCron: cron(read, 'REINDEX_CRON'),
@@ -185,9 +203,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitToolCalls: parseRateLimit(given, 'RATE_LIMIT_TOOL_CALLS', !loopback),
     rateLimitAdminWrites: parseRateLimit(given, 'RATE_LIMIT_ADMIN_WRITES', !loopback),
     searchCandidates: integer(read, 'SEARCH_CANDIDATES', 10, 500),
-    searchVectorWeight:
-      optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 1) ??
-      (embeddingsProvider === 'local' ? LOCAL_VECTOR_WEIGHT : OPENAI_VECTOR_WEIGHT),
+    searchVectorWeight: optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 1),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 0, 60_000),
     httpHeadersTimeoutMs,

@@ -26,6 +26,7 @@ export interface Variable {
  * benchmark (docs/search.md).
  */
 export const LOCAL_VECTOR_WEIGHT = 0.3;
+export const MODEL_VECTOR_WEIGHT = 0.5;
 export const OPENAI_VECTOR_WEIGHT = 0.5;
 
 const GROUPS = [
@@ -257,7 +258,8 @@ export const VARIABLES = {
   },
   EMBEDDINGS_PROVIDER: {
     group: 'Search and embeddings',
-    meaning: '`openai` or `local`',
+    meaning:
+      '`local` (an embedding model run in the server, or the latent-semantic model learnt from the documents) or `openai` (any OpenAI-compatible embeddings server)',
     fallback: '`openai` if `OPENAI_API_KEY` is set, else `local`',
   },
   LOCAL_SEMANTIC: {
@@ -279,8 +281,28 @@ export const VARIABLES = {
   },
   EMBEDDINGS_MODEL: {
     group: 'Search and embeddings',
-    meaning: 'embedding model',
-    value: 'text-embedding-3-small',
+    meaning:
+      'embedding model: with `local`, one of the models `agent-data models list` knows, installed under `MODELS_DIR`; with `openai`, the name the server knows it by',
+    fallback:
+      'with `local`: the one model installed under `MODELS_DIR`, else none (the latent-semantic model); with `openai`: `text-embedding-3-small`',
+    common: true,
+  },
+  MODELS_DIR: {
+    group: 'Search and embeddings',
+    meaning: 'where `agent-data models` installs embedding models and the server finds them',
+    fallback: '`DATA_DIR/models`',
+  },
+  MODELS_BASE_URL: {
+    group: 'Search and embeddings',
+    meaning:
+      'where `agent-data models pull` downloads models from: Hugging Face, or a mirror of it (an Artifactory or Nexus remote)',
+    value: 'https://huggingface.co',
+  },
+  MODEL_THREADS: {
+    group: 'Search and embeddings',
+    meaning:
+      "ONNX Runtime's threads for embedding passages with a local model (queries have one of their own)",
+    fallback: 'cores − 1, between 1 and 4',
   },
   EMBEDDINGS_DIMENSIONS: {
     group: 'Search and embeddings',
@@ -336,7 +358,7 @@ export const VARIABLES = {
   SEARCH_VECTOR_WEIGHT: {
     group: 'Search and embeddings',
     meaning: "the vector side's share in the fusion, 0 to 1 (the lexical side's is the rest)",
-    fallback: `\`${LOCAL_VECTOR_WEIGHT}\` with the local embedder, \`${OPENAI_VECTOR_WEIGHT}\` with OpenAI`,
+    fallback: `\`${MODEL_VECTOR_WEIGHT}\` with a local model, \`${LOCAL_VECTOR_WEIGHT}\` with the latent-semantic model, \`${OPENAI_VECTOR_WEIGHT}\` with an OpenAI-compatible server`,
   },
   VECTOR_SKIP_PREFIXES: {
     group: 'Vector pipeline',

@@ -22,6 +22,9 @@ import { VectorsAdminController } from './vectors-admin.controller';
 import { VectorsAdminService } from './vectors-admin.service';
 import { VectorsHealth } from './vectors.health';
 import { embedderProvider, vectorStoreProvider } from './vectors.providers';
+import { embeddingsChoiceProvider } from '../config/embeddings-choice';
+import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { VectorWorkPool } from './work/vector-work.pool';
 
 /**
@@ -55,6 +58,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
     VectorQueueMetrics,
     VectorWorkPool,
     { provide: LSA_TRAINER, useExisting: VectorWorkPool },
+    embeddingsChoiceProvider,
     embedderProvider,
     vectorStoreProvider,
     VectorStoreInitializer,
@@ -78,9 +82,13 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly listener: VectorSyncListener,
     private readonly sweep: VectorRecoverySweep,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // An embedding model loads on its thread after start-up: liveness and MCP handshakes
+    // never wait for it (a first search does, for a moment).
+    if (this.embedder instanceof OnnxEmbedder) void this.embedder.load();
     // A store that is down (Qdrant restarting) must not keep the server from starting:
     // documents work without it, and the worker and search try again on use.
     await this.stores
@@ -110,5 +118,6 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     await this.listener.stop();
     await this.worker.stop();
     await this.store.close();
+    if (this.embedder instanceof OnnxEmbedder) await this.embedder.close();
   }
 }

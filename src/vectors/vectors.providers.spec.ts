@@ -8,25 +8,35 @@ import { PostgresVectorStore } from './stores/postgres.vector-store';
 import { QdrantVectorStore } from './stores/qdrant.vector-store';
 import { createEmbedder, createVectorStore } from './vectors.providers';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
+import { EmbeddingsChoice } from '../config/embeddings-choice';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const metrics = new EmbedderMetrics(new MetricsService());
 const dataSource = {} as DataSource;
+/** No model is installed here: the local embedder is the hashing one. */
+const MODELS_DIR = join(mkdtempSync(join(tmpdir(), 'agent-data-models-')), 'models');
+
+async function embedderOf(config: AppConfig) {
+  return createEmbedder(config, await EmbeddingsChoice.choose(config), metrics);
+}
 
 describe('vector factories', () => {
-  it('default to the local embedder and the PostgreSQL store (no keys, no URLs)', () => {
-    const config = loadConfig({});
-    const embedder = createEmbedder(config, metrics);
+  it('default to the local embedder and the PostgreSQL store (no keys, no URLs)', async () => {
+    const config = loadConfig({ MODELS_DIR });
+    const embedder = await embedderOf(config);
     expect(embedder).toBeInstanceOf(LocalEmbedder);
     expect(embedder.dimensions).toBe(768);
     expect(createVectorStore(config, dataSource)).toBeInstanceOf(PostgresVectorStore);
   });
 
-  it('choose OpenAI and Qdrant from configuration', () => {
+  it('choose OpenAI and Qdrant from configuration', async () => {
     const config = loadConfig({
       OPENAI_API_KEY: 'sk-x',
       QDRANT_URL: 'http://127.0.0.1:6333',
     });
-    const embedder = createEmbedder(config, metrics);
+    const embedder = await embedderOf(config);
     expect(embedder).toBeInstanceOf(OpenAiEmbedder);
     expect(embedder).toMatchObject({ model: 'text-embedding-3-small', dimensions: 1536 });
     expect(createVectorStore(config, dataSource, { checkQdrantVersion: false })).toBeInstanceOf(
@@ -34,27 +44,39 @@ describe('vector factories', () => {
     );
   });
 
-  it('use EMBEDDINGS_DIMENSIONS, and require it for a model of unknown size', () => {
-    const sized = loadConfig({ EMBEDDINGS_PROVIDER: 'local', EMBEDDINGS_DIMENSIONS: '256' });
-    expect(createEmbedder(sized, metrics).dimensions).toBe(256);
+  it('use EMBEDDINGS_DIMENSIONS, and require it for a model of unknown size', async () => {
+    const sized = loadConfig({
+      EMBEDDINGS_PROVIDER: 'local',
+      EMBEDDINGS_DIMENSIONS: '256',
+      MODELS_DIR,
+    });
+    expect((await embedderOf(sized)).dimensions).toBe(256);
     const unknown = loadConfig({
       OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1',
       EMBEDDINGS_PROVIDER: 'openai',
       EMBEDDINGS_MODEL: 'nomic-embed-text',
     });
-    expect(() => createEmbedder(unknown, metrics)).toThrow(
+    await expect(embedderOf(unknown)).rejects.toThrow(
       'EMBEDDINGS_DIMENSIONS is required for the model "nomic-embed-text"',
     );
   });
 
-  it('throw on a name they do not know', () => {
-    const config = loadConfig({});
-    const bad = new AppConfig({
-      ...config,
-      embeddingsProvider: 'cohere' as never,
-      vectorStore: 'faiss' as never,
+  it('know the length of a known model served by an OpenAI-compatible server', async () => {
+    const config = loadConfig({
+      OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1',
+      EMBEDDINGS_PROVIDER: 'openai',
+      EMBEDDINGS_MODEL: 'intfloat/e5-small-v2',
     });
-    expect(() => createEmbedder(bad, metrics)).toThrow('unknown embeddings provider "cohere"');
+    expect((await embedderOf(config)).dimensions).toBe(384);
+  });
+
+  it('throw on a name they do not know', async () => {
+    const config = loadConfig({ MODELS_DIR });
+    const bad = new AppConfig({ ...config, vectorStore: 'faiss' as never });
+    const choice = Object.assign(Object.create(EmbeddingsChoice.prototype) as EmbeddingsChoice, {
+      kind: 'cohere',
+    });
+    expect(() => createEmbedder(config, choice, metrics)).toThrow('unknown embedder "cohere"');
     expect(() => createVectorStore(bad, dataSource)).toThrow('unknown vector store "faiss"');
   });
 });

@@ -4,21 +4,26 @@ import { AppConfig } from '../config/app-config';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { LOCAL_DEFAULT_DIMENSIONS, LocalEmbedder } from './embedders/local.embedder';
 import { OpenAiEmbedder } from './embedders/openai.embedder';
+import { EmbeddingsChoice } from '../config/embeddings-choice';
+import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { PostgresVectorStore } from './stores/postgres.vector-store';
 import { QdrantVectorStore } from './stores/qdrant.vector-store';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { VectorWorkPool } from './work/vector-work.pool';
 
-/** The embedder named by EMBEDDINGS_PROVIDER. Throws on a name it does not know. */
+/** The embedder chosen at start (embeddings-choice.ts). Throws on a kind it does not know. */
 export function createEmbedder(
   config: AppConfig,
+  choice: EmbeddingsChoice,
   metrics: EmbedderMetrics,
   pool?: VectorWorkPool,
 ): Embedder {
-  const provider: string = config.embeddingsProvider;
-  switch (provider) {
-    case 'local':
+  const kind: string = choice.kind;
+  switch (kind) {
+    case 'model':
+      return new OnnxEmbedder(choice.installed!, { passageThreads: config.modelThreads }, metrics);
+    case 'hashing':
       return new LocalEmbedder(
         config.embeddingsDimensions ?? LOCAL_DEFAULT_DIMENSIONS,
         config.embeddingsMaxInputTokens,
@@ -30,7 +35,8 @@ export function createEmbedder(
         {
           apiKey: config.openaiApiKey,
           baseUrl: config.openaiBaseUrl,
-          model: config.embeddingsModel,
+          model: config.embeddingsModel!,
+          known: choice.known,
           dimensions: config.embeddingsDimensions,
           maxInputTokens: config.embeddingsMaxInputTokens,
           batchSize: config.embeddingsBatchSize,
@@ -40,7 +46,7 @@ export function createEmbedder(
         metrics,
       );
     default:
-      throw new Error(`unknown embeddings provider "${provider}" (expected local or openai)`);
+      throw new Error(`unknown embedder "${kind}" (expected model, hashing or openai)`);
   }
 }
 
@@ -51,14 +57,14 @@ export function createEmbedder(
 export function createVectorStore(
   config: AppConfig,
   dataSource: DataSource,
-  { checkQdrantVersion = true } = {},
+  { checkQdrantVersion = true, lsa = false } = {},
 ): VectorStore {
   const store: string = config.vectorStore;
   switch (store) {
     case 'postgres':
-      return new PostgresVectorStore(dataSource, {
-        loadOnFirstSearch: config.embeddingsProvider === 'local' && config.localSemantic === 'lsa',
-      });
+      // With the latent-semantic model the vector side searches the store only while the
+      // knowledge base is small: a large one never needs its hashed vectors in memory.
+      return new PostgresVectorStore(dataSource, { loadOnFirstSearch: lsa });
     case 'qdrant':
       return new QdrantVectorStore({
         url: config.qdrantUrl!,
@@ -73,12 +79,13 @@ export function createVectorStore(
 
 export const embedderProvider: FactoryProvider<Embedder> = {
   provide: EMBEDDER,
-  inject: [AppConfig, EmbedderMetrics, VectorWorkPool],
+  inject: [AppConfig, EmbeddingsChoice, EmbedderMetrics, VectorWorkPool],
   useFactory: createEmbedder,
 };
 
 export const vectorStoreProvider: FactoryProvider<VectorStore> = {
   provide: VECTOR_STORE,
-  inject: [AppConfig, DataSource],
-  useFactory: (config: AppConfig, dataSource: DataSource) => createVectorStore(config, dataSource),
+  inject: [AppConfig, DataSource, EmbeddingsChoice],
+  useFactory: (config: AppConfig, dataSource: DataSource, choice: EmbeddingsChoice) =>
+    createVectorStore(config, dataSource, { lsa: choice.lsa(config) }),
 };

@@ -1,5 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApp } from '../../src/app.factory';
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/load-config';
@@ -32,6 +34,9 @@ export async function startTestApp(
     // The embedding pipeline runs only in tests that turn it on (VECTOR_SYNC_ENABLED: 'true'):
     // elsewhere documents stay `pending` and the lag and pending gauges hold still.
     VECTOR_SYNC_ENABLED: 'false',
+    // No embedding model unless a test installs one: a model under the developer's own
+    // ./.data/models must not change what the tests see.
+    MODELS_DIR: join(tmpdir(), 'agent-data-tests-no-models'),
     ...env,
   });
   const app = await createApp(config);

@@ -19,12 +19,18 @@ export interface EmbedderHealth {
 }
 
 /**
- * Turns texts into vectors. Two implementations: `local` (offline feature hashing) and
- * `openai` (any OpenAI-compatible `/embeddings` server), chosen by EMBEDDINGS_PROVIDER.
+ * Turns texts into vectors. Three implementations, chosen at start (embeddings-choice.ts):
+ * `local` (offline feature hashing, the latent-semantic model's companion), `onnx` (an
+ * embedding model run in this process) and `openai` (any OpenAI-compatible `/embeddings`
+ * server).
+ *
+ * Queries and passages may be embedded differently: models trained for retrieval are
+ * asymmetric (a query gets an instruction or a `query: ` prefix, a passage its own), so a
+ * query goes through {@link embedQuery}, what is stored through {@link embed}.
  */
 export interface Embedder {
-  /** `local` or `openai`. */
-  readonly provider: string;
+  /** `local`, `onnx` or `openai`. */
+  readonly provider: 'local' | 'onnx' | 'openai';
   /**
    * Records vectors of this embedder computed elsewhere (the local embedder's hashing on the
    * worker threads during a batch), so that its health tells when it last worked.
@@ -42,6 +48,8 @@ export interface Embedder {
    * fails or answers vectors of the wrong length.
    */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
+  /** The L2-normalised vector of a search query; rejects as {@link embed} does. */
+  embedQuery(text: string, options?: { readonly signal?: AbortSignal }): Promise<Float32Array>;
   /** Last known state; never calls a paid API. */
   health(): EmbedderHealth;
 }

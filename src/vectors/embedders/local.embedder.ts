@@ -31,7 +31,7 @@ export interface HashingThreads {
  * hashing of anything longer than a query runs there, off the request loop.
  */
 export class LocalEmbedder implements Embedder {
-  readonly provider = 'local';
+  readonly provider = 'local' as const;
   readonly model: string;
   private lastSuccessAt: string | null = null;
 
@@ -55,6 +55,11 @@ export class LocalEmbedder implements Embedder {
     this.metrics?.embeddingRequests.inc({ provider: this.provider, outcome: 'success' });
     this.lastSuccessAt = new Date().toISOString();
     return vectors;
+  }
+
+  /** Hashing is symmetric: a query is hashed as a passage is. */
+  async embedQuery(text: string, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
+    return (await this.embed([text], options))[0];
   }
 
   health(): EmbedderHealth {

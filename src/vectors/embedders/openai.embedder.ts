@@ -4,6 +4,7 @@ import { normalise } from '../../common/unit-vector';
 import { Embedder, EmbedderHealth, EmbeddingError, EmbedOptions } from './embedder.interface';
 import { countTokens } from './tokenizer';
 import { EmbedderMetrics } from './embedder.metrics';
+import type { KnownModel } from '../../models/known-models';
 
 /** Vector length of OpenAI's models when EMBEDDINGS_DIMENSIONS is not set. */
 export const KNOWN_MODEL_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -29,6 +30,12 @@ export interface OpenAiEmbedderOptions {
   readonly batchSize: number;
   readonly timeoutMs: number;
   readonly maxRetries: number;
+  /**
+   * The model's description when the server runs one this server knows (models/known-models.ts,
+   * matched by name or Hugging Face id): its query and passage prefixes are added here, since
+   * an OpenAI-compatible server embeds what it is given, and its length is known.
+   */
+  readonly known?: KnownModel;
 }
 
 /**
@@ -40,7 +47,7 @@ export interface OpenAiEmbedderOptions {
  * says what to configure.
  */
 export class OpenAiEmbedder implements Embedder {
-  readonly provider = 'openai';
+  readonly provider = 'openai' as const;
   readonly model: string;
   readonly dimensions: number;
   readonly maxInputTokens: number;
@@ -49,12 +56,18 @@ export class OpenAiEmbedder implements Embedder {
   private readonly batchSize: number;
   private lastSuccessAt: string | null = null;
   private lastError: string | null = null;
+  private readonly prefixes: { readonly query: string; readonly passage: string };
 
   constructor(
     options: OpenAiEmbedderOptions,
     private readonly metrics: EmbedderMetrics,
   ) {
-    const dimensions = options.dimensions ?? KNOWN_MODEL_DIMENSIONS[options.model];
+    const dimensions =
+      options.dimensions ?? KNOWN_MODEL_DIMENSIONS[options.model] ?? options.known?.dimensions;
+    this.prefixes = {
+      query: options.known?.queryPrefix ?? '',
+      passage: options.known?.passagePrefix ?? '',
+    };
     if (dimensions === undefined) {
       throw new Error(
         `EMBEDDINGS_DIMENSIONS is required for the model "${options.model}": its vector length is not known here`,
@@ -80,6 +93,18 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+    const prefix = this.prefixes.passage;
+    return this.embedTexts(prefix === '' ? texts : texts.map((text) => prefix + text), options);
+  }
+
+  async embedQuery(text: string, options: { signal?: AbortSignal } = {}): Promise<Float32Array> {
+    return (await this.embedTexts([this.prefixes.query + text], options))[0];
+  }
+
+  private async embedTexts(
+    texts: readonly string[],
+    options: EmbedOptions,
+  ): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     try {
       for (const batch of this.batches(texts, options.tokens)) {

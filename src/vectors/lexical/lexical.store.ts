@@ -10,6 +10,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
+import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import { ANALYZER_VERSION, queryTerms, type QueryTerms } from '../text/analyzer';
 import {
   LexicalRecord,
@@ -107,14 +108,12 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     config: AppConfig,
+    choice: EmbeddingsChoice,
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
   ) {
     this.replica = new LexicalReplica(dataSource);
     this.semantic = {
-      enabled:
-        config.embeddingsProvider === 'local' &&
-        config.localSemantic === 'lsa' &&
-        trainer !== undefined,
+      enabled: choice.lsa(config) && trainer !== undefined,
       lastAttempt: 0,
     };
   }

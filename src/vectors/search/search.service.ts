@@ -7,6 +7,7 @@ import { validatePrefix } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
 import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { AppConfig } from '../../config/app-config';
+import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import type { Access } from '../../documents/access';
 import { LexicalStore } from '../lexical/lexical.store';
 import { highlight, snippetOf } from './snippet';
@@ -69,6 +70,7 @@ export class SearchService {
     private readonly lexical: LexicalStore,
     private readonly metrics: SearchMetrics,
     private readonly config: AppConfig,
+    private readonly choice: EmbeddingsChoice,
   ) {}
 
   /**
@@ -115,7 +117,7 @@ export class SearchService {
         results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
       };
     }
-    const fused = fuse(lexical.hits, vector.hits, this.config.searchVectorWeight).slice(0, limit);
+    const fused = fuse(lexical.hits, vector.hits, this.choice.vectorWeight).slice(0, limit);
     const results = this.present(fused, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
@@ -168,8 +170,8 @@ export class SearchService {
       return semantic.map((hit) => ({ ...hit, catchingUp: false }));
     }
     await upstream('the vector store is not available', () => this.stores.ready());
-    const [vector] = await upstream('the embedder failed', () =>
-      this.embedder.embed([query], { signal }),
+    const vector = await upstream('the embedder failed', () =>
+      this.embedder.embedQuery(query, { signal }),
     );
     signal?.throwIfAborted();
 

@@ -58,7 +58,12 @@ export class VectorBatchProcessor {
     private readonly metrics: VectorSyncMetrics,
     private readonly embedderMetrics: EmbedderMetrics,
   ) {
-    this.chunker = { ...DEFAULT_CHUNKER_OPTIONS, maxTokens: embedder.maxInputTokens };
+    // A model with a short window (an embedding model's 512 tokens) gets chunks that fit it.
+    this.chunker = {
+      ...DEFAULT_CHUNKER_OPTIONS,
+      targetTokens: Math.min(DEFAULT_CHUNKER_OPTIONS.targetTokens, embedder.maxInputTokens),
+      maxTokens: embedder.maxInputTokens,
+    };
   }
 
   /** Never rejects. */

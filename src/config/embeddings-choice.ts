@@ -1,0 +1,96 @@
+import { Logger } from '@nestjs/common';
+import type { FactoryProvider } from '@nestjs/common';
+import { AppConfig } from './app-config';
+import { LOCAL_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHT, OPENAI_VECTOR_WEIGHT } from './variables';
+import { knownModel, type KnownModel } from '../models/known-models';
+import { listFolders, readInstalled, type InstalledModel } from '../models/model-store';
+
+/** The model suggested when none is installed: the strongest of the known small ones. */
+export const SUGGESTED_MODEL = 'bge-small-en-v1.5';
+
+/**
+ * Which embedder this process runs, decided once at start from the configuration and what
+ * is installed under MODELS_DIR, with the reason (the start-up log says both):
+ *
+ * - `openai`: an OpenAI-compatible server (EMBEDDINGS_PROVIDER=openai, or OPENAI_API_KEY set);
+ * - `model`: an embedding model run in this process on ONNX Runtime, named by
+ *   EMBEDDINGS_MODEL, or the only one installed when none is named;
+ * - `hashing`: no model: hashed vectors, and the latent-semantic model learnt from the
+ *   documents as the vector side of search (LOCAL_SEMANTIC).
+ *
+ * A named model that is not installed whole stops the start (ModelError, naming the command
+ * that installs it).
+ */
+export class EmbeddingsChoice {
+  private constructor(
+    readonly kind: 'openai' | 'model' | 'hashing',
+    readonly reason: string,
+    /** The share of the vector side in hybrid search (SEARCH_VECTOR_WEIGHT, or this embedder's). */
+    readonly vectorWeight: number,
+    /** With `model`: the installed model. */
+    readonly installed?: InstalledModel,
+    /** With `openai`: the model's description when it is one this server knows (its prefixes). */
+    readonly known?: KnownModel,
+  ) {}
+
+  /** Whether the vector side ranks by the latent-semantic model (hashing and LOCAL_SEMANTIC=lsa). */
+  lsa(config: AppConfig): boolean {
+    return this.kind === 'hashing' && config.localSemantic === 'lsa';
+  }
+
+  static async choose(config: AppConfig): Promise<EmbeddingsChoice> {
+    const weight = (fallback: number) => config.searchVectorWeight ?? fallback;
+    if (config.embeddingsProvider === 'openai') {
+      const model = config.embeddingsModel!;
+      return new EmbeddingsChoice(
+        'openai',
+        `${model} on ${config.openaiBaseUrl ?? 'OpenAI'}`,
+        weight(OPENAI_VECTOR_WEIGHT),
+        undefined,
+        knownModel(model),
+      );
+    }
+    if (config.embeddingsModel !== undefined) {
+      const installed = await readInstalled(config.modelsDir, config.embeddingsModel);
+      return new EmbeddingsChoice(
+        'model',
+        `${installed.model.name} (EMBEDDINGS_MODEL), from ${installed.dir}`,
+        weight(MODEL_VECTOR_WEIGHT),
+        installed,
+      );
+    }
+    const folders = await listFolders(config.modelsDir);
+    const installed = folders.flatMap((folder) => (folder.installed ? [folder.installed] : []));
+    const broken = folders
+      .filter((folder) => folder.problem !== undefined)
+      .map((folder) => `${folder.name}: ${folder.problem}`);
+    const aside = broken.length === 0 ? '' : ` (not usable: ${broken.join('; ')})`;
+    if (installed.length === 1) {
+      return new EmbeddingsChoice(
+        'model',
+        `${installed[0].model.name}, the one model installed in ${config.modelsDir}${aside}`,
+        weight(MODEL_VECTOR_WEIGHT),
+        installed[0],
+      );
+    }
+    const why =
+      installed.length === 0
+        ? `no embedding model is installed in ${config.modelsDir}${aside}; \`agent-data models pull ${SUGGESTED_MODEL}\` installs one that understands questions in other words`
+        : `${installed.length} models are installed in ${config.modelsDir} (${installed.map((i) => i.model.name).join(', ')}): set EMBEDDINGS_MODEL to the one to use`;
+    const ranking =
+      config.localSemantic === 'lsa'
+        ? 'the latent-semantic model learnt from the documents'
+        : 'hashed vectors (LOCAL_SEMANTIC=off)';
+    return new EmbeddingsChoice('hashing', `${ranking}: ${why}`, weight(LOCAL_VECTOR_WEIGHT));
+  }
+}
+
+export const embeddingsChoiceProvider: FactoryProvider<Promise<EmbeddingsChoice>> = {
+  provide: EmbeddingsChoice,
+  inject: [AppConfig],
+  useFactory: async (config: AppConfig) => {
+    const choice = await EmbeddingsChoice.choose(config);
+    new Logger('Embeddings').log(`embeddings: ${choice.reason}`);
+    return choice;
+  },
+};

@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import { Piscina } from 'piscina';
+import type { TextKind } from '../../models/onnx-encoder';
+import type { ModelTask, ModelThreadData } from './model.thread';
+
+/**
+ * Passage threads that have embedded nothing for this long are stopped (their model and
+ * ONNX Runtime's buffers freed); they start again, and load the model again, on demand.
+ */
+const PASSAGE_IDLE_MS = 5 * 60_000;
+/** Passage threads run at a lower scheduling priority: requests (and queries) come first. */
+const PASSAGE_NICE = 10;
+/** Texts per passage task: a task's run is the unit a waiting query's turn comes after. */
+export const PASSAGES_PER_TASK = 16;
+
+/**
+ * The worker threads that run an embedding model, so that ONNX Runtime (which holds its
+ * calling thread for a whole run) never holds the request loop:
+ *
+ * - one **query** thread, at normal priority and with one ONNX Runtime thread, kept loaded:
+ *   a search's query is embedded at once, never behind a batch of passages;
+ * - one **passage** thread at a lower priority, with `passageThreads` ONNX Runtime threads,
+ *   taking the pipeline's batches {@link PASSAGES_PER_TASK} texts at a time, stopped when idle.
+ *
+ * Each holds its own copy of the model (a q8 model of 384 dimensions: some 35 MB of weights).
+ */
+export class ModelThreads {
+  private readonly query: Piscina;
+  private readonly passages: Piscina;
+
+  constructor(
+    data: Omit<ModelThreadData, 'threads'>,
+    options: { readonly passageThreads: number },
+  ) {
+    const filename = threadFile();
+    this.query = new Piscina({
+      filename,
+      name: 'default',
+      workerData: { ...data, threads: 1 } satisfies ModelThreadData,
+      minThreads: 1,
+      maxThreads: 1,
+      idleTimeout: Infinity,
+    });
+    this.passages = new Piscina({
+      filename,
+      name: 'default',
+      workerData: { ...data, threads: options.passageThreads } satisfies ModelThreadData,
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: PASSAGE_IDLE_MS,
+      niceIncrement: PASSAGE_NICE,
+    });
+  }
+
+  /** Loads the model on the query thread (the first search need not wait for it). */
+  async load(): Promise<void> {
+    await this.query.run({ texts: [], kind: 'query' } satisfies ModelTask);
+  }
+
+  /** The unit vectors of `texts`, in order (`dimensions` floats each, back to back). */
+  async embed(
+    texts: readonly string[],
+    kind: TextKind,
+    signal?: AbortSignal,
+  ): Promise<Float32Array> {
+    const pool = kind === 'query' ? this.query : this.passages;
+    if (kind === 'query' || texts.length <= PASSAGES_PER_TASK) {
+      return (await pool.run({ texts, kind } satisfies ModelTask, { signal })) as Float32Array;
+    }
+    const parts: Float32Array[] = [];
+    for (let at = 0; at < texts.length; at += PASSAGES_PER_TASK) {
+      const task: ModelTask = { texts: texts.slice(at, at + PASSAGES_PER_TASK), kind };
+      parts.push((await pool.run(task, { signal })) as Float32Array);
+    }
+    const all = new Float32Array(parts.reduce((n, part) => n + part.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      all.set(part, offset);
+      offset += part.length;
+    }
+    return all;
+  }
+
+  /** Threads running, and tasks waiting for the passage thread. */
+  get state(): { threads: number; queued: number } {
+    return {
+      threads: this.query.threads.length + this.passages.threads.length,
+      queued: this.passages.queueSize,
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.query.destroy(), this.passages.destroy()]);
+  }
+}
+
+/** The compiled thread entry, or its TypeScript loader when running from sources. */
+function threadFile(): string {
+  return __filename.endsWith('.ts')
+    ? join(__dirname, 'model.thread-ts.js')
+    : join(__dirname, 'model.thread.js');
+}
