@@ -1,14 +1,14 @@
 /** Unit tests sit beside the code; integration tests under test/ run on a real PostgreSQL. */
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-  // jose 6 ships ES modules only. Node 20.19+ loads them with require() and so does the
-  // built server; jest's module loader cannot yet (Node 24.9+), so they are compiled here.
-  '/node_modules/jose/.+\\.js$': [
+  // jose 6 and marked 18 ship ES modules only. Node 20.19+ loads them with require() and so
+  // does the built server; jest's module loader cannot yet (Node 24.9+), so they are compiled here.
+  '/node_modules/(jose|marked)/.+\\.js$': [
     'ts-jest',
     { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, isolatedModules: true },
   ],
 };
-const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+const transformIgnorePatterns = ['/node_modules/(?!(jose|marked)/)'];
 
 module.exports = {
   projects: [

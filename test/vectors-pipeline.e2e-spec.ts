@@ -102,7 +102,7 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
       title: 'Listener',
       score: expect.any(Number),
       heading_path: 'Listener',
-      snippet: '# **Listener** The **listener** **reconnects** with capped exponential backoff.',
+      snippet: '**Listener** The **listener** **reconnects** with capped exponential backoff.',
     });
     const [byMeaning] = await search('how does the listener reconnect', { mode: 'vector' });
     expect(byMeaning).toMatchObject({ document_id: 'kb/ops/listener.md' });

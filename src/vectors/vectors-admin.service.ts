@@ -5,6 +5,7 @@ import { validatePrefix } from '../documents/document-id';
 import { LexicalStore } from './lexical/lexical.store';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { EmbeddingsChoice } from '../config/embeddings-choice';
 import { VectorSyncListener } from './sync/vector-sync.listener';
 import { VectorSyncWorker } from './sync/vector-sync.worker';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
@@ -23,6 +24,7 @@ export class VectorsAdminService {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly lexical: LexicalStore,
+    private readonly choice: EmbeddingsChoice,
   ) {}
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
@@ -60,6 +62,8 @@ export class VectorsAdminService {
         ok: health.ok,
         last_success_at: health.lastSuccessAt,
         last_error: health.lastError,
+        ...this.embedder.details?.(),
+        chosen: this.choice.reason,
       },
       store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
       lexical: { ...this.lexical.stats, semantic_model: this.lexical.semanticModel ?? null },

@@ -52,6 +52,8 @@ export interface Embedder {
   embedQuery(text: string, options?: { readonly signal?: AbortSignal }): Promise<Float32Array>;
   /** Last known state; never calls a paid API. */
   health(): EmbedderHealth;
+  /** What else the status endpoint shows of it (a local model: loaded or not, its threads). */
+  details?(): Record<string, unknown>;
 }
 
 /** An embedding request failed; the message is safe to store and show (no secrets). */

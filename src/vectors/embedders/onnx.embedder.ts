@@ -69,8 +69,12 @@ export class OnnxEmbedder implements Embedder {
     }
   }
 
-  get state(): { state: ModelState; threads: number; queued: number } {
-    return { state: this.loadState, ...this.threads.state };
+  details(): Record<string, unknown> {
+    return {
+      state: this.loadState,
+      files: this.installed.dir,
+      ...this.threads.state,
+    };
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {

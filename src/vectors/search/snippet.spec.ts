@@ -2,7 +2,38 @@ import { highlight, snippetOf } from './snippet';
 
 describe('snippetOf', () => {
   it('returns short content whole, whitespace collapsed', () => {
-    expect(snippetOf('# Title\n\n  Some   text.', 'text')).toBe('# Title Some text.');
+    expect(snippetOf('# Title\n\n  Some   text.', 'text')).toBe('Title Some text.');
+  });
+
+  it('shows the text of the markdown, not its syntax', () => {
+    const content = [
+      '## Options',
+      '',
+      'Run **`agent-data import`** with [the flags](docs/cli.md) below:',
+      '',
+      '| flag | meaning |',
+      '|---|---|',
+      '| `--mirror` | delete what has no file |',
+      '| `--dry-run` | write nothing |',
+      '',
+      '- one',
+      '- two',
+      '',
+      '```sh',
+      'agent-data import ./notes --prefix notes',
+      '```',
+      '',
+      '> A <em>quoted</em> tip &amp; more.',
+    ].join('\n');
+    expect(snippetOf(content, 'mirror')).toBe(
+      'Options Run agent-data import with the flags below: flag · meaning; --mirror · delete what has no file; --dry-run · write nothing one; two agent-data import ./notes --prefix notes A quoted tip & more.',
+    );
+  });
+
+  it('keeps what only looks like markdown inside code and identifiers', () => {
+    expect(snippetOf('Set `max_old_space_size` and run `a * b`; snake_case_name stays.', 'x')).toBe(
+      'Set max_old_space_size and run a * b; snake_case_name stays.',
+    );
   });
 
   it('starts shortly before the first query word and marks the cuts', () => {

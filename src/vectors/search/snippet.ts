@@ -1,17 +1,19 @@
 import { tokenize } from '../embedders/feature-hashing';
 import { analyze } from '../text/analyzer';
+import { plainText } from './plain-text';
 
 export const SNIPPET_MAX_CHARS = 300;
 /** Text kept before the first query word, so the snippet starts with some context. */
 const LEAD_CHARS = 60;
 
 /**
- * A short excerpt of a chunk for a search result: whitespace collapsed, at most
+ * A short excerpt of a chunk for a search result: its markdown read as the text a reader
+ * sees (plain-text.ts: no `#`, `|---|` or `**`), whitespace collapsed, at most
  * `maxChars` characters, starting a little before the first word of the query found in it
  * (from the start when none is), cut at word boundaries and marked with `…` where cut.
  */
 export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX_CHARS): string {
-  const text = content.replace(/\s+/g, ' ').trim();
+  const text = plainText(content);
   if (text.length <= maxChars) return text;
 
   const lower = text.toLowerCase();

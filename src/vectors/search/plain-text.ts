@@ -1,0 +1,93 @@
+import { Lexer, type Token, type Tokens } from 'marked';
+
+/**
+ * The text a reader sees in a passage of markdown, for search snippets: no `#` before a
+ * heading, no `|---|` under a table header, no `**`, backticks or link targets; a table's
+ * cells separated by ` · `, list items by `;`, blocks by a space. Code keeps its text.
+ * Reading is marked's lexer (the console renders with marked too), so what counts as
+ * markdown is what a renderer would take as markdown.
+ */
+export function plainText(markdown: string): string {
+  let tokens: Token[];
+  try {
+    tokens = new Lexer({ gfm: true }).lex(markdown);
+  } catch {
+    return markdown;
+  }
+  return blocks(tokens).replace(/\s+/g, ' ').trim();
+}
+
+function blocks(tokens: readonly Token[]): string {
+  return tokens
+    .map(block)
+    .filter((text) => text !== '')
+    .join(' ');
+}
+
+function block(token: Token): string {
+  switch (token.type) {
+    case 'heading':
+    case 'paragraph':
+    case 'text':
+      return 'tokens' in token && token.tokens ? inline(token.tokens) : decode(token.text);
+    case 'code':
+      return (token as Tokens.Code).text;
+    case 'blockquote':
+      return blocks((token as Tokens.Blockquote).tokens);
+    case 'list':
+      return (token as Tokens.List).items.map((item) => blocks(item.tokens)).join('; ');
+    case 'table': {
+      const table = token as Tokens.Table;
+      const row = (cells: Tokens.TableCell[]) => cells.map((c) => inline(c.tokens)).join(' · ');
+      return [row(table.header), ...table.rows.map(row)].join('; ');
+    }
+    case 'html':
+      return withoutTags(token.text);
+    case 'space':
+    case 'hr':
+    case 'def':
+      return '';
+    default:
+      return 'text' in token && typeof token.text === 'string' ? token.text : '';
+  }
+}
+
+function inline(tokens: readonly Token[]): string {
+  return tokens
+    .map((token) => {
+      switch (token.type) {
+        case 'strong':
+        case 'em':
+        case 'del':
+        case 'link':
+          return inline((token as Tokens.Strong).tokens);
+        case 'image':
+          return (token as Tokens.Image).text;
+        case 'codespan':
+          return decode((token as Tokens.Codespan).text);
+        case 'br':
+          return ' ';
+        case 'html':
+          return withoutTags(token.text);
+        default:
+          return 'tokens' in token && token.tokens
+            ? inline(token.tokens)
+            : decode((token as { text?: string }).text ?? '');
+      }
+    })
+    .join('');
+}
+
+function withoutTags(html: string): string {
+  return decode(html.replace(/<[^>]*>/g, ' '));
+}
+
+/** marked escapes `&`, `<`, `>` and quotes in the text it hands back: the snippet wants them. */
+function decode(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+}
