@@ -21,6 +21,10 @@
 // target. Every document records the file it came from in `source.file` (and its section
 // number in `source.section`). Characters outside [A-Za-z0-9@._/-] in ids become '-'.
 //
+// The builder takes the package list, the id prefix, the exclusions and the accepted licences
+// as parameters (defaults: this corpus's); second-corpus.mjs builds a second corpus with
+// them from other packages.
+//
 // Titles: the file's first `# ` heading (or an HTML <h1>, or a docs front-matter title);
 // failing that the file name, except that a README without one is titled with the package
 // name. A section's title is "<file title>: <section heading>".
@@ -84,7 +88,7 @@ export const PACKAGES = [
 ];
 
 /** Files left out of one package (relative paths), beyond the general rules. */
-const EXCLUDE = {
+export const EXCLUDE = {
   // A Portuguese translation of README.md: the same content twice.
   formidable: ['README_pt_BR.md'],
   // Node's own licence text, not documentation.
@@ -107,15 +111,28 @@ const MARKDOWN = /\.(md|markdown)$/i;
 
 /**
  * @param {string} rootDir the project root (holds package-lock.json and node_modules/)
- * @param {{ warn?: (message: string) => void }} [options]
+ * @param {{ warn?: (message: string) => void, packages?: string[], idPrefix?: string,
+ *   exclude?: Record<string, string[]>, licences?: string[] }} [options] the packages
+ *   (default PACKAGES), the first segment of every id (default `pkg`), files left out per
+ *   package (default EXCLUDE) and the licences accepted (default PERMISSIVE; a package under
+ *   an SPDX `(A OR B)` choice is accepted when one of them is, and recorded with that one)
  * @returns {Promise<{document_id: string, title: string, body: string, licence: string,
  *   source: {package: string, version: string, file: string, section: number | null,
  *   licence: string, licence_file: string | null}}[]>}
  */
-export async function buildCorpus(rootDir, { warn = (m) => process.stderr.write(`${m}\n`) } = {}) {
+export async function buildCorpus(
+  rootDir,
+  {
+    warn = (m) => process.stderr.write(`${m}\n`),
+    packages = PACKAGES,
+    idPrefix = 'pkg',
+    exclude = EXCLUDE,
+    licences = PERMISSIVE,
+  } = {},
+) {
   const lock = JSON.parse(readFileSync(join(rootDir, 'package-lock.json'), 'utf8'));
   const documents = [];
-  for (const name of [...PACKAGES].sort()) {
+  for (const name of [...packages].sort()) {
     const dir = join(rootDir, 'node_modules', name);
     const manifestPath = join(dir, 'package.json');
     if (!existsSync(manifestPath)) {
@@ -128,9 +145,10 @@ export async function buildCorpus(rootDir, { warn = (m) => process.stderr.write(
       warn(`corpus: ${name} ${manifest.version} is not the locked version (${locked}); skipped`);
       continue;
     }
-    const licence = licenceOf(manifest);
-    if (!PERMISSIVE.includes(licence)) {
-      warn(`corpus: ${name} has licence ${licence}, not a permissive one; skipped`);
+    const declared = licenceOf(manifest);
+    const licence = acceptedLicence(declared, licences);
+    if (licence === undefined) {
+      warn(`corpus: ${name} has licence ${declared}, not a permissive one; skipped`);
       continue;
     }
     const licenceFile = readdirSync(dir)
@@ -143,17 +161,17 @@ export async function buildCorpus(rootDir, { warn = (m) => process.stderr.write(
       licence_file: licenceFile ? `node_modules/${name}/${licenceFile}` : null,
     };
     for (const file of markdownFiles(dir)) {
-      if ((EXCLUDE[name] ?? []).includes(file)) continue;
+      if ((exclude[name] ?? []).includes(file)) continue;
       let text = readFileSync(join(dir, file), 'utf8').replace(/\r\n?/g, '\n');
       if (Buffer.byteLength(text) < MIN_BYTES) continue;
       text = cutAt(text, MAX_BYTES);
       const fileTitle = titleOf(text, name, file);
-      const base = `pkg/${name}/${file}`;
+      const base = `${idPrefix}/${name}/${file}`;
       if (Buffer.byteLength(text) <= SPLIT_ABOVE) {
         documents.push(doc(base, fileTitle, text, licence, { ...source, file, section: null }));
         continue;
       }
-      const stem = `pkg/${name}/${file.replace(MARKDOWN, '')}`;
+      const stem = `${idPrefix}/${name}/${file.replace(MARKDOWN, '')}`;
       sections(text).forEach((part, i) => {
         const n = String(i + 1).padStart(2, '0');
         const heading = part.heading ?? (i === 0 ? null : `part ${i + 1}`);
@@ -199,6 +217,14 @@ export function corpusFingerprint(corpus) {
 function doc(rawId, title, body, licence, source) {
   const document_id = rawId.replace(/[^A-Za-z0-9@._/-]/g, '-');
   return { document_id, title: cleanTitle(title).slice(0, 300), body, licence, source };
+}
+
+/** The licence under which the package is used: `declared`, or one side of an `(A OR B)`. */
+function acceptedLicence(declared, accepted) {
+  if (accepted.includes(declared)) return declared;
+  const choice = /^\(?\s*([^()]+?)\s*\)?$/.exec(declared)?.[1].split(/\s+OR\s+/);
+  if (!choice || choice.length < 2) return undefined;
+  return choice.find((l) => accepted.includes(l));
 }
 
 function licenceOf(manifest) {
@@ -396,15 +422,13 @@ function slugOf(text) {
   return slug === '' ? 'section' : slug;
 }
 
-// CLI: node bench/retrieval/corpus.mjs --stats [--list]
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const corpus = await buildCorpus(root);
-  if (process.argv.includes('--list')) {
+/** Prints the corpus's documents (`--list`) and/or its table per package (`--stats`). */
+export function printCorpusStats(corpus, argv, fingerprint = corpusFingerprint) {
+  if (argv.includes('--list')) {
     for (const d of corpus)
       console.log(`${d.document_id}\t${Buffer.byteLength(d.body)}\t${d.title}`);
   }
-  if (process.argv.includes('--stats') || !process.argv.includes('--list')) {
+  if (argv.includes('--stats') || !argv.includes('--list')) {
     const per = new Map();
     for (const d of corpus) {
       const row = per.get(d.source.package) ?? {
@@ -436,6 +460,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(
       `total: ${per.size} packages, ${new Set(corpus.map((d) => `${d.source.package}/${d.source.file}`)).size} files, ${corpus.length} documents, ${bytes} bytes`,
     );
-    console.log(`fingerprint: ${corpusFingerprint(corpus)}`);
+    console.log(`fingerprint: ${fingerprint(corpus)}`);
   }
+}
+
+// CLI: node bench/retrieval/corpus.mjs --stats [--list]
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  printCorpusStats(await buildCorpus(root), process.argv);
 }

@@ -8,11 +8,21 @@
 //        [--modes hybrid,vector,lexical] [--out results.json] [--no-seed]
 //   node bench/retrieval/run-retrieval.mjs --baselines-only        (no server: checks the
 //        queries against the corpus and prints the baselines)
+//
+// The second corpus (second-corpus.mjs, ids under alt/) and its held-back queries
+// (second-held-back.json) are measured too when asked: `--second-corpus` (or
+// BENCH_SECOND_CORPUS=1), with `--baselines-only` the libraries alone. Its rows are modes
+// named `second corpus: <mode>`. `--second-base-url URL` (with `--second-key`, else the same
+// key) measures it on a server of its own, which should hold nothing else; without it the
+// second corpus is seeded into the same server after the first corpus has been measured, and
+// its queries are asked within alt/ (the knowledge base then holds both corpora, whose
+// statistics mix).
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, corpusFingerprint } from './corpus.mjs';
+import { SECOND_PREFIX, buildSecondCorpus, secondCorpusFingerprint } from './second-corpus.mjs';
 import { baselineRankers } from './baselines.mjs';
 import { scoreQuery, summarise } from './metrics.mjs';
 
@@ -26,7 +36,15 @@ export const MULTILINGUAL_FILE = join(here, 'multilingual.json');
  * looked at when tuning, reported as their own rows (`held-back …`, not in overall).
  */
 export const HELD_BACK_FILE = join(here, 'held-back.json');
+/**
+ * Queries written apart, by another author, over the second corpus (see its `about`):
+ * never looked at when tuning, reported as their own rows (`second corpus: …`).
+ */
+export const SECOND_HELD_BACK_FILE = join(here, 'second-held-back.json');
 const KINDS = ['keyword', 'question', 'folder', 'multilingual'];
+const SECOND_KINDS = ['keyword', 'question', 'folder', 'cli'];
+/** Prefix of the rows (modes) of the second corpus. */
+export const SECOND_MODE_PREFIX = 'second corpus: ';
 const SEED_CONCURRENCY = 8;
 const SEARCH_LIMIT = 10;
 
@@ -39,6 +57,11 @@ const SEARCH_LIMIT = 10;
  * @param {(line: string) => void} [context.print]  the result table (stdout by default)
  * @param {boolean} [context.seed]  POST the corpus first (default true)
  * @param {number} [context.waitTimeoutMs]  how long to wait for embeddings (default 20 min)
+ * @param {boolean | {baseUrl: string, headers?: Record<string, string>, seed?: boolean}}
+ *   [context.secondCorpus]  also measure the second corpus (default: BENCH_SECOND_CORPUS=1):
+ *   `true` on the same server, seeded under alt/ after the first corpus has been measured and
+ *   asked within alt/; `{ baseUrl, headers }` on a server of its own; the baselines index it
+ *   alone either way
  */
 export async function runRetrieval({
   baseUrl,
@@ -48,6 +71,7 @@ export async function runRetrieval({
   print = (line) => process.stdout.write(`${line}\n`),
   seed = true,
   waitTimeoutMs = 20 * 60_000,
+  secondCorpus = process.env.BENCH_SECOND_CORPUS === '1',
 } = {}) {
   const packages = await buildCorpus(root, { warn: log });
   const multilingual = JSON.parse(readFileSync(MULTILINGUAL_FILE, 'utf8'));
@@ -104,6 +128,30 @@ export async function runRetrieval({
       table.push({ mode, ...s, ...(notes[mode] ? { note: notes[mode] } : {}) });
     }
   }
+  const second = secondCorpus
+    ? await runSecondCorpus({
+        http: baseUrl ? client(baseUrl, headers) : undefined,
+        own:
+          typeof secondCorpus === 'object'
+            ? {
+                http: client(secondCorpus.baseUrl, secondCorpus.headers ?? headers),
+                seed: secondCorpus.seed ?? seed,
+              }
+            : undefined,
+        modes,
+        seed,
+        log,
+        waitTimeoutMs,
+      })
+    : undefined;
+  if (second) {
+    for (const mode of [...new Set(second.perQuery.map((r) => r.mode))]) {
+      for (const s of summarise(second.perQuery.filter((r) => r.mode === mode))) {
+        table.push({ mode, ...s, ...(second.notes[mode] ? { note: second.notes[mode] } : {}) });
+      }
+    }
+    Object.assign(notes, second.notes);
+  }
   printTable(table, notes, print);
   for (const line of notFirst(perQuery, queries)) print(line);
   if (fusion) printFusion(fusion, print);
@@ -114,10 +162,65 @@ export async function runRetrieval({
       count: queries.length,
       sha256: createHash('sha256').update(queriesText).digest('hex'),
     },
+    ...(second ? { secondCorpus: second.summary } : {}),
     notes,
     table,
     ...(fusion ? { fusion } : {}),
+    perQuery: second ? [...perQuery, ...second.perQuery] : perQuery,
+  };
+}
+
+/**
+ * The second corpus and its held-back queries: on a server of its own (`own`), or seeded into
+ * the first corpus's server (`http`) under alt/ and asked within alt/, or by the baselines
+ * alone (neither); the baselines index the second corpus alone. Rows are modes named
+ * `second corpus: <mode>`.
+ */
+async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
+  const corpus = await buildSecondCorpus(root, { warn: log });
+  const fingerprint = secondCorpusFingerprint(corpus);
+  const text = readFileSync(SECOND_HELD_BACK_FILE, 'utf8');
+  const queries = JSON.parse(text).queries;
+  validateQueries(queries, corpus, { kinds: SECOND_KINDS, file: 'second-held-back.json' });
+  const where = own
+    ? 'own server'
+    : http
+      ? `same server, under ${SECOND_PREFIX}/`
+      : 'baselines only';
+  log(
+    `second corpus: ${corpus.length} documents (${fingerprint.slice(0, 12)}); queries: ${queries.length} (${SECOND_KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(', ')}); ${where}`,
+  );
+  const named = (mode) => `${SECOND_MODE_PREFIX}${mode}`;
+  const say = (message) => log(`second corpus: ${message}`);
+  const notes = {};
+  const perQuery = [];
+  const server = own?.http ?? http;
+  if (server) {
+    if (own ? own.seed : seed) await seedCorpus(server, corpus, say);
+    await waitForVectors(server, say, waitTimeoutMs);
+    // On a shared server every query stays within alt/ (a folder query within its folder).
+    const asked = own
+      ? queries
+      : queries.map((q) => (q.prefix ? q : { ...q, prefix: `${SECOND_PREFIX}/` }));
+    for (const mode of modes) {
+      const { results, note } = await runMode(server, mode, asked, say);
+      if (note) notes[named(mode)] = note;
+      perQuery.push(...results.map((r) => ({ ...r, mode: named(mode) })));
+    }
+  }
+  const rankers = await baselineRankers(corpus);
+  for (const [name, rank] of Object.entries(rankers)) {
+    for (const q of queries) perQuery.push(row(named(name), q, rank(q.query, q.prefix)));
+  }
+  return {
+    notes,
     perQuery,
+    summary: {
+      documents: corpus.length,
+      fingerprint,
+      where,
+      queries: { count: queries.length, sha256: createHash('sha256').update(text).digest('hex') },
+    },
   };
 }
 
@@ -223,8 +326,12 @@ function printFusion(table, print) {
   }
 }
 
-/** Throws unless every query is well formed and every judged id is in the corpus. */
-export function validateQueries(queries, corpus) {
+/**
+ * Throws unless every query is well formed and every judged id is in the corpus.
+ * @param {{ kinds?: string[], file?: string }} [options]  the kinds allowed (default: the
+ *   first set's) and the file named in the error
+ */
+export function validateQueries(queries, corpus, { kinds = KINDS, file = 'queries.json' } = {}) {
   const ids = new Set(corpus.map((d) => d.document_id));
   const seen = new Set();
   const problems = [];
@@ -233,7 +340,7 @@ export function validateQueries(queries, corpus) {
     if (typeof q.id !== 'string' || seen.has(q.id))
       problems.push(`${where}: missing or duplicate id`);
     seen.add(q.id);
-    if (!KINDS.includes(q.kind)) problems.push(`${where}: kind ${q.kind}`);
+    if (!kinds.includes(q.kind)) problems.push(`${where}: kind ${q.kind}`);
     if (typeof q.query !== 'string' || q.query.trim() === '')
       problems.push(`${where}: empty query`);
     if (q.kind === 'folder') {
@@ -250,21 +357,32 @@ export function validateQueries(queries, corpus) {
         problems.push(`${where}: ${id} is outside the prefix ${q.prefix}`);
     }
   }
-  if (problems.length > 0) throw new Error(`queries.json is invalid:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new Error(`${file} is invalid:\n  ${problems.join('\n  ')}`);
 }
+
+/** Connection errors after which a request is sent again (a kept-alive socket the server closed). */
+const RETRIED_SOCKET_ERRORS = ['UND_ERR_SOCKET', 'ECONNRESET'];
 
 function client(baseUrl, headers) {
   const base = baseUrl.replace(/\/+$/, '');
   return async (method, path, body) => {
-    for (let attempt = 0; ; attempt++) {
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          ...headers,
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+    for (let attempt = 0, resets = 0; ; attempt++) {
+      let response;
+      try {
+        response = await fetch(`${base}${path}`, {
+          method,
+          headers: {
+            ...headers,
+            ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (error) {
+        // The server closes sockets idle for its keep-alive timeout (5 s in Node) while the
+        // baselines are computed; a request sent on one fails before reaching it.
+        if (RETRIED_SOCKET_ERRORS.includes(error?.cause?.code) && resets++ < 3) continue;
+        throw error;
+      }
       const text = await response.text();
       if (response.status === 429 && attempt < 20) {
         const wait = Number(response.headers.get('retry-after') ?? 1);
@@ -483,19 +601,29 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   };
   const baselinesOnly = args.includes('--baselines-only');
   const baseUrl = option('--base-url');
+  const secondBaseUrl = option('--second-base-url');
   if (!baselinesOnly && !baseUrl) {
     console.error(
       'usage: node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY [--modes hybrid,vector,lexical] [--out file.json] [--no-seed]\n' +
-        '       node bench/retrieval/run-retrieval.mjs --baselines-only',
+        '         [--second-corpus | --second-base-url http://127.0.0.1:PORT2 [--second-key KEY2]]\n' +
+        '       node bench/retrieval/run-retrieval.mjs --baselines-only [--second-corpus]\n' +
+        '       (BENCH_SECOND_CORPUS=1 stands for --second-corpus)',
     );
     process.exit(2);
   }
   const key = option('--key') ?? process.env.API_KEY;
+  const secondKey = option('--second-key') ?? key;
   const result = await runRetrieval({
     baseUrl: baselinesOnly ? undefined : baseUrl,
     headers: key ? { 'X-API-Key': key } : {},
     modes: option('--modes')?.split(',').filter(Boolean),
     seed: !args.includes('--no-seed'),
+    secondCorpus:
+      secondBaseUrl && !baselinesOnly
+        ? { baseUrl: secondBaseUrl, headers: secondKey ? { 'X-API-Key': secondKey } : {} }
+        : args.includes('--second-corpus') ||
+          Boolean(secondBaseUrl) ||
+          process.env.BENCH_SECOND_CORPUS === '1',
   });
   const out = option('--out');
   if (out) {
