@@ -1,7 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { FactoryProvider } from '@nestjs/common';
 import { AppConfig } from './app-config';
-import { LOCAL_VECTOR_WEIGHT, MODEL_VECTOR_WEIGHT, OPENAI_VECTOR_WEIGHT } from './variables';
+import {
+  LOCAL_VECTOR_WEIGHTS,
+  MODEL_VECTOR_WEIGHTS,
+  OPENAI_VECTOR_WEIGHTS,
+  type VectorWeights,
+} from './variables';
 import { knownModel, type KnownModel } from '../models/known-models';
 import { listFolders, readInstalled, type InstalledModel } from '../models/model-store';
 
@@ -25,8 +30,11 @@ export class EmbeddingsChoice {
   private constructor(
     readonly kind: 'openai' | 'model' | 'hashing',
     readonly reason: string,
-    /** The share of the vector side in hybrid search (SEARCH_VECTOR_WEIGHT, or this embedder's). */
-    readonly vectorWeight: number,
+    /**
+     * The share of the vector side in hybrid search for a query that reads as keywords and
+     * for a sentence (SEARCH_VECTOR_WEIGHT for both, or this embedder's own).
+     */
+    readonly vectorWeights: VectorWeights,
     /** With `model`: the installed model. */
     readonly installed?: InstalledModel,
     /** With `openai`: the model's description when it is one this server knows (its prefixes). */
@@ -39,13 +47,15 @@ export class EmbeddingsChoice {
   }
 
   static async choose(config: AppConfig): Promise<EmbeddingsChoice> {
-    const weight = (fallback: number) => config.searchVectorWeight ?? fallback;
+    const given = config.searchVectorWeight;
+    const weight = (own: VectorWeights): VectorWeights =>
+      given === undefined ? own : { keywords: given, sentences: given };
     if (config.embeddingsProvider === 'openai') {
       const model = config.embeddingsModel!;
       return new EmbeddingsChoice(
         'openai',
         `${model} on ${config.openaiBaseUrl ?? 'OpenAI'}`,
-        weight(OPENAI_VECTOR_WEIGHT),
+        weight(OPENAI_VECTOR_WEIGHTS),
         undefined,
         knownModel(model),
       );
@@ -55,7 +65,7 @@ export class EmbeddingsChoice {
       return new EmbeddingsChoice(
         'model',
         `${installed.model.name} (EMBEDDINGS_MODEL), from ${installed.dir}`,
-        weight(MODEL_VECTOR_WEIGHT),
+        weight(MODEL_VECTOR_WEIGHTS),
         installed,
       );
     }
@@ -69,7 +79,7 @@ export class EmbeddingsChoice {
       return new EmbeddingsChoice(
         'model',
         `${installed[0].model.name}, the one model installed in ${config.modelsDir}${aside}`,
-        weight(MODEL_VECTOR_WEIGHT),
+        weight(MODEL_VECTOR_WEIGHTS),
         installed[0],
       );
     }
@@ -81,7 +91,7 @@ export class EmbeddingsChoice {
       config.localSemantic === 'lsa'
         ? 'the latent-semantic model learnt from the documents'
         : 'hashed vectors (LOCAL_SEMANTIC=off)';
-    return new EmbeddingsChoice('hashing', `${ranking}: ${why}`, weight(LOCAL_VECTOR_WEIGHT));
+    return new EmbeddingsChoice('hashing', `${ranking}: ${why}`, weight(LOCAL_VECTOR_WEIGHTS));
   }
 }
 

@@ -22,12 +22,17 @@ export interface Variable {
 }
 
 /**
- * Default shares of the vector side in hybrid search, per embedder, chosen on the retrieval
- * benchmark (docs/search.md).
+ * Default shares of the vector side in hybrid search, per embedder and kind of query (one
+ * that reads as keywords, one written as a sentence), chosen on the retrieval benchmark
+ * (docs/search.md).
  */
-export const LOCAL_VECTOR_WEIGHT = 0.3;
-export const MODEL_VECTOR_WEIGHT = 0.5;
-export const OPENAI_VECTOR_WEIGHT = 0.5;
+export interface VectorWeights {
+  readonly keywords: number;
+  readonly sentences: number;
+}
+export const LOCAL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.3, sentences: 0.3 };
+export const MODEL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
+export const OPENAI_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
 
 const GROUPS = [
   'Server',
@@ -358,7 +363,7 @@ export const VARIABLES = {
   SEARCH_VECTOR_WEIGHT: {
     group: 'Search and embeddings',
     meaning: "the vector side's share in the fusion, 0 to 1 (the lexical side's is the rest)",
-    fallback: `\`${MODEL_VECTOR_WEIGHT}\` with a local model, \`${LOCAL_VECTOR_WEIGHT}\` with the latent-semantic model, \`${OPENAI_VECTOR_WEIGHT}\` with an OpenAI-compatible server`,
+    fallback: `with an embedding model (local or OpenAI-compatible) ${MODEL_VECTOR_WEIGHTS.keywords} for a query that reads as keywords, ${MODEL_VECTOR_WEIGHTS.sentences} for a sentence; ${LOCAL_VECTOR_WEIGHTS.sentences} with the latent-semantic model`,
   },
   VECTOR_SKIP_PREFIXES: {
     group: 'Vector pipeline',

@@ -8,10 +8,12 @@ import { ModelError } from './model-store';
 export type TextKind = 'query' | 'passage';
 
 /**
- * Tokens of one `run` at most (padded length × texts): bounds the activations' memory (some
- * 24 MB of hidden states for a 384-dimension model) however long the texts of a batch are.
+ * Tokens of one `run` at most (padded length × texts): four passages of 512 tokens. The
+ * attention scores of a run take texts × heads × length² floats (50 MB here, 400 MB for 32
+ * such passages), and a CPU gains little from larger runs: the matrices of one 512-token
+ * text already fill its vector units.
  */
-const TOKENS_PER_RUN = 16_384;
+const TOKENS_PER_RUN = 2048;
 /** Characters of a text tokenized at most: far past any window, so the cut costs nothing. */
 const CHARS_PER_TOKEN_BOUND = 12;
 
@@ -65,6 +67,9 @@ export class OnnxEncoder {
         intraOpNumThreads: options.threads,
         interOpNumThreads: 1,
         graphOptimizationLevel: 'all',
+        // Without ONNX Runtime's arena, the memory of a run is given back after it (the arena
+        // keeps its largest run's, some 200 MB more per thread here).
+        enableCpuMemArena: false,
       });
     } catch (error) {
       throw new ModelError(`the ONNX file cannot be loaded: ${firstLine(messageOf(error))}`);

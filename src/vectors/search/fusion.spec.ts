@@ -48,3 +48,17 @@ describe('fuse (normalised-score combination)', () => {
     expect(first.content).toBe('passage of a');
   });
 });
+
+describe('fuse with a floor', () => {
+  it("leaves out what only the vector side found when it scores under the floor's share of the best", () => {
+    const lexical = [hit('a', 9), hit('b', 1)];
+    const vector = [hit('a', 0.9), hit('n1', 0.85), hit('n2', 0.3)];
+    // a 1; b 0 (found by its words: kept); n1 0.5·(0.55/0.6); n2 0 (a mere neighbour: out).
+    expect(fuse(lexical, vector, 0.5, { floor: 0.25 }).map((h) => h.documentId)).toEqual([
+      'a',
+      'n1',
+      'b',
+    ]);
+    expect(fuse(lexical, vector, 0.5).map((h) => h.documentId)).toEqual(['a', 'n1', 'b', 'n2']);
+  });
+});

@@ -16,29 +16,35 @@ export interface Candidate {
  * adding 0. Unlike reciprocal-rank fusion it keeps how sure each side is: a document far
  * ahead on one side stays ahead, one that both sides rank a little lower can pass it. Ties
  * keep the lexical side's order. The passage is the lexical side's when it has one (it holds
- * the query's words).
+ * the query's words). With `floor`, a document only the vector side found is left out when it
+ * scores less than that share of the best.
  */
 export function fuse(
   lexical: readonly Candidate[],
   vector: readonly Candidate[],
   vectorWeight: number,
+  options: { readonly floor?: number } = {},
 ): Candidate[] {
-  const fused = new Map<string, { candidate: Candidate; score: number }>();
-  const add = (list: readonly Candidate[], weight: number) => {
+  const fused = new Map<string, { candidate: Candidate; score: number; lexical: boolean }>();
+  const add = (list: readonly Candidate[], weight: number, lexical: boolean) => {
     const scale = normaliser(list);
     for (const candidate of list) {
       const gain = weight * scale(candidate.score);
       const seen = fused.get(candidate.documentId);
       if (seen) seen.score += gain;
-      else fused.set(candidate.documentId, { candidate, score: gain });
+      else fused.set(candidate.documentId, { candidate, score: gain, lexical });
     }
   };
   // Lexical hits go in first, then those only the vector side found, each in rank order:
   // the stable sort keeps that order among equal scores.
-  add(lexical, 1 - vectorWeight);
-  add(vector, vectorWeight);
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score)
+  add(lexical, 1 - vectorWeight, true);
+  add(vector, vectorWeight, false);
+  const ranked = [...fused.values()].sort((a, b) => b.score - a.score);
+  // The vector side always has nearest neighbours, related or not: one that the lexical side
+  // did not find and that scores less than `floor` of the best is left out rather than shown.
+  const least = (options.floor ?? 0) * (ranked[0]?.score ?? 0);
+  return ranked
+    .filter(({ score, lexical }) => lexical || score >= least)
     .map(({ candidate, score }) => ({ ...candidate, score }));
 }
 

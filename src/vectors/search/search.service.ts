@@ -15,12 +15,19 @@ import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { folderOf } from '../stores/vector-payload';
 import { VECTOR_STORE, VectorHit, VectorStore } from '../stores/vector-store.interface';
 import { type Candidate, fuse } from './fusion';
+import { readsAsKeywords } from './query-kind';
 import { SearchMetrics } from './search.metrics';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
 export const SEARCH_MAX_LIMIT = 50;
 export const SEARCH_MAX_QUERY_CHARS = 2000;
+/**
+ * In hybrid search, a document only the vector side found is shown when its fused score is
+ * at least this share of the best result's (docs/search.md): nearest neighbours that are not
+ * answers do not pad a page.
+ */
+export const VECTOR_ONLY_FLOOR = 0.25;
 
 /**
  * What `search_knowledge` and `GET /search` ask, and the rules of each field: text to look
@@ -117,7 +124,12 @@ export class SearchService {
         results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
       };
     }
-    const fused = fuse(lexical.hits, vector.hits, this.choice.vectorWeight).slice(0, limit);
+    const weights = this.choice.vectorWeights;
+    const weight = readsAsKeywords(parsed.query) ? weights.keywords : weights.sentences;
+    const fused = fuse(lexical.hits, vector.hits, weight, { floor: VECTOR_ONLY_FLOOR }).slice(
+      0,
+      limit,
+    );
     const results = this.present(fused, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
