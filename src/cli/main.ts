@@ -1,9 +1,9 @@
-import { SingleBar } from 'cli-progress';
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { exportFolder } from './export-folder';
 import { importFolder, summaryOf } from './import-folder';
 import { MCP_USAGE, McpUsageError } from './mcp-usage';
+import { progressBar } from './progress-bar';
 import { RestClient } from './rest-client';
 
 const USAGE = `agent-data <command> [options]
@@ -249,29 +249,4 @@ function apiKey(file: string | undefined): string | undefined {
       `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
     );
   }
-}
-
-/** A progress bar on a terminal (never in JSON mode, never into a pipe). */
-function progressBar(
-  json: boolean,
-): { update: (done: number, total: number) => void; stop: () => void } | undefined {
-  if (json || !process.stderr.isTTY) return undefined;
-  const bar = new SingleBar({
-    stream: process.stderr,
-    format: '{bar} {value}/{total} {percentage}%',
-    hideCursor: true,
-  });
-  let started = false;
-  return {
-    update: (done, total) => {
-      if (!started) {
-        bar.start(total, done);
-        started = true;
-      } else {
-        bar.setTotal(total);
-        bar.update(done);
-      }
-    },
-    stop: () => started && bar.stop(),
-  };
 }
