@@ -1,7 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { exportFolder } from './export-folder';
-import { importFolder, summaryOf } from './import-folder';
 import { MCP_USAGE, McpUsageError } from './mcp-usage';
 import { progressBar } from './progress-bar';
 import { RestClient } from './rest-client';
@@ -70,7 +68,11 @@ export function runCli(argv: readonly string[]): void {
   );
 }
 
-/** Runs one command; resolves with the process's exit code. */
+/**
+ * Runs one command; resolves with the process's exit code. Each command loads what it needs
+ * when it runs (converters, ONNX Runtime, the server), so that a command starts in the time
+ * its own work takes.
+ */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -150,6 +152,7 @@ async function runImport(args: readonly string[]): Promise<number> {
   const maxBytes = Number(values['max-bytes'] ?? 1_048_576);
   if (!Number.isInteger(maxBytes) || maxBytes < 1)
     throw new UsageError('--max-bytes must be a number of bytes');
+  const { importFolder, summaryOf } = await import('./import-folder');
   const bar = progressBar(values.json === true);
   const report = await importFolder(client(values), {
     dir,
@@ -185,6 +188,7 @@ async function runExport(args: readonly string[]): Promise<number> {
   }
   if (positionals.length !== 2) throw new UsageError('export takes a FOLDER and a target folder');
   const [folder, dir] = positionals;
+  const { exportFolder } = await import('./export-folder');
   const bar = progressBar(values.json === true);
   const report = await exportFolder(client(values), folder, dir, bar?.update);
   bar?.stop();
