@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MCP_USAGE, McpUsageError } from './mcp-usage';
+import { ModelsUsageError } from './models-usage';
 import { progressBar } from './progress-bar';
 import { RestClient } from './rest-client';
 
@@ -13,6 +14,8 @@ Commands:
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
   mcp [--profile NAME] [--api-key-file FILE]
                                  serve MCP over stdio for a local agent (agent-data mcp --help)
+  models add|list                install and list the embedding models the server runs
+                                 (agent-data models --help)
 
 Options of import and export:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
@@ -102,6 +105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runExport(rest);
       case 'mcp':
         return await runMcpCommand(rest);
+      case 'models':
+        return await runModelsCommand(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -109,9 +114,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (
       error instanceof UsageError ||
       error instanceof McpUsageError ||
+      error instanceof ModelsUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      const usage = error instanceof McpUsageError ? MCP_USAGE : USAGE;
+      const usage =
+        error instanceof McpUsageError
+          ? MCP_USAGE
+          : error instanceof ModelsUsageError
+            ? error.usage
+            : USAGE;
       process.stderr.write(`agent-data: ${(error as Error).message}\n\n${usage}\n`);
       return 2;
     }
@@ -226,6 +237,12 @@ async function runMcpCommand(args: readonly string[]): Promise<number> {
   process.env.LOG_LEVEL ??= 'warn';
   const { runMcp } = await import('./mcp-command');
   return runMcp({ profile: values.profile, apiKey: apiKey(values['api-key-file']) });
+}
+
+async function runModelsCommand(args: readonly string[]): Promise<number> {
+  // Loaded only for this command: it brings ONNX Runtime and the configuration's parser.
+  const { runModels } = await import('./models-command');
+  return runModels(args, process.env);
 }
 
 function client(values: { server?: string; 'api-key-file'?: string }): RestClient {
