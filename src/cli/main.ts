@@ -14,7 +14,7 @@ Commands:
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
   mcp [--profile NAME] [--api-key-file FILE]
                                  serve MCP over stdio for a local agent (agent-data mcp --help)
-  models add|list                install and list the embedding models the server runs
+  models pull|add|list           download, install and list the embedding models the server runs
                                  (agent-data models --help)
 
 Options of import and export:

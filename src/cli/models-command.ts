@@ -6,17 +6,20 @@ import { loadConfig } from '../config/load-config';
 import { addModel } from '../models/add-model';
 import type { InstalledModel } from '../models/model-store';
 import { modelsOverview, type ModelEntry } from '../models/models-overview';
+import { pullModel, waitingDownloads, type PullReport } from '../models/pull-model';
 import {
   MODELS_ADD_USAGE,
   MODELS_LIST_USAGE,
+  MODELS_PULL_USAGE,
   MODELS_USAGE,
   ModelsUsageError,
 } from './models-usage';
+import { progressBar, type ProgressBar } from './progress-bar';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * `agent-data models <add|list>` (docs/cli.md, Models): resolves with the exit code. A failure
+ * `agent-data models <pull|add|list>` (docs/cli.md, Models): resolves with the exit code. A failure
  * is a ModelError or a file-system error, whose message main() prints as one line.
  */
 export async function runModels(args: readonly string[], env: Env): Promise<number> {
@@ -27,15 +30,79 @@ export async function runModels(args: readonly string[], env: Env): Promise<numb
     case 'help':
       out(MODELS_USAGE);
       return 0;
+    case 'pull':
+      return pull(rest, env);
     case 'add':
       return add(rest, env);
     case 'list':
       return list(rest, env);
     case undefined:
-      throw new ModelsUsageError('models needs a command: add or list', MODELS_USAGE);
+      throw new ModelsUsageError('models needs a command: pull, add or list', MODELS_USAGE);
     default:
       throw new ModelsUsageError(`unknown models command "${command}"`, MODELS_USAGE);
   }
+}
+
+async function pull(args: readonly string[], env: Env): Promise<number> {
+  const { values, positionals } = parse(args, MODELS_PULL_USAGE, {});
+  if (values.help) return help(MODELS_PULL_USAGE);
+  if (positionals.length !== 1) {
+    throw new ModelsUsageError('models pull takes one model name', MODELS_PULL_USAGE);
+  }
+  const config = configOf(env);
+  const json = values.json === true;
+  // Ctrl-C stops the download where it is (kept, resumable) and releases the pull's lock.
+  const interruption = new AbortController();
+  const interrupt = () => interruption.abort();
+  process.once('SIGINT', interrupt);
+  let bar: ProgressBar | undefined;
+  let barOf: string | undefined;
+  let report: PullReport;
+  try {
+    report = await pullModel(
+      config.modelsDir,
+      positionals[0],
+      {
+        baseUrl: config.modelsBaseUrl,
+        token: config.modelsToken,
+        timeoutMs: config.modelsTimeoutMs,
+        signal: interruption.signal,
+        threads: config.modelThreads,
+      },
+      (file, done, total) => {
+        if (file !== barOf) {
+          bar?.stop();
+          bar = progressBar(json, { label: file, bytes: true });
+          barOf = file;
+        }
+        bar?.update(done, total ?? done);
+      },
+    );
+  } finally {
+    bar?.stop();
+    process.off('SIGINT', interrupt);
+  }
+  const files = Object.values(report.files);
+  const received = files.reduce((sum, file) => sum + file.received, 0);
+  const resumed = files.reduce((sum, file) => sum + file.resumed, 0);
+  const unchecked = Object.entries(report.files)
+    .filter(([, file]) => file.verified === 'size')
+    .map(([name]) => name);
+  const lines = report.upToDate
+    ? []
+    : [
+        `received ${megabytes(received)}${resumed > 0 ? ` (${megabytes(resumed)} of an earlier run resumed)` : ''}; ${
+          unchecked.length === 0
+            ? 'each file checked against the hash the server announced'
+            : `the server announced no hash for ${unchecked.join(' and ')}: checked by size, and by loading the model`
+        }`,
+      ];
+  await reportInstalled(report.installed, config, json, {
+    upToDate: report.upToDate,
+    lines,
+    extra: { up_to_date: report.upToDate, download: report.files },
+  });
+  return 0;
 }
 
 async function add(args: readonly string[], env: Env): Promise<number> {
@@ -64,6 +131,7 @@ async function list(args: readonly string[], env: Env): Promise<number> {
     check: values.check === true,
     threads: config.modelThreads,
   });
+  const waiting = await waitingDownloads(config.modelsDir);
   const server = await serverChoice(config);
   if (values.json) {
     out(
@@ -71,9 +139,13 @@ async function list(args: readonly string[], env: Env): Promise<number> {
         {
           models_dir: config.modelsDir,
           installed: overview.installed,
+          waiting: waiting.map((download) => ({
+            ...download,
+            resume: `agent-data models pull ${download.name}`,
+          })),
           available: overview.available.map((model) => ({
             ...model,
-            install: `agent-data models add ${model.name} PATH`,
+            install: `agent-data models pull ${model.name}`,
           })),
           server,
         },
@@ -101,6 +173,16 @@ async function list(args: readonly string[], env: Env): Promise<number> {
       ]),
     );
   }
+  for (const download of waiting) {
+    const received =
+      download.size === undefined
+        ? megabytes(download.received)
+        : `${(download.received / 1e6).toFixed(1)} of ${megabytes(download.size)}`;
+    out('');
+    out(
+      `a download of ${download.name} waits: ${received} received; \`agent-data models pull ${download.name}\` resumes it`,
+    );
+  }
   if (overview.available.length > 0) {
     out('');
     out(
@@ -111,7 +193,7 @@ async function list(args: readonly string[], env: Env): Promise<number> {
           String(model.dimensions),
           model.languages,
           model.licence,
-          `agent-data models add ${model.name} PATH`,
+          `agent-data models pull ${model.name}`,
         ]),
       ]),
     );
@@ -133,6 +215,7 @@ async function reportInstalled(
   installed: InstalledModel,
   config: AppConfig,
   json: boolean,
+  pulled?: { upToDate: boolean; lines: string[]; extra: Record<string, unknown> },
 ): Promise<void> {
   const server = await serverChoice(config);
   if (json) {
@@ -146,6 +229,7 @@ async function reportInstalled(
           source: manifest.source,
           installed_at: manifest.installed_at,
           files: manifest.files,
+          ...pulled?.extra,
           server,
         },
         null,
@@ -155,8 +239,11 @@ async function reportInstalled(
     return;
   }
   out(
-    `installed ${installed.model.name} (${megabytes(installed.bytes)}) in ${installed.dir}, from ${installed.manifest.source}`,
+    pulled?.upToDate
+      ? `${installed.model.name} is installed already with the files ${installed.manifest.source} announces (${installed.dir}): nothing to download`
+      : `installed ${installed.model.name} (${megabytes(installed.bytes)}) in ${installed.dir}, from ${installed.manifest.source}`,
   );
+  for (const line of pulled?.lines ?? []) out(line);
   out(serverLine(server));
 }
 

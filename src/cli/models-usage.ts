@@ -9,12 +9,15 @@ const KNOWN = KNOWN_MODELS.map((model) => model.name)
   .replace(/(.{1,80})(, |$)/g, (_, line: string, comma: string) => `${line}${comma.trim()}\n  `)
   .trimEnd();
 
-export const MODELS_USAGE = `agent-data models <add|list> [options]
+export const MODELS_USAGE = `agent-data models <pull|add|list> [options]
 
 Installs the embedding models the server runs, in MODELS_DIR (default DATA_DIR/models), and
 lists them. The server runs EMBEDDINGS_MODEL, else the one model installed, else the
 latent-semantic model it learns from the documents.
 
+  pull NAME [--json]        download NAME from MODELS_BASE_URL (Hugging Face, or a mirror of
+                            it), each file checked against the hash the server announces; run
+                            it again after an interruption and it resumes
   add NAME PATH [--json]    install NAME from a folder or a zip archive (.zip, .jar) holding its
                             .onnx file and its tokenizer.json: for machines that cannot download
   list [--check] [--json]   the installed models, the known ones not installed, and the one the
@@ -25,6 +28,25 @@ Known models:
 agent-data models <command> --help says more of each.
 
 Exit codes: 0 done, 1 the command could not be done (one line says why), 2 a usage error.`;
+
+export const MODELS_PULL_USAGE = `agent-data models pull NAME [--json]
+
+Downloads the model NAME, its ONNX file (8-bit weights) and its tokenizer.json, from
+MODELS_BASE_URL/<repository>/resolve/<revision>/<file> as huggingface_hub does: each file is
+checked against the SHA-256 (or git hash) the server announces, the model is loaded and run
+once, and only then installed in MODELS_DIR/NAME. Until then the files wait in
+MODELS_DIR/.partial: a download cut, interrupted or silent for MODELS_TIMEOUT_MS (30 s) resumes
+where it stopped when the same command is run again. A model installed with the files the
+server announces is not downloaded again.
+
+  --json   print a machine-readable report instead of the summary line
+
+MODELS_BASE_URL   a mirror of Hugging Face (an Artifactory or Nexus remote)
+MODELS_TOKEN      a token for a gated or private repository, or for a mirror that asks one
+Without access to either: agent-data models add (agent-data models add --help).
+
+Known models:
+  ${KNOWN}.`;
 
 export const MODELS_ADD_USAGE = `agent-data models add NAME PATH [--json]
 
@@ -46,7 +68,8 @@ Known models:
 export const MODELS_LIST_USAGE = `agent-data models list [--check] [--json]
 
 Lists the models in MODELS_DIR (size, when and from where each was installed, whether its files
-are whole), the known models not installed with their licences, and the model the server runs.
+are whole), the downloads waiting to be resumed, the known models not installed with their
+licences, and the model the server runs.
 
   --check   also check each model's files against the SHA-256 recorded when it was installed,
             load it and embed a text
