@@ -42,7 +42,7 @@ server announces is not downloaded again.
   --json   print a machine-readable report instead of the summary line
 
 MODELS_BASE_URL   a mirror of Hugging Face (an Artifactory or Nexus remote)
-MODELS_TOKEN      a token for a gated or private repository, or for a mirror that asks one
+MODELS_TOKEN      a token for a gated or private repository, or for a mirror that asks for one
 Without access to either: agent-data models add (agent-data models add --help).
 
 Known models:
