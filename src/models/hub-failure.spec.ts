@@ -40,7 +40,11 @@ describe('hubFailureMessage: one line naming what went wrong and the fix', () =>
       {},
       /NODE_EXTRA_CA_CERTS$/,
     ],
-    [{ kind: 'silent', host: 'hf.example' }, {}, /^no answer from hf\.example in 30 s for https:/],
+    [
+      { kind: 'silent', host: 'hf.example' },
+      {},
+      /^no answer from hf\.example in 30 s for https:.*MODELS_BASE_URL.*`agent-data models add bge-small-en-v1\.5 PATH`$/,
+    ],
     [
       { kind: 'silent', host: 'cdn.example', received: 13_600_000 },
       {},

@@ -64,7 +64,7 @@ export function hubFailureMessage(failure: HubFailure, at: FailureContext): stri
       return `the TLS certificate of ${failure.host} is not trusted (${failure.code}): a mirror with a certificate of its own needs its authority in NODE_EXTRA_CA_CERTS`;
     case 'silent':
       return failure.received === undefined
-        ? `no answer from ${failure.host} in ${seconds(at)} for ${at.url}: check the network or MODELS_BASE_URL (MODELS_TIMEOUT_MS sets the wait)`
+        ? `no answer from ${failure.host} in ${seconds(at)} for ${at.url}: check the network or MODELS_BASE_URL (MODELS_TIMEOUT_MS sets the wait); without access, bring the model's files here and run \`agent-data models add ${at.name} PATH\``
         : `no data from ${failure.host} for ${seconds(at)} while downloading ${at.file} (${kept(failure.received, at.size)}): ${RESUME} (MODELS_TIMEOUT_MS sets the wait)`;
     case 'status':
       return statusMessage(failure.status, at);
