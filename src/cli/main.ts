@@ -1,9 +1,8 @@
-import { SingleBar } from 'cli-progress';
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { exportFolder } from './export-folder';
-import { importFolder, summaryOf } from './import-folder';
 import { MCP_USAGE, McpUsageError } from './mcp-usage';
+import { ModelsUsageError } from './models-usage';
+import { progressBar } from './progress-bar';
 import { RestClient } from './rest-client';
 
 const USAGE = `agent-data <command> [options]
@@ -15,6 +14,8 @@ Commands:
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
   mcp [--profile NAME] [--api-key-file FILE]
                                  serve MCP over stdio for a local agent (agent-data mcp --help)
+  models pull|add|list           download, install and list the embedding models the server runs
+                                 (agent-data models --help)
 
 Options of import and export:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
@@ -70,7 +71,11 @@ export function runCli(argv: readonly string[]): void {
   );
 }
 
-/** Runs one command; resolves with the process's exit code. */
+/**
+ * Runs one command; resolves with the process's exit code. Each command loads what it needs
+ * when it runs (converters, ONNX Runtime, the server), so that a command starts in the time
+ * its own work takes.
+ */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -100,6 +105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runExport(rest);
       case 'mcp':
         return await runMcpCommand(rest);
+      case 'models':
+        return await runModelsCommand(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -107,9 +114,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (
       error instanceof UsageError ||
       error instanceof McpUsageError ||
+      error instanceof ModelsUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      const usage = error instanceof McpUsageError ? MCP_USAGE : USAGE;
+      const usage =
+        error instanceof McpUsageError
+          ? MCP_USAGE
+          : error instanceof ModelsUsageError
+            ? error.usage
+            : USAGE;
       process.stderr.write(`agent-data: ${(error as Error).message}\n\n${usage}\n`);
       return 2;
     }
@@ -150,6 +163,7 @@ async function runImport(args: readonly string[]): Promise<number> {
   const maxBytes = Number(values['max-bytes'] ?? 1_048_576);
   if (!Number.isInteger(maxBytes) || maxBytes < 1)
     throw new UsageError('--max-bytes must be a number of bytes');
+  const { importFolder, summaryOf } = await import('./import-folder');
   const bar = progressBar(values.json === true);
   const report = await importFolder(client(values), {
     dir,
@@ -185,6 +199,7 @@ async function runExport(args: readonly string[]): Promise<number> {
   }
   if (positionals.length !== 2) throw new UsageError('export takes a FOLDER and a target folder');
   const [folder, dir] = positionals;
+  const { exportFolder } = await import('./export-folder');
   const bar = progressBar(values.json === true);
   const report = await exportFolder(client(values), folder, dir, bar?.update);
   bar?.stop();
@@ -224,6 +239,12 @@ async function runMcpCommand(args: readonly string[]): Promise<number> {
   return runMcp({ profile: values.profile, apiKey: apiKey(values['api-key-file']) });
 }
 
+async function runModelsCommand(args: readonly string[]): Promise<number> {
+  // Loaded only for this command: it brings ONNX Runtime and the configuration's parser.
+  const { runModels } = await import('./models-command');
+  return runModels(args, process.env);
+}
+
 function client(values: { server?: string; 'api-key-file'?: string }): RestClient {
   const server = (values.server ?? process.env.AGENT_DATA_URL ?? 'http://127.0.0.1:8080').replace(
     /\/+$/,
@@ -249,29 +270,4 @@ function apiKey(file: string | undefined): string | undefined {
       `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
     );
   }
-}
-
-/** A progress bar on a terminal (never in JSON mode, never into a pipe). */
-function progressBar(
-  json: boolean,
-): { update: (done: number, total: number) => void; stop: () => void } | undefined {
-  if (json || !process.stderr.isTTY) return undefined;
-  const bar = new SingleBar({
-    stream: process.stderr,
-    format: '{bar} {value}/{total} {percentage}%',
-    hideCursor: true,
-  });
-  let started = false;
-  return {
-    update: (done, total) => {
-      if (!started) {
-        bar.start(total, done);
-        started = true;
-      } else {
-        bar.setTotal(total);
-        bar.update(done);
-      }
-    },
-    stop: () => started && bar.stop(),
-  };
 }

@@ -41,6 +41,8 @@ describe('loadConfig', () => {
       embeddingsModel: undefined,
       modelsDir: resolve('./.data/models'),
       modelsBaseUrl: 'https://huggingface.co',
+      modelsToken: undefined,
+      modelsTimeoutMs: 30_000,
       embeddingsDimensions: undefined,
       vectorSkipPrefixes: ['operations/tasks/comments/', 'registries/'],
       reindexCron: '*/5 * * * *',
@@ -154,6 +156,16 @@ describe('loadConfig', () => {
     );
     expect(loadConfig({ DATA_DIR: '/srv/kb' }).modelsDir).toBe('/srv/kb/models');
     expect(loadConfig({ MODELS_DIR: '/opt/models' }).modelsDir).toBe('/opt/models');
+  });
+
+  it('reads the token and the timeout of `agent-data models pull`, never echoing the token', () => {
+    expect(loadConfig({ MODELS_TOKEN: 'hf_abcDEF123' }).modelsToken).toBe('hf_abcDEF123');
+    expect(loadConfig({ MODELS_TIMEOUT_MS: '500' }).modelsTimeoutMs).toBe(500);
+    expect(refusal({ MODELS_TIMEOUT_MS: '10' }).message).toBe(
+      'MODELS_TIMEOUT_MS: must be between 100 and 3600000, got 10',
+    );
+    const error = refusal({ MODELS_TOKEN: 'hf_abc\r\nX-Evil: 1' });
+    expect(error.message).toBe('MODELS_TOKEN: must be printable ASCII characters without spaces');
   });
 
   it("leaves the vector side's share to the embedder, unless told", () => {

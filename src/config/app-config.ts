@@ -66,6 +66,10 @@ export class AppConfig {
   readonly modelsDir: string;
   /** Where `agent-data models pull` downloads from (no trailing slash). */
   readonly modelsBaseUrl: string;
+  /** `MODELS_TOKEN`: sent as a bearer token to `modelsBaseUrl`'s origin, and to no other. */
+  readonly modelsToken: string | undefined;
+  /** `MODELS_TIMEOUT_MS`: a download with no byte for this long is stopped (and resumable). */
+  readonly modelsTimeoutMs: number;
   /** ONNX Runtime threads for embedding passages with a local model. */
   readonly modelThreads: number;
   /** `undefined` means "the model's own dimension". */

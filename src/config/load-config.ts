@@ -165,6 +165,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
         : (knownModel(embeddingsModel ?? '')?.name ?? undefined),
     modelsDir: resolve(read('MODELS_DIR') ?? join(dataDir, 'models')),
     modelsBaseUrl: optionalUrl(read, 'MODELS_BASE_URL')!,
+    modelsToken: bearerToken(read, 'MODELS_TOKEN'),
+    modelsTimeoutMs: integer(read, 'MODELS_TIMEOUT_MS', 100, 3_600_000),
     modelThreads:
       optionalInteger(read, 'MODEL_THREADS', 1, 64) ??
       Math.min(4, Math.max(1, availableParallelism() - 1)),
@@ -210,6 +212,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: integer(read, 'HTTP_KEEPALIVE_TIMEOUT_MS', 100, 600_000),
   });
+}
+
+/** A token sent in an HTTP header: printable ASCII without spaces (never echoed). */
+function bearerToken(read: Reader, name: VariableName): string | undefined {
+  const value = read(name);
+  if (value !== undefined && !/^[\x21-\x7e]+$/.test(value)) {
+    throw new ConfigError(name, 'must be printable ASCII characters without spaces');
+  }
+  return value;
 }
 
 /** True for `localhost`, 127.0.0.0/8 and ::1 (IPv4-mapped forms included). */

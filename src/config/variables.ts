@@ -303,6 +303,18 @@ export const VARIABLES = {
       'where `agent-data models pull` downloads models from: Hugging Face, or a mirror of it (an Artifactory or Nexus remote)',
     value: 'https://huggingface.co',
   },
+  MODELS_TOKEN: {
+    group: 'Search and embeddings',
+    meaning:
+      'a token `agent-data models pull` sends to `MODELS_BASE_URL` (`Authorization: Bearer`, never to the hosts it is redirected to): a Hugging Face token for a gated or private repository, or the credentials a mirror asks for',
+    fallback: 'unset',
+  },
+  MODELS_TIMEOUT_MS: {
+    group: 'Search and embeddings',
+    meaning:
+      '`agent-data models pull` gives up on a server that sends nothing for this long (the part downloaded is kept: running it again resumes)',
+    value: '30000',
+  },
   MODEL_THREADS: {
     group: 'Search and embeddings',
     meaning:
