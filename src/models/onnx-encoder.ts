@@ -7,13 +7,6 @@ import { ModelError } from './model-store';
 /** Whether a text is a query or a passage: asymmetric models embed them differently. */
 export type TextKind = 'query' | 'passage';
 
-/**
- * Tokens of one `run` at most (padded length × texts): four passages of 512 tokens. The
- * attention scores of a run take texts × heads × length² floats (50 MB here, 400 MB for 32
- * such passages), and a CPU gains little from larger runs: the matrices of one 512-token
- * text already fill its vector units.
- */
-const TOKENS_PER_RUN = 2048;
 /** Characters of a text tokenized at most: far past any window, so the cut costs nothing. */
 const CHARS_PER_TOKEN_BOUND = 12;
 
@@ -107,28 +100,17 @@ export class OnnxEncoder {
 
   /**
    * The unit vectors of `texts`, back to back (`texts.length × dimensions` floats), in the
-   * order given. Texts of similar length are run together (less padding), at most
-   * {@link TOKENS_PER_RUN} tokens per run.
+   * order given. One text per run: the 8-bit models quantize each run's activations by their
+   * own range, so a text run beside others would get a vector that depends on them (cosine
+   * down to 0.97 against the same text alone), and on a CPU thread one text of a few hundred
+   * tokens already fills the vector units (a run of eight was no faster here).
    */
   async encode(texts: readonly string[], kind: TextKind): Promise<Float32Array> {
     const dimensions = this.model.dimensions;
     const out = new Float32Array(texts.length * dimensions);
     const prefix = kind === 'query' ? this.model.queryPrefix : this.model.passagePrefix;
-    const encoded = texts.map((text) => this.tokens(prefix + text));
-    const order = encoded.map((_, i) => i).sort((a, b) => encoded[a].length - encoded[b].length);
-    let at = 0;
-    while (at < order.length) {
-      // The longest of a run is its last (sorted by length): as many as fit under the budget.
-      let end = at + 1;
-      while (end < order.length && encoded[order[end]].length * (end - at + 1) <= TOKENS_PER_RUN) {
-        end++;
-      }
-      const batch = order.slice(at, end);
-      const vectors = await this.run(batch.map((i) => encoded[i]));
-      batch.forEach((i, k) =>
-        out.set(vectors.subarray(k * dimensions, (k + 1) * dimensions), i * dimensions),
-      );
-      at = end;
+    for (const [i, text] of texts.entries()) {
+      out.set(await this.run(this.tokens(prefix + text)), i * dimensions);
     }
     return out;
   }
@@ -146,59 +128,44 @@ export class OnnxEncoder {
     return [...ids.slice(0, max - 1), ids[ids.length - 1]];
   }
 
-  /** Pooled, normalised vectors of texts already tokenized, back to back. */
-  private async run(batch: readonly number[][]): Promise<Float32Array> {
+  /** The pooled, normalised vector of a text already tokenized. */
+  private async run(tokens: readonly number[]): Promise<Float32Array> {
     const { Tensor } = this.ort;
-    const rows = batch.length;
-    const length = Math.max(...batch.map((ids) => ids.length));
-    const ids = new BigInt64Array(rows * length);
-    const mask = new BigInt64Array(rows * length);
-    batch.forEach((tokens, r) => {
-      for (let j = 0; j < tokens.length; j++) {
-        ids[r * length + j] = BigInt(tokens[j]);
-        mask[r * length + j] = 1n;
-      }
-    });
+    const length = tokens.length;
+    const ids = BigInt64Array.from(tokens, (id) => BigInt(id));
     const feeds: Record<string, Tensor> = {
-      input_ids: new Tensor('int64', ids, [rows, length]),
-      attention_mask: new Tensor('int64', mask, [rows, length]),
+      input_ids: new Tensor('int64', ids, [1, length]),
+      attention_mask: new Tensor('int64', new BigInt64Array(length).fill(1n), [1, length]),
     };
     if (this.session.inputNames.includes('token_type_ids')) {
-      feeds.token_type_ids = new Tensor('int64', new BigInt64Array(rows * length), [rows, length]);
+      feeds.token_type_ids = new Tensor('int64', new BigInt64Array(length), [1, length]);
     }
     const results = await this.session.run(feeds);
-    const states = results[this.output];
-    const dims = states.dims;
-    const data = states.data as Float32Array;
-    const width = dims[dims.length - 1];
-    if (width !== this.model.dimensions) {
-      throw new ModelError(
-        `the ONNX file gives vectors of ${width} values, ${this.model.name} has ${this.model.dimensions}: these are not its files`,
-      );
-    }
-    const vectors = new Float32Array(rows * width);
-    if (dims.length === 2) {
-      // Already one vector per text (an export that pools inside the graph).
-      vectors.set(data.subarray(0, rows * width));
-    } else {
-      for (let r = 0; r < rows; r++) {
-        const vector = vectors.subarray(r * width, (r + 1) * width);
-        const base = r * length * width;
-        if (this.model.pooling === 'cls') {
-          vector.set(data.subarray(base, base + width));
-        } else {
-          const count = batch[r].length;
-          for (let j = 0; j < count; j++) {
-            const row = base + j * width;
-            for (let d = 0; d < width; d++) vector[d] += data[row + d];
-          }
-          for (let d = 0; d < width; d++) vector[d] /= count;
-        }
+    try {
+      const states = results[this.output];
+      const dims = states.dims;
+      const data = states.data as Float32Array;
+      const width = dims[dims.length - 1];
+      if (width !== this.model.dimensions) {
+        throw new ModelError(
+          `the ONNX file gives vectors of ${width} values, ${this.model.name} has ${this.model.dimensions}: these are not its files`,
+        );
       }
+      const vector = new Float32Array(width);
+      if (dims.length === 2 || this.model.pooling === 'cls') {
+        // An export that pools inside the graph gives one vector; otherwise the first token's.
+        vector.set(data.subarray(0, width));
+      } else {
+        for (let j = 0; j < length; j++) {
+          for (let d = 0; d < width; d++) vector[d] += data[j * width + d];
+        }
+        for (let d = 0; d < width; d++) vector[d] /= length;
+      }
+      normalise(vector);
+      return vector;
+    } finally {
+      for (const tensor of Object.values(results)) tensor.dispose?.();
     }
-    for (const tensor of Object.values(results)) tensor.dispose?.();
-    for (let r = 0; r < rows; r++) normalise(vectors.subarray(r * width, (r + 1) * width));
-    return vectors;
   }
 }
 
