@@ -182,9 +182,13 @@ export class SearchService {
       return semantic.map((hit) => ({ ...hit, catchingUp: false }));
     }
     await upstream('the vector store is not available', () => this.stores.ready());
+    const stopEmbedding = this.metrics.queryEmbeddingDuration.startTimer({
+      provider: this.embedder.provider,
+    });
     const vector = await upstream('the embedder failed', () =>
       this.embedder.embedQuery(query, { signal }),
     );
+    stopEmbedding();
     signal?.throwIfAborted();
 
     // Over-fetch a little: a hit may belong to a document deleted since it was indexed
