@@ -99,3 +99,47 @@ describe('queryTerms', () => {
     expect(queryTerms('?!? ***').terms.size).toBe(0);
   });
 });
+
+describe('command-line options', () => {
+  it('are exact terms with their dashes and values, beside their words', () => {
+    expect(terms('node --max-old-space-size=4096 app.js')).toEqual([
+      'node',
+      'max',
+      'old',
+      'space',
+      'size',
+      'max-old-space-size',
+      '4096',
+      'app',
+      'js',
+      'app.js',
+      '--max-old-space-size',
+      '--max-old-space-size=4096',
+    ]);
+    expect(terms('rm -rf dist; git add --all')).toEqual([
+      'rm',
+      'rf',
+      'dist',
+      'git',
+      'add',
+      'all',
+      '-rf',
+      '--all',
+    ]);
+    expect(terms('| `-c, --connections` | `--format=json` |')).toEqual(
+      expect.arrayContaining(['-c', '--connections', '--format', '--format=json']),
+    );
+  });
+
+  it('are never found inside words, dashes of markdown or the end of a sentence', () => {
+    expect(terms('a well-known x-ray, --- and - items')).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^-/)]),
+    );
+    expect(terms('pass --force.')).toContain('--force');
+    expect(terms('pass --force.')).not.toContain('--force.');
+  });
+
+  it('stay in a query where their words are stop words', () => {
+    expect([...queryTerms('ls -a --all').terms.keys()]).toEqual(['ls', '-a', '--all']);
+  });
+});

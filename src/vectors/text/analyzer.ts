@@ -22,10 +22,14 @@ import englishStem from 'wink-porter2-stemmer';
  *   finds documents holding them); a Latin word gets its Porter2 (Snowball English) stem,
  *   a Cyrillic word its Russian stem, an Arabic word its Arabic stem; anything else (digits,
  *   other scripts) stays as written.
+ * - A command-line option (`--max-old-space-size`, `-rf`, `--format=json`), written after
+ *   a space or punctuation, is also an exact term with its dashes, and with its value when it
+ *   has one: `--all` and `-a` are options, not the stop words `all` and `a`, and a query
+ *   naming an option finds the documents that name it before those that use its words.
  * - A term over {@link MAX_TERM_BYTES} is cut and suffixed with a hash of the whole: a
  *   2 000-character identifier is one exact term of bounded size.
  */
-export const ANALYZER_VERSION = 1;
+export const ANALYZER_VERSION = 2;
 
 /** Longest term kept whole, in UTF-8 bytes. */
 export const MAX_TERM_BYTES = 64;
@@ -41,15 +45,22 @@ const CONNECTORS = /[._\-/:@]+/u;
 const LATIN_WORD = /^\p{Script=Latin}+$/u;
 const CYRILLIC_WORD = /^\p{Script=Cyrillic}+$/u;
 const ARABIC_WORD = /^\p{Script=Arabic}+$/u;
+/**
+ * A command-line option: one or two dashes not joined to a word before them, a name of
+ * letters, digits and `_ . -` (not ending in `.` or `-`), and an optional `=value`.
+ */
+const OPTION =
+  /(?<![\p{L}\p{N}_\-])(--?[\p{L}\p{N}](?:[\p{L}\p{N}_.\-]*[\p{L}\p{N}_])?)(=[^\s'"`,;)\]}<>|]+)?/gu;
 /** Arabic diacritics (harakat) and the tatweel, dropped before stemming. */
 const ARABIC_MARKS = /[\u064b-\u065f\u0670\u0640]/gu;
 
 /** One term of a text: `stop` for an English stop word; `word` when it stands for a word. */
 export type TermSink = (term: string, stop: boolean, word: boolean) => void;
 
-/** Calls `emit` for each term of `text`, in order. */
+/** Calls `emit` for each term of `text`, in order (a text's options after its words). */
 export function analyze(text: string, emit: TermSink): void {
-  for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
+  const normalized = text.normalize('NFKC');
+  for (const match of normalized.matchAll(TOKEN)) {
     if (match[1] !== undefined) {
       const run = [...match[1]];
       if (run.length === 1) emit(run[0], false, true);
@@ -72,6 +83,12 @@ export function analyze(text: string, emit: TermSink): void {
       }
     }
     if (words > 1) emit(bounded(fold(token.toLowerCase())), false, false);
+  }
+  if (!normalized.includes('-')) return;
+  for (const [, name, value] of normalized.matchAll(OPTION)) {
+    const option = fold(name.toLowerCase());
+    emit(bounded(option), false, false);
+    if (value !== undefined) emit(bounded(option + fold(value.toLowerCase())), false, false);
   }
 }
 
