@@ -8,6 +8,7 @@ import { RateLimits1763800060000 } from './1763800060000-rate-limits';
 import { Passages1763800070000 } from './1763800070000-passages';
 import { LexicalIndex1763800080000 } from './1763800080000-lexical-index';
 import { AuditFeedIndexes1763800090000 } from './1763800090000-audit-feed-indexes';
+import { FolderCounts1763800100000 } from './1763800100000-folder-counts';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   Passages1763800070000,
   LexicalIndex1763800080000,
   AuditFeedIndexes1763800090000,
+  FolderCounts1763800100000,
 ];

@@ -6,12 +6,14 @@ import { DocumentListingsRepository } from './document-listings.repository';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
+import { FolderCountsRepository } from './folder-counts.repository';
 
 @Module({
   controllers: [DocumentsController],
   providers: [
     DocumentsRepository,
     DocumentListingsRepository,
+    FolderCountsRepository,
     DocumentsService,
     ChangeFeedRepository,
     ChangeFeedService,

@@ -24,6 +24,7 @@ import {
   summaryFromRow,
 } from './document-rows';
 import { DocumentListingsRepository } from './document-listings.repository';
+import { FolderCountsRepository } from './folder-counts.repository';
 import type { Access } from './access';
 
 export const LIST_DEFAULT_LIMIT = 50;
@@ -79,6 +80,7 @@ export class DocumentsService {
   constructor(
     private readonly repository: DocumentsRepository,
     private readonly listings: DocumentListingsRepository,
+    private readonly folderCounts: FolderCountsRepository,
     config: AppConfig,
   ) {
     this.fields = new DocumentFields(config.limits);
@@ -177,13 +179,28 @@ export class DocumentsService {
       readable,
     );
     const shown = names.slice(0, FOLDER_TREE_MAX_FOLDERS);
-    const { here, counts } = await this.listings.countUnder(listed, shown, readable);
+    // What each listed folder counts: itself when all of it is readable, else the readable
+    // folders under it (grants are whole folders, so theirs are exact counts too). The
+    // documents directly in `parent` are readable only when all of it is.
+    const parts = shown.map((folder) => {
+      const under = access.readableUnder(`${folder}/`);
+      return under === 'all' ? [folder] : under.map((grant) => grant.slice(0, -1));
+    });
+    const whole = readable === null;
+    const counts = await this.folderCounts.counts([
+      ...(whole ? [listed ?? ''] : []),
+      ...parts.flat(),
+    ]);
+    const subtree = (folder: string) => counts.get(folder)?.subtree ?? 0;
     return {
       parent: listed,
-      documents_here: here,
+      documents_here: whole ? (counts.get(listed ?? '')?.here ?? 0) : 0,
       // A folder emptied between the two statements is not shown with nothing in it.
       folders: shown
-        .map((folder, i) => ({ folder, documents: counts[i] }))
+        .map((folder, i) => ({
+          folder,
+          documents: parts[i].reduce((sum, part) => sum + subtree(part), 0),
+        }))
         .filter((folder) => folder.documents > 0),
       truncated: names.length > FOLDER_TREE_MAX_FOLDERS,
     };
