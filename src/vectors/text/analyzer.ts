@@ -50,7 +50,7 @@ const ARABIC_WORD = /^\p{Script=Arabic}+$/u;
  * letters, digits and `_ . -` (not ending in `.` or `-`), and an optional `=value`.
  */
 const OPTION =
-  /(?<![\p{L}\p{N}_\-])(--?[\p{L}\p{N}](?:[\p{L}\p{N}_.\-]*[\p{L}\p{N}_])?)(=[^\s'"`,;)\]}<>|]+)?/gu;
+  /(?<![\p{L}\p{N}_-])(--?[\p{L}\p{N}](?:[\p{L}\p{N}_.-]*[\p{L}\p{N}_])?)(=[^\s'"`,;)\]}<>|]+)?/gu;
 /** Arabic diacritics (harakat) and the tatweel, dropped before stemming. */
 const ARABIC_MARKS = /[\u064b-\u065f\u0670\u0640]/gu;
 
