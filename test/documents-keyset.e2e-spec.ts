@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
-import { DocumentsService } from '../src/documents/documents.service';
+import { DocumentListingsService } from '../src/documents/document-listings.service';
 import { Access } from '../src/documents/access';
 import { genericPlan, rowsRead } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
@@ -14,7 +14,7 @@ describe('keyset pages and completions over the id index', () => {
   let t: TestApp;
   let db: Client;
   let repository: DocumentListingsRepository;
-  let documents: DocumentsService;
+  let documents: DocumentListingsService;
   const ids = [
     'docs/api.md',
     'docs/api/errors.md',
@@ -35,7 +35,7 @@ describe('keyset pages and completions over the id index', () => {
     t = await startTestApp();
     db = await t.db.client();
     repository = t.app.get(DocumentListingsRepository);
-    documents = t.app.get(DocumentsService);
+    documents = t.app.get(DocumentListingsService);
     await insertIds(db, ids);
     await insertIds(db, ['docs/deleted/gone.md', 'gone/x.md'], true);
   });
@@ -142,8 +142,8 @@ describe('keyset pages and completions over the id index', () => {
     });
 
     it.each([
-      ['the first page', () => repository.pageQueryForExplain(null, 101)],
-      ['a page after an id', () => repository.pageQueryForExplain('bulk/20/doc-5.md', 101)],
+      ['the first page', () => repository.pageQueryForExplain(null, '', 101)],
+      ['a page after an id', () => repository.pageQueryForExplain('bulk/20/doc-5.md', '', 101)],
       ['id completions', () => repository.idsQueryForExplain('bulk/3', 101)],
       ['id completions without a prefix', () => repository.idsQueryForExplain('', 101)],
       ['folder completions', () => repository.foldersQueryForExplain('bulk/', 101)],
@@ -156,7 +156,7 @@ describe('keyset pages and completions over the id index', () => {
     });
 
     it('a page reads no more rows than it returns plus one', async () => {
-      const [sql, params] = repository.pageQueryForExplain('bulk/20/doc-5.md', 101);
+      const [sql, params] = repository.pageQueryForExplain('bulk/20/doc-5.md', '', 101);
       expect(await rowsRead(db, sql, params)).toBeLessThanOrEqual(101);
     });
 

@@ -1,9 +1,12 @@
 import type { Client } from 'pg';
 import { Access } from '../src/documents/access';
 import { DocumentListingsRepository } from '../src/documents/document-listings.repository';
+import { DocumentListingsService } from '../src/documents/document-listings.service';
+import { PreparedStatements } from '../src/database/prepared-statements';
 import {
   PLAN_MODES,
   preparedPlan,
+  rowsRead,
   rowsReadBy,
   type PlanMode,
   type PlanNode,
@@ -70,8 +73,6 @@ describe('read plans over 300 000 documents', () => {
     expect(rowsReadBy(nodes)).toBeLessThanOrEqual(most);
   }
 
-  const teamA = new Access(['team-a/'], []);
-
   describe.each(PLAN_MODES.map((mode) => [mode]))('in %s plans', (mode: PlanMode) => {
     it.each([
       ['a folder of 20 000, first page', 'big/', 50, 0],
@@ -87,27 +88,143 @@ describe('read plans over 300 000 documents', () => {
       'lists %s in id order, reading one page',
       async (_label, prefix: string, limit: number, offset: number) => {
         const [sql, params] = listings.listQueryForExplain(prefix, limit, offset);
-        const nodes = await preparedPlan(db, sql, params, mode);
-        console.log(
-          mode,
-          prefix,
-          offset,
-          nodes.map((n) => `${n['Node Type']}:${n['Actual Rows']}`).join(' '),
-        );
-        expectOrderedRead(nodes, offset + limit + 1);
+        expectOrderedRead(await preparedPlan(db, sql, params, mode), offset + limit + 1);
       },
     );
 
     it.each([
-      ['the root', ''],
-      ['the granted folder', 'team-a/'],
+      ['the first page', null, '', 101],
+      ['a page after an id in a folder of 20 000', 'big/doc-04000.md', '', 101],
+      ['the first page of a granted folder', null, 'team-a/', 101],
+      ['a page inside a granted folder', 'team-a/doc-20.md', 'team-a/', 101],
+      ['a granted folder after an id before it', 'big/doc-00001.md', 'scale/d07/', 101],
     ])(
-      'lists %s under a policy granting one folder of 50 as that folder alone',
-      async (_label, prefix: string) => {
-        const scope = teamA.scopeUnder(prefix)!;
-        const [sql, params] = listings.listQueryForExplain(scope.prefix, 50, 0, scope.readable);
-        expectOrderedRead(await preparedPlan(db, sql, params, mode), 51);
+      'pages by cursor: %s, reading one page',
+      async (_label, after: string | null, range: string, limit: number) => {
+        const [sql, params] = listings.pageQueryForExplain(after, range, limit);
+        expectOrderedRead(await preparedPlan(db, sql, params, mode), limit);
       },
     );
+
+    it.each([
+      ['in a folder of 20 000', 'big/doc-1'],
+      ['at the root', ''],
+      ['in a folder of 50', 'team-a/'],
+    ])('completes ids %s, reading what it returns', async (_label, prefix: string) => {
+      const [sql, params] = listings.idsQueryForExplain(prefix, 21);
+      expectOrderedRead(await preparedPlan(db, sql, params, mode), 21);
+    });
+
+    it.each([
+      ['at the root', '', 8],
+      ['under scale/', 'scale/', 46],
+    ])(
+      'completes folders %s with one index probe a folder, not a read of their documents',
+      async (_label, prefix: string, folders: number) => {
+        const [sql, params] = listings.foldersQueryForExplain(prefix, 101);
+        const nodes = await preparedPlan(db, sql, params, mode);
+        expect(nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
+        expect(rowsReadBy(nodes)).toBeLessThanOrEqual(folders + 1);
+      },
+    );
+  });
+
+  describe('under an access policy, the readable folders as ranges of the index', () => {
+    /** Statements the listings ran, and the rows their plans read. */
+    async function rowsReadFor(read: () => Promise<unknown>): Promise<number> {
+      const statements = t.app.get(PreparedStatements);
+      const seen: Array<[string, unknown[]]> = [];
+      const query = statements.query.bind(statements);
+      const spy = jest
+        .spyOn(statements, 'query')
+        .mockImplementation(async (name: string, text: string, values: unknown[]) => {
+          seen.push([text, values]);
+          return query(name, text, values);
+        });
+      try {
+        await read();
+      } finally {
+        spy.mockRestore();
+      }
+      let rows = 0;
+      for (const [text, values] of seen) rows += await rowsRead(db, text, values);
+      return rows;
+    }
+    const service = () => t.app.get(DocumentListingsService);
+    const oneFolder = new Access(['team-a/'], []);
+    // Readable: 50 documents at the end of the index, 80 in one of 50 folders of other/.
+    const twoFolders = new Access(['team-a/', 'other/f7/'], []);
+
+    it('lists the root granted one folder of 50 among 300 000, reading one page', async () => {
+      const page = await service().list({ limit: 50 }, oneFolder);
+      expect(page.items).toHaveLength(50);
+      expect(await rowsReadFor(() => service().list({ limit: 50 }, oneFolder))).toBeLessThanOrEqual(
+        51,
+      );
+    });
+
+    it('lists two granted folders in order, an offset crossing from one to the other', async () => {
+      const all = (
+        await db.query<{ document_id: string }>(
+          `SELECT document_id FROM kb_documents WHERE deleted_at IS NULL
+            AND (document_id LIKE 'other/f7/%' OR document_id LIKE 'team-a/%')
+          ORDER BY document_id`,
+        )
+      ).rows.map((row) => row.document_id);
+      expect(all).toHaveLength(79 + 50);
+      const page = await service().list({ limit: 50, offset: 60 }, twoFolders);
+      expect(page.items.map((item) => item.document_id)).toEqual(all.slice(60, 110));
+      // The 79 of the first folder skipped by its count row, not read: the count rows (two
+      // lookups), the one document skipped in the second, and the page.
+      expect(
+        await rowsReadFor(() => service().list({ limit: 50, offset: 80 }, twoFolders)),
+      ).toBeLessThanOrEqual(2 + 1 + 51);
+    });
+
+    it('pages by cursor across the granted folders, reading one page each time', async () => {
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await service().pageAfter(after, 40, twoFolders);
+        seen.push(...page.items.map((item) => item.document_id));
+        if (!page.more) break;
+        after = page.items.at(-1)!.document_id;
+      }
+      expect(seen).toHaveLength(129);
+      expect(
+        await rowsReadFor(() => service().pageAfter(after, 40, twoFolders)),
+      ).toBeLessThanOrEqual(41);
+    });
+
+    it('completes ids and folders, and shows the tree, without reading outside the grants', async () => {
+      expect((await service().completeIds('', 5, oneFolder)).values).toEqual([
+        'team-a/doc-01.md',
+        'team-a/doc-02.md',
+        'team-a/doc-03.md',
+        'team-a/doc-04.md',
+        'team-a/doc-05.md',
+      ]);
+      expect((await service().completeFolders('', 10, twoFolders)).values).toEqual([
+        'other',
+        'team-a',
+      ]);
+      const tree = await service().folderTree(undefined, twoFolders);
+      expect(tree).toEqual({
+        parent: null,
+        documents_here: 0,
+        folders: [
+          { folder: 'other', documents: 79 },
+          { folder: 'team-a', documents: 50 },
+        ],
+        truncated: false,
+      });
+      for (const read of [
+        () => service().completeIds('', 5, oneFolder),
+        () => service().completeFolders('', 10, twoFolders),
+        () => service().folderTree(undefined, twoFolders),
+      ]) {
+        expect(await rowsReadFor(read)).toBeLessThanOrEqual(10);
+      }
+    });
   });
 });

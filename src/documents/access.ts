@@ -58,6 +58,17 @@ export class Access {
   }
 
   /**
+   * The ids starting with `prefix` that this access may read, as prefixes each naming one
+   * range of the id index, in byte order: `[prefix]` when all of them are readable, else the
+   * readable folders under it (none: nothing is).
+   */
+  readablePrefixes(prefix: string): string[] {
+    const readable = this.readableUnder(prefix);
+    if (readable === 'all') return [prefix];
+    return [...readable].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  }
+
+  /**
    * The readable folders as `LIKE` patterns (`team-a/%`, wildcards escaped), for
    * `document_id LIKE ANY($n::text[])`; `undefined` when everything is readable.
    */

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { PreparedStatements } from '../database/prepared-statements';
-import { readableIds, type Readable } from './access';
 import { prefixUpperBound } from './document-id';
 import type { DocumentPageRow, DocumentSummaryRow } from './documents.repository';
 
 /**
  * The document listings: pages by offset and by keyset, and the ids and folders that
  * complete a prefix. Each is an index range scan in byte order of id over the alive
- * documents, reading no more rows than it returns (tests EXPLAIN each statement over
- * 10 000+ rows), run as a named prepared statement: the bounds are parameters, so the
- * generic plan is the range scan.
+ * documents, reading no more rows than it returns, with no condition beside the range: what
+ * an access policy allows is given as ranges (DocumentListingsService). Tests EXPLAIN each
+ * statement over 300 000 rows (test/read-plans.e2e-spec.ts), in the plans PostgreSQL may
+ * choose for a named prepared statement.
  */
 @Injectable()
 export class DocumentListingsRepository {
@@ -20,25 +20,14 @@ export class DocumentListingsRepository {
    * `limit + 1` rows (the extra one only tells whether more follow) through the partial
    * index `kb_documents_alive_id`.
    */
-  async list(
-    prefix: string,
-    limit: number,
-    offset: number,
-    readable: Readable,
-  ): Promise<DocumentSummaryRow[]> {
-    const [text, values, name] = this.listStatement(prefix, limit, offset, readable);
-    // The generic plan of the named statement is an index range scan: the bounds are parameters.
+  async list(prefix: string, limit: number, offset: number): Promise<DocumentSummaryRow[]> {
+    const [text, values, name] = this.listStatement(prefix, limit, offset);
     return this.statements.query<DocumentSummaryRow>(name, text, values);
   }
 
   /** The exact query and parameters {@link list} runs, for EXPLAIN in tests. */
-  listQueryForExplain(
-    prefix: string,
-    limit: number,
-    offset: number,
-    readable: Readable = null,
-  ): [string, unknown[]] {
-    const [text, values] = this.listStatement(prefix, limit, offset, readable);
+  listQueryForExplain(prefix: string, limit: number, offset: number): [string, unknown[]] {
+    const [text, values] = this.listStatement(prefix, limit, offset);
     return [text, values];
   }
 
@@ -46,16 +35,15 @@ export class DocumentListingsRepository {
     prefix: string,
     limit: number,
     offset: number,
-    readable: Readable,
   ): [string, unknown[], string] {
     const columns = `document_id, parent_id, title, tags, revision, updated_at, vector_status`;
     if (prefix === '') {
       return [
         `SELECT ${columns} FROM kb_documents
-          WHERE deleted_at IS NULL AND ${readableIds(3)}
+          WHERE deleted_at IS NULL
           ORDER BY document_id
           LIMIT $1 OFFSET $2`,
-        [limit + 1, offset, readable],
+        [limit + 1, offset],
         'kb_documents_list',
       ];
     }
@@ -68,52 +56,43 @@ export class DocumentListingsRepository {
       // A prefix of U+10FFFF only: every id from it on starts with it.
       return [
         `SELECT ${columns} FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 AND ${readableIds(4)}
+          WHERE deleted_at IS NULL AND document_id >= $1
           ORDER BY document_id
           LIMIT $2 OFFSET $3`,
-        [prefix, limit + 1, offset, readable],
+        [prefix, limit + 1, offset],
         'kb_documents_list_open_prefix',
       ];
     }
     return [
       `SELECT ${columns} FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-          AND ${readableIds(5)}
         ORDER BY document_id
         LIMIT $3 OFFSET $4`,
-      [prefix, upper, limit + 1, offset, readable],
+      [prefix, upper, limit + 1, offset],
       'kb_documents_list_prefix',
     ];
   }
 
   /**
-   * Up to `limit` alive documents with an id above `after` (from the start when `null`), in
-   * byte order: a keyset page, so a deep page costs what the first one does. Reads the index
-   * range and the rows returned, never the table.
+   * Up to `limit` alive documents with an id above `after` (from the start when `null`) and
+   * starting with `range` ('' for all), in byte order: a keyset page, so a deep page costs
+   * what the first one does. Reads the index range and the rows returned, never the table.
    */
-  async pageAfter(
-    after: string | null,
-    limit: number,
-    readable: Readable,
-  ): Promise<DocumentPageRow[]> {
-    const [text, values, name] = this.pageStatement(after, limit, readable);
+  async pageAfter(after: string | null, range: string, limit: number): Promise<DocumentPageRow[]> {
+    const [text, values, name] = this.pageStatement(after, range, limit);
     return this.statements.query<DocumentPageRow>(name, text, values);
   }
 
   /** The exact query and parameters {@link pageAfter} runs, for EXPLAIN in tests. */
-  pageQueryForExplain(
-    after: string | null,
-    limit: number,
-    readable: Readable = null,
-  ): [string, unknown[]] {
-    const [text, values] = this.pageStatement(after, limit, readable);
+  pageQueryForExplain(after: string | null, range: string, limit: number): [string, unknown[]] {
+    const [text, values] = this.pageStatement(after, range, limit);
     return [text, values];
   }
 
   private pageStatement(
     after: string | null,
+    range: string,
     limit: number,
-    readable: Readable,
   ): [string, unknown[], string] {
     // octet_length reads the stored length of a TOASTed body, not the body itself. The time
     // comes as the ISO 8601 text the API shows (what Date#toISOString gives), not as a
@@ -121,20 +100,37 @@ export class DocumentListingsRepository {
     const columns = `document_id, title, revision,
       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
       octet_length(body) AS size`;
-    if (after === null) {
+    const upper = range === '' ? null : prefixUpperBound(range);
+    // One lower bound, the higher of the two: two of them would be estimated as independent.
+    const from =
+      after !== null && Buffer.compare(Buffer.from(after), Buffer.from(range)) >= 0
+        ? { condition: 'document_id > $1', value: after }
+        : range === ''
+          ? undefined
+          : { condition: 'document_id >= $1', value: range };
+    if (from === undefined) {
       return [
         `SELECT ${columns} FROM kb_documents
-          WHERE deleted_at IS NULL AND ${readableIds(2)} ORDER BY document_id LIMIT $1`,
-        [limit, readable],
+          WHERE deleted_at IS NULL ORDER BY document_id LIMIT $1`,
+        [limit],
         'kb_documents_page_first',
+      ];
+    }
+    if (upper === null) {
+      return [
+        `SELECT ${columns} FROM kb_documents
+          WHERE deleted_at IS NULL AND ${from.condition}
+          ORDER BY document_id LIMIT $2`,
+        [from.value, limit],
+        from.condition.includes('>=') ? 'kb_documents_page_from' : 'kb_documents_page_after',
       ];
     }
     return [
       `SELECT ${columns} FROM kb_documents
-        WHERE deleted_at IS NULL AND document_id > $1 AND ${readableIds(3)}
-        ORDER BY document_id LIMIT $2`,
-      [after, limit, readable],
-      'kb_documents_page_after',
+        WHERE deleted_at IS NULL AND ${from.condition} AND document_id < $2
+        ORDER BY document_id LIMIT $3`,
+      [from.value, upper, limit],
+      from.condition.includes('>=') ? 'kb_documents_page_range' : 'kb_documents_page_after_in',
     ];
   }
 
@@ -142,42 +138,33 @@ export class DocumentListingsRepository {
    * Up to `limit` alive ids starting with `prefix`, in byte order: a range of the id index,
    * reading no more entries than it returns.
    */
-  async idsWithPrefix(prefix: string, limit: number, readable: Readable): Promise<string[]> {
-    const [text, values, name] = this.idsStatement(prefix, limit, readable);
+  async idsWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    const [text, values, name] = this.idsStatement(prefix, limit);
     const rows = await this.statements.query<{ document_id: string }>(name, text, values);
     return rows.map((row) => row.document_id);
   }
 
-  idsQueryForExplain(
-    prefix: string,
-    limit: number,
-    readable: Readable = null,
-  ): [string, unknown[]] {
-    const [text, values] = this.idsStatement(prefix, limit, readable);
+  idsQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
+    const [text, values] = this.idsStatement(prefix, limit);
     return [text, values];
   }
 
-  private idsStatement(
-    prefix: string,
-    limit: number,
-    readable: Readable,
-  ): [string, unknown[], string] {
+  private idsStatement(prefix: string, limit: number): [string, unknown[], string] {
     const upper = prefixUpperBound(prefix);
     if (upper === null) {
       return [
         `SELECT document_id FROM kb_documents
-          WHERE deleted_at IS NULL AND document_id >= $1 AND ${readableIds(3)}
+          WHERE deleted_at IS NULL AND document_id >= $1
           ORDER BY document_id LIMIT $2`,
-        [prefix, limit, readable],
+        [prefix, limit],
         'kb_documents_ids_from',
       ];
     }
     return [
       `SELECT document_id FROM kb_documents
         WHERE deleted_at IS NULL AND document_id >= $1 AND document_id < $2
-          AND ${readableIds(4)}
         ORDER BY document_id LIMIT $3`,
-      [prefix, upper, limit, readable],
+      [prefix, upper, limit],
       'kb_documents_ids_range',
     ];
   }
@@ -190,26 +177,18 @@ export class DocumentListingsRepository {
    * `folder/`, so the next folder is the first key from `folder0` on ("0" follows "/").
    * One index probe per folder returned, however many documents a folder holds.
    */
-  async foldersWithPrefix(prefix: string, limit: number, readable: Readable): Promise<string[]> {
-    const [text, values, name] = this.foldersStatement(prefix, limit, readable);
+  async foldersWithPrefix(prefix: string, limit: number): Promise<string[]> {
+    const [text, values, name] = this.foldersStatement(prefix, limit);
     const rows = await this.statements.query<{ folder: string }>(name, text, values);
     return rows.map((row) => row.folder);
   }
 
-  foldersQueryForExplain(
-    prefix: string,
-    limit: number,
-    readable: Readable = null,
-  ): [string, unknown[]] {
-    const [text, values] = this.foldersStatement(prefix, limit, readable);
+  foldersQueryForExplain(prefix: string, limit: number): [string, unknown[]] {
+    const [text, values] = this.foldersStatement(prefix, limit);
     return [text, values];
   }
 
-  private foldersStatement(
-    prefix: string,
-    limit: number,
-    readable: Readable,
-  ): [string, unknown[], string] {
+  private foldersStatement(prefix: string, limit: number): [string, unknown[], string] {
     const upper = prefixUpperBound(prefix);
     // The folder key k = parent_id || '/' cut after the first "/" that follows $1, "/" dropped.
     // Keys start strictly above $1: the key equal to "docs/" is the folder docs itself, which
@@ -217,12 +196,9 @@ export class DocumentListingsRepository {
     const folderOf = `left(k, char_length($1::text) + strpos(substr(k, char_length($1::text) + 1), '/') - 1)`;
     const below = upper === null ? '' : `AND parent_id || '/' < $2::text`;
     const limitParam = upper === null ? '$2' : '$3';
-    const readableParam = upper === null ? 3 : 4;
-    // Only folders holding a document the caller may read.
     const next = (from: string) =>
       `(SELECT ${folderOf} FROM (SELECT parent_id || '/' AS k FROM kb_documents
           WHERE deleted_at IS NULL AND parent_id || '/' ${from} ${below}
-            AND ${readableIds(readableParam)}
           ORDER BY parent_id || '/' LIMIT 1) first)`;
     return [
       `WITH RECURSIVE walk(folder, n) AS (
@@ -232,7 +208,7 @@ export class DocumentListingsRepository {
            FROM walk WHERE walk.folder IS NOT NULL AND walk.n < ${limitParam}::int
        )
        SELECT folder FROM walk WHERE folder IS NOT NULL`,
-      upper === null ? [prefix, limit, readable] : [prefix, upper, limit, readable],
+      upper === null ? [prefix, limit] : [prefix, upper, limit],
       upper === null ? 'kb_documents_folders_from' : 'kb_documents_folders_range',
     ];
   }

@@ -24,6 +24,7 @@ import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger, queryParameters } from '../common/validation';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
 import { DocumentsService } from './documents.service';
+import { DocumentListingsService } from './document-listings.service';
 import { ChangeFeedService } from './change-feed.service';
 import type { Access } from './access';
 import { AccessPolicyService } from './access-policy.service';
@@ -113,6 +114,7 @@ type IdSegments = string[] | string;
 export class DocumentsController {
   constructor(
     private readonly documents: DocumentsService,
+    private readonly listings: DocumentListingsService,
     private readonly changeFeed: ChangeFeedService,
     private readonly policy: AccessPolicyService,
   ) {}
@@ -130,7 +132,7 @@ export class DocumentsController {
       'limit',
       'offset',
     ]);
-    return this.documents.list(
+    return this.listings.list(
       {
         prefix: prefix ?? path,
         limit: queryInteger(limit, 'limit'),
@@ -225,7 +227,7 @@ export class DocumentsController {
   @Get('folders')
   folders(@Query() query: Record<string, unknown>, @Req() request: AuthenticatedRequest) {
     const { parent } = queryParameters(query, ['parent']);
-    return this.documents.folderTree(parent, this.accessOf(request));
+    return this.listings.folderTree(parent, this.accessOf(request));
   }
 
   /** The earlier versions; with `revision`, that one version whole (body included). */

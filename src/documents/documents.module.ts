@@ -3,6 +3,7 @@ import { AccessPolicyService } from './access-policy.service';
 import { ChangeFeedRepository } from './change-feed.repository';
 import { ChangeFeedService } from './change-feed.service';
 import { DocumentListingsRepository } from './document-listings.repository';
+import { DocumentListingsService } from './document-listings.service';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
@@ -15,10 +16,11 @@ import { FolderCountsRepository } from './folder-counts.repository';
     DocumentListingsRepository,
     FolderCountsRepository,
     DocumentsService,
+    DocumentListingsService,
     ChangeFeedRepository,
     ChangeFeedService,
     AccessPolicyService,
   ],
-  exports: [DocumentsService, AccessPolicyService],
+  exports: [DocumentsService, DocumentListingsService, AccessPolicyService],
 })
 export class DocumentsModule {}

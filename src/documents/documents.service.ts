@@ -3,32 +3,19 @@ import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { faultOf } from '../common/fault';
-import { parentOf, validateDocumentId, validateFolder, validatePrefix } from './document-id';
+import { parentOf, validateDocumentId } from './document-id';
 import {
   type Document,
-  type DocumentPage,
-  FOLDER_TREE_MAX_FOLDERS,
-  type FolderTree,
   type HistoryResult,
   type Revision,
-  type ListResult,
   type PatchInput,
   type patchResultSchema,
 } from './document.schemas';
 import { DocumentChanges, DocumentsRepository } from './documents.repository';
 import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
-import {
-  documentFromRow,
-  historyEntryFromRow,
-  revisionFromRow,
-  summaryFromRow,
-} from './document-rows';
-import { DocumentListingsRepository } from './document-listings.repository';
-import { FolderCountsRepository } from './folder-counts.repository';
+import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
-
-export const LIST_DEFAULT_LIMIT = 50;
-export const LIST_MAX_LIMIT = 100;
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
 
 /** One write of a bulk call. */
 export type BulkItem = {
@@ -44,12 +31,6 @@ export interface BulkOutcome {
   created?: boolean;
   changed?: boolean;
   error?: DomainError;
-}
-
-/** Completion candidates for an argument, and whether more than these exist. */
-export interface Completions {
-  values: string[];
-  more: boolean;
 }
 
 export type CreateDocumentInput = Pick<Document, 'document_id' | 'body'> & FieldsInput;
@@ -79,132 +60,12 @@ const PATCH_ATTEMPTS = 64;
 export class DocumentsService {
   constructor(
     private readonly repository: DocumentsRepository,
-    private readonly listings: DocumentListingsRepository,
-    private readonly folderCounts: FolderCountsRepository,
     config: AppConfig,
   ) {
     this.fields = new DocumentFields(config.limits);
   }
 
   private readonly fields: DocumentFields;
-
-  /** A page of the alive documents under `prefix` that `access` may read, in byte order of id. */
-  async list(
-    query: { prefix?: string; limit?: number; offset?: number },
-    access: Access,
-  ): Promise<ListResult> {
-    const prefix = validatePrefix(query.prefix);
-    const limit = query.limit ?? LIST_DEFAULT_LIMIT;
-    const offset = query.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
-      throw invalidArgument(
-        'limit',
-        `must be an integer from 1 to ${LIST_MAX_LIMIT}, got ${limit}`,
-      );
-    }
-    if (!Number.isInteger(offset) || offset < 0 || offset > 2_147_483_647) {
-      throw invalidArgument('offset', `must be an integer ≥ 0, got ${offset}`);
-    }
-    const scope = access.scopeUnder(prefix);
-    const rows =
-      scope === undefined
-        ? []
-        : await this.listings.list(scope.prefix, limit, offset, scope.readable);
-    const truncated = rows.length > limit;
-    const items = rows.slice(0, limit).map(summaryFromRow);
-    return {
-      items,
-      count: items.length,
-      returned_count: items.length,
-      limit,
-      offset,
-      next_offset: truncated ? offset + items.length : null,
-      truncated,
-    };
-  }
-
-  /**
-   * Up to `limit` alive documents after the id `after` (from the start when absent), in byte
-   * order of id, and whether more follow: keyset pagination, for listings whose position is
-   * an opaque cursor rather than an offset.
-   */
-  async pageAfter(after: string | undefined, limit: number, access: Access): Promise<DocumentPage> {
-    const rows = await this.listings.pageAfter(
-      after ?? null,
-      limit + 1,
-      access.readablePatterns() ?? null,
-    );
-    return { items: rows.slice(0, limit), more: rows.length > limit };
-  }
-
-  /** Alive ids starting with `prefix`, at most `limit`, in byte order (for completions). */
-  async completeIds(prefix: string, limit: number, access: Access): Promise<Completions> {
-    const scope = access.scopeUnder(validatePrefix(prefix, 'value'));
-    const values =
-      scope === undefined
-        ? []
-        : await this.listings.idsWithPrefix(scope.prefix, limit + 1, scope.readable);
-    return { values: values.slice(0, limit), more: values.length > limit };
-  }
-
-  /**
-   * Folders (id prefixes, without their trailing "/") that extend `prefix` by at most one
-   * segment, at most `limit` (for completions): "kb/re" → "kb/reports", "kb/research".
-   */
-  async completeFolders(prefix: string, limit: number, access: Access): Promise<Completions> {
-    const values = await this.listings.foldersWithPrefix(
-      validatePrefix(prefix, 'value'),
-      limit + 1,
-      access.readablePatterns() ?? null,
-    );
-    return { values: values.slice(0, limit), more: values.length > limit };
-  }
-
-  /**
-   * The folder tree, a level at a time: the subfolders of `parent` (the root when absent)
-   * that hold a document `access` may read, the first {@link FOLDER_TREE_MAX_FOLDERS} in
-   * byte order, each with how many such documents its whole subtree holds, and how many lie
-   * directly in `parent`. Nothing outside the read grants is named or counted.
-   */
-  async folderTree(parent: string | undefined, access: Access): Promise<FolderTree> {
-    const prefix = validateFolder(parent, 'parent');
-    const listed = prefix === '' ? null : prefix.slice(0, -1);
-    const readable = access.readableConditionUnder(prefix);
-    if (readable === undefined) {
-      return { parent: listed, documents_here: 0, folders: [], truncated: false };
-    }
-    const names = await this.listings.foldersWithPrefix(
-      prefix,
-      FOLDER_TREE_MAX_FOLDERS + 1,
-      readable,
-    );
-    const shown = names.slice(0, FOLDER_TREE_MAX_FOLDERS);
-    // What each listed folder counts: itself when all of it is readable, else the readable
-    // folders under it (grants are whole folders, so theirs are exact counts too). The
-    // documents directly in `parent` are readable only when all of it is.
-    const parts = shown.map((folder) => {
-      const under = access.readableUnder(`${folder}/`);
-      return under === 'all' ? [folder] : under.map((grant) => grant.slice(0, -1));
-    });
-    const whole = readable === null;
-    const counts = await this.folderCounts.counts([
-      ...(whole ? [listed ?? ''] : []),
-      ...parts.flat(),
-    ]);
-    const subtree = (folder: string) => counts.get(folder)?.subtree ?? 0;
-    return {
-      parent: listed,
-      documents_here: whole ? (counts.get(listed ?? '')?.here ?? 0) : 0,
-      // A folder emptied between the two statements is not shown with nothing in it.
-      folders: shown
-        .map((folder, i) => ({
-          folder,
-          documents: parts[i].reduce((sum, part) => sum + subtree(part), 0),
-        }))
-        .filter((folder) => folder.documents > 0),
-      truncated: names.length > FOLDER_TREE_MAX_FOLDERS,
-    };
-  }
 
   /**
    * The alive document, if `access` may read it: one outside its read grants is answered

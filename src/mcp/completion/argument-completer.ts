@@ -5,7 +5,7 @@ import {
   type CompleteResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Access } from '../../documents/access';
-import { DocumentsService } from '../../documents/documents.service';
+import { DocumentListingsService } from '../../documents/document-listings.service';
 import type { ArgumentCompletion } from '../prompts/prompt';
 import { PromptRegistry } from '../prompts/prompt-registry';
 import { invalidParams } from '../resources/document-resources';
@@ -33,7 +33,7 @@ const TEMPLATE_ARGUMENTS: Readonly<
 @Injectable()
 export class ArgumentCompleter {
   constructor(
-    private readonly documents: DocumentsService,
+    private readonly listings: DocumentListingsService,
     private readonly prompts: PromptRegistry,
   ) {}
 
@@ -47,8 +47,8 @@ export class ArgumentCompleter {
     try {
       found =
         completion === 'document_id'
-          ? await this.documents.completeIds(params.argument.value, COMPLETION_MAX_VALUES, access)
-          : await this.documents.completeFolders(
+          ? await this.listings.completeIds(params.argument.value, COMPLETION_MAX_VALUES, access)
+          : await this.listings.completeFolders(
               params.argument.value,
               COMPLETION_MAX_VALUES,
               access,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { invalidArgument } from '../../common/domain-error';
 import { validateDocumentId } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
+import { DocumentListingsService } from '../../documents/document-listings.service';
 import { DocumentResources, MARKDOWN } from '../resources/document-resources';
 import { documentUri, folderUri } from '../resources/resource-uri';
 import { linkMessage, McpPrompt, userMessage, type PromptContext } from './prompt';
@@ -26,6 +27,7 @@ export class SummarizeFolderPrompt extends McpPrompt {
 
   constructor(
     private readonly documents: DocumentsService,
+    private readonly listings: DocumentListingsService,
     private readonly resources: DocumentResources,
   ) {
     super();
@@ -37,7 +39,7 @@ export class SummarizeFolderPrompt extends McpPrompt {
     if (index.count === 0)
       throw invalidArgument('folder', `no document is stored under ${folder}/`);
     context.signal.throwIfAborted();
-    const listed = await this.documents.list(
+    const listed = await this.listings.list(
       { prefix: `${folder}/`, limit: EMBEDDED_DOCUMENTS },
       context.access,
     );

@@ -8,7 +8,8 @@ import {
   type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, ErrorCode as DomainCode } from '../../common/domain-error';
-import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
+import { DocumentsService } from '../../documents/documents.service';
+import { DocumentListingsService, LIST_MAX_LIMIT } from '../../documents/document-listings.service';
 import type { Access } from '../../documents/access';
 import { PreSerialized } from '../../transport/framing';
 import { RpcError } from '../rpc-error';
@@ -65,12 +66,15 @@ export class DocumentResources {
     ],
   } satisfies ListResourceTemplatesResult);
 
-  constructor(private readonly documents: DocumentsService) {}
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly listings: DocumentListingsService,
+  ) {}
 
   /** One page of `resources/list`: the documents `access` may read, in byte order of id. */
   async list(cursor: string | undefined, access: Access): Promise<ListResourcesResult> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    const page = await this.documents.pageAfter(after, RESOURCES_PAGE_SIZE, access);
+    const page = await this.listings.pageAfter(after, RESOURCES_PAGE_SIZE, access);
     const resources: Resource[] = page.items.map((item) => ({
       uri: documentUri(item.document_id),
       name: item.document_id,
@@ -132,7 +136,7 @@ export class DocumentResources {
     folder: string,
     access: Access,
   ): Promise<{ text: string; count: number; truncated: boolean }> {
-    const page = await this.documents.list(
+    const page = await this.listings.list(
       { prefix: `${folder}/`, limit: FOLDER_INDEX_LIMIT },
       access,
     );

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { DocumentsService, LIST_MAX_LIMIT } from '../../documents/documents.service';
+import { DocumentListingsService, LIST_MAX_LIMIT } from '../../documents/document-listings.service';
 import { resourceLink } from '../resources/document-resources';
 import { McpTool, type ToolContext } from './tool';
 import { listResultSchema } from '../../documents/document.schemas';
@@ -45,7 +45,7 @@ export class ListDocumentsTool extends McpTool<typeof input, typeof output> {
   readonly aliases = { path: 'prefix' };
   readonly annotations = READ_ONLY;
 
-  constructor(private readonly documents: DocumentsService) {
+  constructor(private readonly listings: DocumentListingsService) {
     super();
   }
 
@@ -54,7 +54,7 @@ export class ListDocumentsTool extends McpTool<typeof input, typeof output> {
   }
 
   run(args: z.output<typeof input>, context: ToolContext) {
-    return this.documents.list(
+    return this.listings.list(
       { prefix: args.prefix, limit: args.limit, offset: args.offset },
       context.access,
     );
