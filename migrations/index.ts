@@ -9,6 +9,7 @@ import { Passages1763800070000 } from './1763800070000-passages';
 import { LexicalIndex1763800080000 } from './1763800080000-lexical-index';
 import { AuditFeedIndexes1763800090000 } from './1763800090000-audit-feed-indexes';
 import { FolderCounts1763800100000 } from './1763800100000-folder-counts';
+import { IdStatistics1763800110000 } from './1763800110000-id-statistics';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   LexicalIndex1763800080000,
   AuditFeedIndexes1763800090000,
   FolderCounts1763800100000,
+  IdStatistics1763800110000,
 ];
