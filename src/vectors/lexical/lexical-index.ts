@@ -1,4 +1,13 @@
 import type { LexicalRecord } from './lexical-record';
+import {
+  bodyCount,
+  headingsCount,
+  packPosting,
+  passageCount,
+  passageIndex,
+  PostingStore,
+  titleCount,
+} from './posting-store';
 
 /**
  * The lexical index in memory: an inverted index over {@link IndexedLexicalDocument}s and the
@@ -85,71 +94,6 @@ export const FIELD_WEIGHTS = [2, 2, 1] as const;
 /** Weight of the best passage's share (λ). */
 export const PASSAGE_WEIGHT = 0.5;
 
-/** Postings of one term: (document slot, fields, passage) triples back to back. */
-class PostingList {
-  data = new Int32Array(6);
-  size = 0;
-  /** Postings whose document was removed since the list was last compacted. */
-  dead = 0;
-
-  add(slot: number, fields: number, passage: number): void {
-    if ((this.size + 1) * 3 > this.data.length) {
-      const grown = new Int32Array(Math.max(6, this.data.length * 2));
-      grown.set(this.data);
-      this.data = grown;
-    }
-    const at = this.size * 3;
-    this.data[at] = slot;
-    this.data[at + 1] = fields;
-    this.data[at + 2] = passage;
-    this.size++;
-  }
-
-  /** Keeps only the postings of live slots, renumbered by `renumber` when given. */
-  compact(alive: Uint8Array, renumber?: Int32Array): void {
-    let kept = 0;
-    for (let i = 0; i < this.size; i++) {
-      const slot = this.data[i * 3];
-      if (!alive[slot]) continue;
-      this.data[kept * 3] = renumber ? renumber[slot] : slot;
-      this.data[kept * 3 + 1] = this.data[i * 3 + 1];
-      this.data[kept * 3 + 2] = this.data[i * 3 + 2];
-      kept++;
-    }
-    this.size = kept;
-    this.dead = 0;
-    if (this.data.length > 12 && kept * 3 * 4 < this.data.length) {
-      this.data = this.data.slice(0, Math.max(6, kept * 6));
-    }
-  }
-
-  get live(): number {
-    return this.size - this.dead;
-  }
-
-  /**
-   * Where the posting of `slot` starts in `data`, or -1: postings are in slot order (slots
-   * are given in increasing order and renumbering keeps it), so it is found by bisection.
-   */
-  find(slot: number): number {
-    let low = 0;
-    let high = this.size - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const at = this.data[mid * 3];
-      if (at < slot) low = mid + 1;
-      else if (at > slot) high = mid - 1;
-      else return mid * 3;
-    }
-    return -1;
-  }
-
-  /** Gives back the room grown for postings to come (after a full load). */
-  trim(): void {
-    if (this.data.length > this.size * 3 + 6) this.data = this.data.slice(0, this.size * 3);
-  }
-}
-
 /** A term's count in the title, headings and body together, from its packed fields. */
 export function totalCount(fields: number): number {
   return (fields & 0xff) + ((fields >>> 8) & 0xff) + (fields >>> 16);
@@ -166,7 +110,8 @@ function grow<T extends Int32Array | Float64Array | Uint8Array>(array: T, length
 export class LexicalIndex {
   private readonly termIds = new Map<string, number>();
   private readonly termNames: string[] = [];
-  private readonly lists: PostingList[] = [];
+  /** Every term's postings (posting-store.ts), by term id. */
+  private readonly store = new PostingStore();
   private readonly slots = new Map<string, number>();
   /** The ids under each folder (every folder an id's path names) and those with each tag. */
   private readonly folders = new Map<string, Set<string>>();
@@ -185,9 +130,12 @@ export class LexicalIndex {
   }
   private ids: Array<string | undefined> = [];
   private tags: Array<readonly string[] | undefined> = [];
-  private docTerms: Array<Int32Array | undefined> = [];
-  /** Each document's count of each of its terms (title, headings and body together). */
-  private docCounts: Array<Uint16Array | undefined> = [];
+  /**
+   * Each document's term ids, ascending, and its count of each (title, headings and body
+   * together, capped at 255): what removing it takes away, and what the semantic model reads.
+   * Encoded as varints (doc-terms below): some 2–3 bytes a term instead of 6.
+   */
+  private docTerms: Array<Uint8Array | undefined> = [];
   /** Every slot's passage lengths back to back, from `passageStart[slot]`. */
   private passageLengths = new Int32Array(64);
   private passageStart = new Int32Array(16);
@@ -224,15 +172,20 @@ export class LexicalIndex {
   /** Documents (live ones) holding `term`. */
   frequency(term: string): number {
     const id = this.termIds.get(term);
-    return id === undefined ? 0 : this.lists[id].live;
+    return id === undefined ? 0 : this.store.live(id);
+  }
+
+  /** Bytes of the postings' slabs. */
+  get postingBytes(): number {
+    return this.store.bytes;
   }
 
   /** Terms held that contain `part` (not equal to it), the most frequent first. */
   termsContaining(part: string, limit: number): string[] {
     const found: Array<[string, number]> = [];
     this.termNames.forEach((term, id) => {
-      if (term !== part && term.includes(part) && this.lists[id].live > 0) {
-        found.push([term, this.lists[id].live]);
+      if (term !== part && term.includes(part) && this.store.live(id) > 0) {
+        found.push([term, this.store.live(id)]);
       }
     });
     return found
@@ -255,10 +208,8 @@ export class LexicalIndex {
   termCountsOf(documentId: string): Map<string, number> | undefined {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return undefined;
-    const ids = this.docTerms[slot]!;
-    const counts = this.docCounts[slot]!;
     const found = new Map<string, number>();
-    ids.forEach((id, i) => found.set(this.termNames[id], counts[i]));
+    readDocTerms(this.docTerms[slot]!, (id, count) => found.set(this.termNames[id], count));
     return found;
   }
 
@@ -286,22 +237,20 @@ export class LexicalIndex {
     this.tags[slot] = document.tags;
     this.revisions[slot] = document.revision;
     this.alive[slot] = 1;
-    const ids = new Int32Array(document.terms.length);
-    const counts = new Uint16Array(document.terms.length);
+    const ids = new Array<number>(document.terms.length);
+    const counts = new Array<number>(document.terms.length);
     document.terms.forEach((term, i) => {
-      counts[i] = Math.min(0xffff, totalCount(document.fields[i]));
+      counts[i] = Math.min(0xff, totalCount(document.fields[i]));
       let id = this.termIds.get(term);
       if (id === undefined) {
-        id = this.termNames.length;
+        id = this.store.addTerm();
         this.termIds.set(term, id);
         this.termNames.push(term);
-        this.lists.push(new PostingList());
       }
       ids[i] = id;
-      this.lists[id].add(slot, document.fields[i], document.passages[i]);
+      this.store.add(id, slot, packPosting(document.fields[i], document.passages[i]));
     });
-    this.docTerms[slot] = ids;
-    this.docCounts[slot] = counts;
+    this.docTerms[slot] = writeDocTerms(ids, counts);
     for (let f = 0; f < 3; f++) {
       this.lengths[slot * 3 + f] = document.lengths[f];
       this.lengthSums[f] += document.lengths[f];
@@ -326,17 +275,19 @@ export class LexicalIndex {
       this.passageLengthSum -= this.passageLengths[start + p];
     }
     this.passageCount -= this.passageCounts[slot];
-    const ids = this.docTerms[slot]!;
-    this.postingCount -= ids.length;
-    for (const id of ids) {
-      const list = this.lists[id];
-      list.dead++;
-      if (list.dead > 8 && list.dead * 4 > list.size) list.compact(this.alive);
-    }
+    const store = this.store;
+    const alive = this.alive;
+    let terms = 0;
+    readDocTerms(this.docTerms[slot]!, (id) => {
+      terms++;
+      store.markDead(id);
+      const dead = store.dead(id);
+      if (dead > 8 && dead * 4 > store.size(id)) store.compact(id, alive);
+    });
+    this.postingCount -= terms;
     this.ids[slot] = undefined;
     this.tags[slot] = undefined;
     this.docTerms[slot] = undefined;
-    this.docCounts[slot] = undefined;
     // Slots are not reused: once most are empty, the lists are renumbered in one pass.
     if (this.slotCount > 1024 && this.slotCount > 2 * this.liveCount) this.renumber();
   }
@@ -446,28 +397,29 @@ export class LexicalIndex {
     const { lengths, passageLengths, passageStart } = this;
     const weighted = this.weigh(terms, n);
     /** Adds one posting's share (the term's weight `w`) to its document's score. */
-    const add = (slot: number, fields: number, passage: number, w: number) => {
+    const add = (slot: number, packed: number, w: number) => {
       const at = slot * 3;
       const x =
-        (wt * (fields & 0xff)) / (1 - b + (b * lengths[at]) / avgTitle) +
-        (wh * ((fields >>> 8) & 0xff)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
-        (wb * (fields >>> 16)) / (1 - b + (b * lengths[at + 2]) / avgBody);
-      const ptf = passage >>> 16;
-      const plen = passageLengths[passageStart[slot] + (passage & 0xffff)];
+        (wt * titleCount(packed)) / (1 - b + (b * lengths[at]) / avgTitle) +
+        (wh * headingsCount(packed)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
+        (wb * bodyCount(packed)) / (1 - b + (b * lengths[at + 2]) / avgBody);
+      const ptf = passageCount(packed);
+      const plen = passageLengths[passageStart[slot] + passageIndex(packed)];
       const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
       if (scores[slot] === 0) touched[count++] = slot;
       scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
     };
+    const store = this.store;
 
     const few = filter && this.remembered(filter, FEW_ADMITTED);
     if (few?.ids !== undefined) {
       // Few documents admitted: each one's posting of each term, found by bisection.
       few.slots ??= Int32Array.from(few.ids, (id) => this.slots.get(id)!).sort();
       const slots = few.slots;
-      for (const { list, w } of weighted) {
+      for (const { term, w } of weighted) {
         for (const slot of slots) {
-          const at = list.find(slot);
-          if (at >= 0) add(slot, list.data[at + 1], list.data[at + 2], w);
+          const packed = store.find(term, slot);
+          if (packed >= 0) add(slot, packed, w);
         }
       }
     } else {
@@ -483,21 +435,24 @@ export class LexicalIndex {
       } else if (accept !== undefined) {
         state = new Uint8Array(this.slotCount);
       }
-      for (const { list, w } of weighted) {
-        const data = list.data;
-        for (let i = 0, end = list.size * 3; i < end; i += 3) {
-          const slot = data[i];
-          if (alive[slot] === 0) continue;
-          if (state !== undefined) {
-            let seen = state[slot];
-            if (seen === 0) {
-              seen = accept === undefined || accept(this.ids[slot]!, this.tags[slot]!) ? 1 : 2;
-              state[slot] = seen;
+      const ids = this.ids;
+      const tags = this.tags;
+      for (const { term, w } of weighted) {
+        store.forEachBlock(term, (data, from, to) => {
+          for (let i = from; i < to; i += 2) {
+            const slot = data[i];
+            if (alive[slot] === 0) continue;
+            if (state !== undefined) {
+              let seen = state[slot];
+              if (seen === 0) {
+                seen = accept === undefined || accept(ids[slot]!, tags[slot]!) ? 1 : 2;
+                state[slot] = seen;
+              }
+              if (seen === 2) continue;
             }
-            if (seen === 2) continue;
+            add(slot, data[i + 1], w);
           }
-          add(slot, data[i + 1], data[i + 2], w);
-        }
+        });
       }
     }
     return this.top(touched.subarray(0, count), scores, limit).map((slot) => ({
@@ -518,18 +473,14 @@ export class LexicalIndex {
     return this.bestPassage(slot, this.weigh(terms, this.liveCount), avgPassage);
   }
 
-  /** The query's terms the index holds, with their lists and weights (w = idf · weight). */
-  private weigh(
-    terms: readonly WeightedTerm[],
-    n: number,
-  ): Array<{ list: PostingList; w: number }> {
+  /** The query's terms the index holds, with their ids and weights (w = idf · weight). */
+  private weigh(terms: readonly WeightedTerm[], n: number): Array<{ term: number; w: number }> {
     return terms.flatMap(({ term, weight }) => {
       const id = this.termIds.get(term);
-      const list = id === undefined ? undefined : this.lists[id];
-      const df = list?.live ?? 0;
-      return list === undefined || df === 0
+      const df = id === undefined ? 0 : this.store.live(id);
+      return id === undefined || df === 0
         ? []
-        : [{ list, w: Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight }];
+        : [{ term: id, w: Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight }];
     });
   }
 
@@ -539,16 +490,15 @@ export class LexicalIndex {
    */
   private bestPassage(
     slot: number,
-    weighted: ReadonlyArray<{ list: PostingList; w: number }>,
+    weighted: ReadonlyArray<{ term: number; w: number }>,
     avgPassage: number,
   ): number {
     const votes = new Map<number, number>();
-    for (const { list, w } of weighted) {
-      const at = list.find(slot);
-      if (at < 0) continue;
-      const passage = list.data[at + 2];
-      const p = passage & 0xffff;
-      const ptf = passage >>> 16;
+    for (const { term, w } of weighted) {
+      const packed = this.store.find(term, slot);
+      if (packed < 0) continue;
+      const p = passageIndex(packed);
+      const ptf = passageCount(packed);
       const plen = this.passageLengths[this.passageStart[slot] + p];
       const share =
         (w * ptf * (BM25_K1 + 1)) / (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
@@ -600,22 +550,21 @@ export class LexicalIndex {
     return heap.sort((a, b) => (better(a, b) ? -1 : 1));
   }
 
-  /** Gives back the room grown for postings to come: once loaded, most lists stay as they are. */
-  trim(): void {
-    for (const list of this.lists) list.trim();
-  }
+  /** Kept for callers that trim after a load: the store has no room grown ahead to give back. */
+  trim(): void {}
 
-  /** Drops the empty slots: every list is compacted and its slots renumbered. */
+  /** Drops the empty slots: every term's postings are compacted and their slots renumbered. */
   private renumber(): void {
     const renumber = new Int32Array(this.slotCount);
     let next = 0;
     for (let slot = 0; slot < this.slotCount; slot++) if (this.alive[slot]) renumber[slot] = next++;
-    for (const list of this.lists) list.compact(this.alive, renumber);
+    for (let term = 0; term < this.termNames.length; term++) {
+      this.store.compact(term, this.alive, renumber);
+    }
     const keep = <T>(column: T[]): T[] => column.filter((_, slot) => this.alive[slot] === 1);
     this.ids = keep(this.ids.slice(0, this.slotCount));
     this.tags = keep(this.tags.slice(0, this.slotCount));
     this.docTerms = keep(this.docTerms.slice(0, this.slotCount));
-    this.docCounts = keep(this.docCounts.slice(0, this.slotCount));
     const revisions = new Int32Array(Math.max(16, next));
     const lengths = new Float64Array(Math.max(48, next * 3));
     const passageStart = new Int32Array(Math.max(16, next));
@@ -646,5 +595,39 @@ export class LexicalIndex {
     this.slotCount = next;
     this.slots.clear();
     this.ids.forEach((id, slot) => this.slots.set(id!, slot));
+  }
+}
+
+/** A document's term ids (ascending) and counts as bytes: each id as the varint of its gap. */
+function writeDocTerms(ids: readonly number[], counts: readonly number[]): Uint8Array {
+  const order = ids.map((_, i) => i).sort((a, b) => ids[a] - ids[b]);
+  const bytes: number[] = [];
+  let previous = 0;
+  for (const i of order) {
+    let gap = ids[i] - previous;
+    previous = ids[i];
+    while (gap >= 0x80) {
+      bytes.push((gap & 0x7f) | 0x80);
+      gap >>>= 7;
+    }
+    bytes.push(gap, counts[i]);
+  }
+  return Uint8Array.from(bytes);
+}
+
+/** Calls `each` with every term id and count of {@link writeDocTerms}'s bytes. */
+function readDocTerms(bytes: Uint8Array, each: (id: number, count: number) => void): void {
+  let id = 0;
+  for (let at = 0; at < bytes.length;) {
+    let gap = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = bytes[at++];
+      gap |= (byte & 0x7f) << shift;
+      shift += 7;
+    } while (byte & 0x80);
+    id += gap;
+    each(id, bytes[at++]);
   }
 }
