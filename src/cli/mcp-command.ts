@@ -10,8 +10,8 @@ import { loadConfig } from '../config/load-config';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
 import { McpDispatcher } from '../mcp/mcp.dispatcher';
-import { LineSplitter } from '../transport/stdio-lines';
 import { McpUsageError } from './mcp-usage';
+import { pauseStdin, serveStdio, takeStdout } from './stdio-serve';
 
 /**
  * \`agent-data mcp\`: the application without its HTTP server, and one stdio session. Ends
@@ -30,10 +30,7 @@ export async function runMcp(options: {
     );
   }
   const key = options.apiKey;
-  // Only protocol messages on stdout: whatever else writes there (a library's console.log)
-  // goes to stderr, and the session keeps the real stdout for itself.
-  const stdout = process.stdout.write.bind(process.stdout);
-  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  const stdout = takeStdout();
 
   let config: AppConfig;
   let app: INestApplicationContext;
@@ -55,43 +52,16 @@ export async function runMcp(options: {
       profile,
       principal,
       access: policy.accessOf(principal, 'mcp'),
-      write: (line) => stdout(line),
-      backpressure: (paused) => (paused ? process.stdin.pause() : process.stdin.resume()),
+      write: stdout,
+      backpressure: pauseStdin,
     });
-    await serve(session, config.maxRequestBytes);
+    await serveStdio(session, config.maxRequestBytes);
     await close();
     return 0;
   } catch (error) {
     await close().catch(() => undefined);
     throw error;
   }
-}
-
-/** Reads stdin until it ends or a signal comes; answers what was received before ending. */
-function serve(session: McpStdioSession, maxBytes: number): Promise<void> {
-  return new Promise((resolve) => {
-    const lines = new LineSplitter(
-      maxBytes,
-      (line) => session.receive(line),
-      (bytes) => session.oversized(bytes, maxBytes),
-    );
-    const finish = once(async () => {
-      lines.end();
-      await session.drain();
-      resolve();
-    });
-    const stop = () => {
-      session.cancelAll();
-      void finish();
-    };
-    process.stdin.on('data', (chunk: Buffer) => lines.push(chunk));
-    process.stdin.once('end', () => void finish());
-    process.stdin.once('error', stop);
-    // The client went away: nothing more can be delivered.
-    process.stdout.once('error', stop);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }
 
 /** The application context (no HTTP server). */
