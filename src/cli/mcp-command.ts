@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import pino from 'pino';
 import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
+import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
 import { AppConfig } from '../config/app-config';
@@ -89,9 +90,7 @@ function admit(
   const policy = app.get(AccessPolicyService);
   if (key === undefined || !config.authEnabled) {
     if (policy.active) {
-      throw new Error(
-        'an access policy is configured: give the API key whose folders this agent may use (AGENT_DATA_API_KEY or --api-key-file)',
-      );
+      throw new Error(KEY_REQUIRED_BY_POLICY);
     }
     return LOCAL_PRINCIPAL;
   }
