@@ -3,40 +3,35 @@ import type { INestApplicationContext } from '@nestjs/common';
 import pino from 'pino';
 import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
 import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
-import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
+import type { McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
 import { AppConfig } from '../config/app-config';
 import { startupFailure } from '../config/config-values';
-import { loadConfig } from '../config/load-config';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
 import { McpDispatcher } from '../mcp/mcp.dispatcher';
-import { McpUsageError } from './mcp-usage';
 import { pauseStdin, serveStdio, takeStdout } from './stdio-serve';
 
 /**
- * \`agent-data mcp\`: the application without its HTTP server, and one stdio session. Ends
- * with exit code 0 when stdin closes (every request received answered first) or on
- * SIGINT/SIGTERM; 1 when it cannot start, naming why.
+ * `agent-data mcp` in-process (no server runs on DATA_DIR, or --standalone): the
+ * application without its HTTP server, and one stdio session. Ends with exit code 0 when
+ * stdin closes (every request received answered first) or on SIGINT/SIGTERM; 1 when it
+ * cannot start, naming why.
  */
-export async function runMcp(options: {
-  profile: string | undefined;
-  /** The API key to act as (AGENT_DATA_API_KEY or --api-key-file), if any. */
-  apiKey: string | undefined;
-}): Promise<number> {
-  const profile = (options.profile ?? 'internal') as McpProfile;
-  if (!Object.hasOwn(MCP_ROUTES, profile)) {
-    throw new McpUsageError(
-      `--profile must be one of ${Object.keys(MCP_ROUTES).join(', ')} (not ${JSON.stringify(options.profile)})`,
-    );
-  }
-  const key = options.apiKey;
+export async function runMcp(
+  loaded: AppConfig,
+  options: {
+    profile: McpProfile;
+    /** The API key to act as (AGENT_DATA_API_KEY or --api-key-file), if any. */
+    apiKey: string | undefined;
+  },
+): Promise<number> {
+  const { profile, apiKey: key } = options;
   const stdout = takeStdout();
 
-  let config: AppConfig;
+  const config = new AppConfig({ ...loaded, embeddedStopWaits: false });
   let app: INestApplicationContext;
   try {
-    config = new AppConfig({ ...loadConfig(), embeddedStopWaits: false });
     app = await openApplication(config);
   } catch (error) {
     process.stderr.write(startupFailure(error));
