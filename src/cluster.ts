@@ -15,6 +15,8 @@ import {
 import { createRootLogger } from './common/logging';
 import type { AppConfig } from './config/app-config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
+import { announcementOf } from './local-server/announcement-of';
+import { announceServer } from './local-server/server-announcement';
 
 type Role = 'vector' | 'web';
 
@@ -113,6 +115,8 @@ export async function runPrimary(config: AppConfig): Promise<void> {
     const worker = cluster.fork({
       DATABASE_URL: databaseUrl,
       AGENT_DATA_CLUSTER_ROLE: role,
+      // Every worker admits the agents this primary announces to (src/local-server/).
+      AGENT_DATA_LOCAL_TOKEN: config.localAgentToken,
       // The vector worker applied them before any web worker starts.
       ...(role === 'web' ? { MIGRATIONS_RUN: 'false' } : {}),
     });
@@ -161,6 +165,14 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   up = true;
   for (let i = 1; i < config.webConcurrency; i++) fork('web');
   log.info(`cluster of ${config.webConcurrency} workers on port ${config.port}`);
+  // The primary announces the cluster once, and withdraws it as it stops. (With PORT=0 it
+  // does not know the port its workers were given.)
+  if (config.port !== 0) {
+    await announceServer(config.dataDir, announcementOf(config, config.port), {
+      info: (m) => log.info(m),
+      warn: (m) => log.warn(m),
+    });
+  }
 }
 
 /**

@@ -1,12 +1,20 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
 import { AppConfig } from './config/app-config';
 import { startupFailure } from './config/config-values';
 import { loadConfig } from './config/load-config';
+import { announceServer, newLocalToken } from './local-server/server-announcement';
+import { announcementOf } from './local-server/announcement-of';
 
 async function main(): Promise<void> {
-  const config: AppConfig = loadConfig();
+  const loaded = loadConfig();
+  // A worker has its primary's token; a single server makes its own.
+  const config = new AppConfig({
+    ...loaded,
+    localAgentToken: loaded.localAgentToken ?? newLocalToken(),
+  });
   if (config.webConcurrency > 1 && cluster.isPrimary) {
     // The primary serves no request: it does not load the application at all.
     const { runPrimary } = await import('./cluster');
@@ -22,9 +30,17 @@ async function main(): Promise<void> {
   installGracefulShutdown(app, config.shutdownTimeoutMs, config.shutdownDrainMs);
   await app.listen(config.port, config.host);
   tellPrimary(WORKER_LISTENING);
-  new Logger('Main').log(
+  const logger = new Logger('Main');
+  logger.log(
     `listening on http://${config.host}:${config.port} (auth ${config.authEnabled ? 'on' : 'off'}${cluster.isWorker ? `, ${config.clusterRole} worker` : ''})`,
   );
+  // In cluster mode the primary announces the cluster once.
+  if (cluster.isWorker) return;
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  await announceServer(config.dataDir, announcementOf(config, port), {
+    info: (message) => logger.log(message),
+    warn: (message) => logger.warn(message),
+  });
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { freePort, ServerProcess, startServer } from './server-process-helpers';
 import { createTestDatabase, TestDatabase } from './support/database';
@@ -44,6 +47,14 @@ function alive(pid: number): boolean {
 describe('cluster mode (WEB_CONCURRENCY=2)', () => {
   let db: TestDatabase;
   let server: ServerProcess;
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-data-cluster-'));
+  const announcement = (): { pid: number; url: string; local_token: string } | undefined => {
+    try {
+      return JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
   let baseUrl: string;
   const logs = (): LogLine[] =>
     server
@@ -63,6 +74,7 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
     server = startServer({
       WEB_CONCURRENCY: '2',
       DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'info',
@@ -83,6 +95,7 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
       if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
     await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('answers from both workers and reports the metrics of the whole cluster', async () => {
@@ -150,11 +163,25 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
     expect(await getOnce(baseUrl, '/health/ready')).toBe(200);
   });
 
+  it('announces the cluster once, as its primary, for agent-data mcp on its DATA_DIR', async () => {
+    const announced = await waitFor(() => announcement(), 'the announcement');
+    expect(announced).toMatchObject({ pid: server.child.pid, url: baseUrl });
+    // Every worker admits the agents the primary announced to.
+    for (let i = 0; i < 4; i++) {
+      await request(baseUrl)
+        .post('/mcp')
+        .set('x-agent-data-local', announced.local_token)
+        .send({ jsonrpc: '2.0', id: i, method: 'ping' })
+        .expect(200);
+    }
+  });
+
   it('stops every worker on SIGTERM and exits 0', async () => {
     const pids = [...workers('vector'), ...workers('web')];
     server.child.kill('SIGTERM');
     expect(await server.exit).toBe(0);
     expect(pids.filter(alive)).toEqual([]);
     expect(logs().some((l) => l.msg.startsWith('SIGTERM received: stopping'))).toBe(true);
+    expect(announcement()).toBeUndefined();
   });
 });

@@ -1,150 +1,23 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Client as V2Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport as V2StdioTransport } from '@modelcontextprotocol/client/stdio';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { type AnySdkClient, resultJson } from './support/mcp-sdk';
+import { resultJson } from './support/mcp-sdk';
 import { page, startPageServer, type PageServer } from './support/mcp-page-server';
+import {
+  env,
+  META,
+  newDataDir,
+  postmasters,
+  RawStdio,
+  searchUntilFound,
+  v1Client,
+  v2Client,
+} from './support/mcp-stdio';
 import { waitFor } from './support/wait';
 import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
-
-/** `agent-data` from the sources (bin/agent-data.js runs the same main from the build). */
-const LAUNCHER = join(__dirname, 'support', 'agent-data-src.js');
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
-function newDataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-data-stdio-'));
-  // As root PostgreSQL runs as the postgres user, which must reach the cluster below.
-  chmodSync(dir, 0o755);
-  return dir;
-}
-
-function env(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    ...extra,
-  };
-}
-
-/** PIDs of the postgres postmasters running on `dataDir`'s cluster. */
-function postmasters(dataDir: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', `postgres -D ${join(dataDir, 'pg')} `], {
-      encoding: 'utf8',
-    })
-      .trim()
-      .split('\n')
-      .filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
-
-/** The raw command: lines written to stdin, every stdout line parsed, stderr kept. */
-class RawStdio {
-  readonly child: ChildProcess;
-  readonly messages: Array<Record<string, unknown>> = [];
-  readonly unparsable: string[] = [];
-  stderr = '';
-  private pending = '';
-
-  constructor(args: string[], environment: Record<string, string>) {
-    this.child = spawn(process.execPath, [LAUNCHER, 'mcp', ...args], { env: environment });
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      this.pending += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = this.pending.indexOf('\n')) !== -1) {
-        const line = this.pending.slice(0, newline);
-        this.pending = this.pending.slice(newline + 1);
-        try {
-          this.messages.push(JSON.parse(line));
-        } catch {
-          this.unparsable.push(line);
-        }
-      }
-    });
-    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
-  }
-
-  send(...lines: Array<string | object>): void {
-    for (const line of lines) {
-      this.child.stdin!.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-    }
-  }
-
-  answer(id: unknown): Promise<Record<string, unknown>> {
-    return waitFor(
-      () => this.messages.find((m) => m.id === id && ('result' in m || 'error' in m)),
-      `the answer to request ${JSON.stringify(id)} (stderr: ${this.stderr.slice(-300)})`,
-      60_000,
-    );
-  }
-
-  async end(): Promise<number | null> {
-    this.child.stdin!.end();
-    const [code] = await once(this.child, 'exit');
-    return code as number | null;
-  }
-}
-
-async function v1Client(dataDir: string, args: string[] = [], extra = {}): Promise<Client> {
-  const client = new Client({ name: 'stdio-tests', version: '1.0.0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [LAUNCHER, 'mcp', ...args],
-      env: env(dataDir, extra),
-      stderr: 'pipe',
-    }),
-  );
-  return client;
-}
-
-async function v2Client(dataDir: string, mode: 'auto' | { pin: string }): Promise<V2Client> {
-  const client = new V2Client(
-    { name: 'stdio-tests', version: '1.0.0' },
-    { versionNegotiation: { mode } },
-  );
-  await client.connect(
-    new V2StdioTransport({
-      command: process.execPath,
-      args: [LAUNCHER, 'mcp'],
-      env: env(dataDir),
-      stderr: 'pipe',
-    }),
-  );
-  return client;
-}
-
-async function searchUntilFound(
-  client: Client | V2Client,
-  query: string,
-): Promise<Array<{ document_id: string }>> {
-  return waitFor(
-    async () => {
-      const found = resultJson(
-        await (client as unknown as AnySdkClient).callTool({
-          name: 'search_knowledge',
-          arguments: { query },
-        }),
-      ).results as Array<{ document_id: string }>;
-      return found.length > 0 ? found : undefined;
-    },
-    `a result for "${query}"`,
-    { timeoutMs: 30_000, intervalMs: 200 },
-  );
-}
 
 /**
  * `agent-data mcp` (docs/cli.md): MCP over stdio for local agents, driven by the official SDK
@@ -169,8 +42,24 @@ describe('agent-data mcp over stdio', () => {
 
   it('serves the 2025 handshake to the v1 SDK client: ten tools, and search finds what it wrote', async () => {
     const dir = dataDir();
+    // A server that was killed left its announcement: the command runs in-process all the same.
+    const dead = spawn(process.execPath, ['-e', '']);
+    await once(dead, 'exit');
+    writeFileSync(
+      join(dir, 'server.json'),
+      JSON.stringify({
+        pid: dead.pid,
+        url: `http://127.0.0.1:${await freePort()}`,
+        version: '0.0.0',
+        started_at: new Date().toISOString(),
+        database: 'embedded',
+        local_token: 'left-behind',
+      }),
+    );
     const client = await v1Client(dir);
     try {
+      const agent = (client.transport as StdioClientTransport).pid;
+      expect(readdirSync(join(dir, 'pg-users'))).toEqual([String(agent)]);
       expect(client.getServerVersion()?.name).toBe('agent-data');
       const { tools } = await client.listTools();
       expect(tools).toHaveLength(10);
@@ -335,7 +224,7 @@ describe('agent-data mcp over stdio', () => {
     });
   });
 
-  it('shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
+  it('with --standalone, shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
     const dir = dataDir();
     const port = await freePort();
     let server: ServerProcess | undefined = startServer(
@@ -348,7 +237,8 @@ describe('agent-data mcp over stdio', () => {
       .send({ document_id: 'shared/from-rest.md', body: '# From REST\n\nThe lighthouse keeper.' })
       .expect(201);
 
-    const client = await v1Client(dir);
+    // In-process beside the server (a bridged agent is tested in mcp-stdio-bridge.e2e-spec.ts).
+    const client = await v1Client(dir, ['--standalone']);
     try {
       expect(postmasters(dir)).toHaveLength(1);
       const read = await client.callTool({

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { MCP_USAGE, McpUsageError } from './mcp-usage';
+import type { AppConfig } from '../config/app-config';
+import { MCP_USAGE, mcpProfileOf, McpUsageError } from './mcp-usage';
 import { ModelsUsageError } from './models-usage';
 import { progressBar } from './progress-bar';
 import { RestClient } from './rest-client';
@@ -12,8 +13,9 @@ Commands:
   import <dir> [--prefix FOLDER] [--mirror] [--dry-run] [--json]
                                  bring a folder of files in (markdown, text, HTML, PDF, DOCX)
   export <FOLDER> <dir> [--json] write the documents under FOLDER as files
-  mcp [--profile NAME] [--api-key-file FILE]
-                                 serve MCP over stdio for a local agent (agent-data mcp --help)
+  mcp [--profile NAME] [--api-key-file FILE] [--standalone]
+                                 serve MCP over stdio for a local agent, through the server
+                                 running on DATA_DIR if one does (agent-data mcp --help)
   models pull|add|list           download, install and list the embedding models the server runs
                                  (agent-data models --help)
 
@@ -215,13 +217,14 @@ async function runExport(args: readonly string[]): Promise<number> {
 }
 
 async function runMcpCommand(args: readonly string[]): Promise<number> {
-  let values: { profile?: string; 'api-key-file'?: string; help?: boolean };
+  let values: { profile?: string; 'api-key-file'?: string; standalone?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...args],
       options: {
         profile: { type: 'string' },
         'api-key-file': { type: 'string' },
+        standalone: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -233,10 +236,28 @@ async function runMcpCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`${MCP_USAGE}\n`);
     return 0;
   }
+  const options = { profile: mcpProfileOf(values.profile), apiKey: apiKey(values['api-key-file']) };
   // A client shows the server's stderr to its user: warnings and errors only, unless asked.
   process.env.LOG_LEVEL ??= 'warn';
+  const [{ loadConfig }, { startupFailure }] = await Promise.all([
+    import('../config/load-config'),
+    import('../config/config-values'),
+  ]);
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(startupFailure(error));
+    return 1;
+  }
+  if (!values.standalone) {
+    // Loads no more than an HTTP client: the application is only loaded below.
+    const { runBridgedMcp } = await import('./mcp-bridge-command');
+    const code = await runBridgedMcp(config, options);
+    if (code !== undefined) return code;
+  }
   const { runMcp } = await import('./mcp-command');
-  return runMcp({ profile: values.profile, apiKey: apiKey(values['api-key-file']) });
+  return runMcp(config, options);
 }
 
 async function runModelsCommand(args: readonly string[]): Promise<number> {

@@ -2,43 +2,36 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import pino from 'pino';
 import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
-import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
+import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
+import type { McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
 import { AppConfig } from '../config/app-config';
 import { startupFailure } from '../config/config-values';
-import { loadConfig } from '../config/load-config';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
 import { McpDispatcher } from '../mcp/mcp.dispatcher';
-import { LineSplitter } from '../transport/stdio-lines';
-import { McpUsageError } from './mcp-usage';
+import { pauseStdin, serveStdio, takeStdout } from './stdio-serve';
 
 /**
- * \`agent-data mcp\`: the application without its HTTP server, and one stdio session. Ends
- * with exit code 0 when stdin closes (every request received answered first) or on
- * SIGINT/SIGTERM; 1 when it cannot start, naming why.
+ * `agent-data mcp` in-process (no server runs on DATA_DIR, or --standalone): the
+ * application without its HTTP server, and one stdio session. Ends with exit code 0 when
+ * stdin closes (every request received answered first) or on SIGINT/SIGTERM; 1 when it
+ * cannot start, naming why.
  */
-export async function runMcp(options: {
-  profile: string | undefined;
-  /** The API key to act as (AGENT_DATA_API_KEY or --api-key-file), if any. */
-  apiKey: string | undefined;
-}): Promise<number> {
-  const profile = (options.profile ?? 'internal') as McpProfile;
-  if (!Object.hasOwn(MCP_ROUTES, profile)) {
-    throw new McpUsageError(
-      `--profile must be one of ${Object.keys(MCP_ROUTES).join(', ')} (not ${JSON.stringify(options.profile)})`,
-    );
-  }
-  const key = options.apiKey;
-  // Only protocol messages on stdout: whatever else writes there (a library's console.log)
-  // goes to stderr, and the session keeps the real stdout for itself.
-  const stdout = process.stdout.write.bind(process.stdout);
-  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+export async function runMcp(
+  loaded: AppConfig,
+  options: {
+    profile: McpProfile;
+    /** The API key to act as (AGENT_DATA_API_KEY or --api-key-file), if any. */
+    apiKey: string | undefined;
+  },
+): Promise<number> {
+  const { profile, apiKey: key } = options;
+  const stdout = takeStdout();
 
-  let config: AppConfig;
+  const config = new AppConfig({ ...loaded, embeddedStopWaits: false });
   let app: INestApplicationContext;
   try {
-    config = new AppConfig({ ...loadConfig(), embeddedStopWaits: false });
     app = await openApplication(config);
   } catch (error) {
     process.stderr.write(startupFailure(error));
@@ -55,43 +48,16 @@ export async function runMcp(options: {
       profile,
       principal,
       access: policy.accessOf(principal, 'mcp'),
-      write: (line) => stdout(line),
-      backpressure: (paused) => (paused ? process.stdin.pause() : process.stdin.resume()),
+      write: stdout,
+      backpressure: pauseStdin,
     });
-    await serve(session, config.maxRequestBytes);
+    await serveStdio(session, config.maxRequestBytes);
     await close();
     return 0;
   } catch (error) {
     await close().catch(() => undefined);
     throw error;
   }
-}
-
-/** Reads stdin until it ends or a signal comes; answers what was received before ending. */
-function serve(session: McpStdioSession, maxBytes: number): Promise<void> {
-  return new Promise((resolve) => {
-    const lines = new LineSplitter(
-      maxBytes,
-      (line) => session.receive(line),
-      (bytes) => session.oversized(bytes, maxBytes),
-    );
-    const finish = once(async () => {
-      lines.end();
-      await session.drain();
-      resolve();
-    });
-    const stop = () => {
-      session.cancelAll();
-      void finish();
-    };
-    process.stdin.on('data', (chunk: Buffer) => lines.push(chunk));
-    process.stdin.once('end', () => void finish());
-    process.stdin.once('error', stop);
-    // The client went away: nothing more can be delivered.
-    process.stdout.once('error', stop);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }
 
 /** The application context (no HTTP server). */
@@ -119,9 +85,7 @@ function admit(
   const policy = app.get(AccessPolicyService);
   if (key === undefined || !config.authEnabled) {
     if (policy.active) {
-      throw new Error(
-        'an access policy is configured: give the API key whose folders this agent may use (AGENT_DATA_API_KEY or --api-key-file)',
-      );
+      throw new Error(KEY_REQUIRED_BY_POLICY);
     }
     return LOCAL_PRINCIPAL;
   }

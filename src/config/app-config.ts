@@ -164,6 +164,13 @@ export class AppConfig {
    */
   readonly embeddedStopWaits?: boolean;
 
+  /**
+   * The credential of agents on this machine without an API key (DATA_DIR/server.json,
+   * src/local-server/): made by the server as it starts, handed to cluster workers as
+   * `AGENT_DATA_LOCAL_TOKEN`. `undefined` admits no agent that way.
+   */
+  readonly localAgentToken?: string;
+
   constructor(values: Omit<AppConfig, 'authEnabled'>) {
     Object.assign(this, values);
   }

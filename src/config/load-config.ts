@@ -176,6 +176,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorSyncEnabled,
     webConcurrency: integer(read, 'WEB_CONCURRENCY', 1, 64),
     clusterRole,
+    localAgentToken: read('AGENT_DATA_LOCAL_TOKEN'),
     vectorWorkHere: vectorSyncEnabled && clusterRole !== 'web',
     vectorWorkerConcurrency: integer(read, 'VECTOR_WORKER_CONCURRENCY', 1, 64),
     vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 1, 100),

@@ -447,6 +447,11 @@ export const VARIABLES = {
     meaning: "set by the cluster primary for its workers (`vector`, `web`); not an operator's",
     value: 'single',
   },
+  AGENT_DATA_LOCAL_TOKEN: {
+    group: 'Internal',
+    meaning:
+      "set by the cluster primary for its workers: the credential it announces to local agents in `DATA_DIR/server.json`; not an operator's",
+  },
 } as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;

@@ -1,12 +1,19 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
-import { digest, type Principal } from '../auth/api-key.service';
+import {
+  digest,
+  LOCAL_PRINCIPAL,
+  presentedCredential,
+  type Principal,
+} from '../auth/api-key.service';
 import { Authenticator } from '../auth/authenticator';
-import { routePathOf } from '../auth/protected-resource';
+import { isLocalPeer, KEY_REQUIRED_BY_POLICY, LOCAL_AGENT_HEADER } from '../auth/local-agent';
+import { API_KEY_CHALLENGE, routePathOf } from '../auth/protected-resource';
 import { RETRY_AFTER_SECONDS } from '../common/fault';
 import { pathOf } from '../common/http-server';
 import { AppConfig } from '../config/app-config';
+import { AccessPolicyService } from '../documents/access-policy.service';
 import { HTTP_REFUSAL, McpHttpException } from '../transport/json-rpc-error';
 import { MCP_PROFILE, MCP_SECRET_ROUTE } from './mcp-endpoint.decorator';
 import type { McpProfile } from '../auth/mcp-routes';
@@ -32,19 +39,25 @@ export function unknownPath(): McpHttpException {
  * `WWW-Authenticate`, never SSE: the filter frames it), valid but without the endpoint's
  * profile ⇒ 403 (`insufficient_scope` for a token), a token that cannot be checked now ⇒
  * 503. On the secret GPT route the path token replaces the key: wrong or unset ⇒ 404,
- * exactly like an unknown path. CORS preflights carry no credentials and pass.
+ * exactly like an unknown path. CORS preflights carry no credentials and pass. An agent
+ * relaying from this machine without a key (src/local-server/) is the local user unless an
+ * access policy is in force (401).
  */
 @Injectable()
 export class McpAuthGuard implements CanActivate {
   private readonly tokenDigest: Buffer | undefined;
+  private readonly localDigest: Buffer | undefined;
 
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: Authenticator,
+    private readonly policy: AccessPolicyService,
     config: AppConfig,
   ) {
     this.tokenDigest =
       config.gptRouteToken === undefined ? undefined : digest(config.gptRouteToken);
+    this.localDigest =
+      config.localAgentToken === undefined ? undefined : digest(config.localAgentToken);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -69,6 +82,15 @@ export class McpAuthGuard implements CanActivate {
    */
   private async admit(request: McpRequest, profile: McpProfile): Promise<void> {
     if (request.method === 'OPTIONS') return;
+    if (this.isLocalAgent(request)) {
+      if (this.policy.active) {
+        throw new McpHttpException(401, `Unauthorized: ${KEY_REQUIRED_BY_POLICY}`, HTTP_REFUSAL, {
+          'WWW-Authenticate': API_KEY_CHALLENGE,
+        });
+      }
+      request.principal = LOCAL_PRINCIPAL;
+      return;
+    }
     // Express's `path` on the routed path; a front door leaves Node's request, whose URL is the path.
     const path = request.path ?? pathOf(request.url);
     const admission = await this.auth.admit(request.headers, profile, routePathOf(path));
@@ -115,5 +137,18 @@ export class McpAuthGuard implements CanActivate {
         throw new Error(`unknown admission ${String(unknown)}`);
       }
     }
+  }
+
+  /**
+   * Whether the request comes from an agent on this machine that showed the token of
+   * DATA_DIR/server.json and no other credential (a key, when given, decides alone).
+   */
+  private isLocalAgent(request: McpRequest): boolean {
+    const shown = request.headers[LOCAL_AGENT_HEADER];
+    if (this.localDigest === undefined || typeof shown !== 'string') return false;
+    if (presentedCredential(request.headers) !== undefined) return false;
+    const socket = request.socket;
+    if (!isLocalPeer(socket?.remoteAddress, socket?.localAddress)) return false;
+    return timingSafeEqual(digest(shown), this.localDigest);
   }
 }

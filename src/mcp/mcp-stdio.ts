@@ -8,17 +8,14 @@ import type { Principal } from '../auth/api-key.service';
 import type { McpProfile } from '../auth/mcp-routes';
 import type { Access } from '../documents/access';
 import { serialize } from '../transport/framing';
+import { InFlightLimit } from '../transport/in-flight-limit';
 import { jsonRpcError } from '../transport/json-rpc-error';
 import { classify, parseBody } from '../transport/json-rpc-messages';
 import { batchRefusal, checkUnframedRequest, isModernRequest } from '../transport/modern-request';
 import { DEFAULT_PROTOCOL_VERSION, negotiateProtocolVersion } from '../transport/protocol-version';
+import { oversizedLine, unparsableLine } from '../transport/stdio-lines';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import type { JsonRpcAnswer, McpDispatcher } from './mcp.dispatcher';
-
-/** Requests answered at once; more wait in line. */
-const MAX_IN_FLIGHT = 16;
-/** Requests waiting in line beyond which stdin is no longer read (backpressure). */
-const MAX_WAITING = 64;
 
 export interface StdioSessionOptions {
   readonly dispatcher: McpDispatcher;
@@ -43,11 +40,12 @@ export interface StdioSessionOptions {
 export class McpStdioSession {
   private legacyVersion = DEFAULT_PROTOCOL_VERSION;
   private readonly running = new Map<RequestId, AbortController>();
-  private readonly waiting: Array<() => void> = [];
-  private inFlight = 0;
+  private readonly limit: InFlightLimit;
   private readonly settled = new Set<Promise<void>>();
 
-  constructor(private readonly options: StdioSessionOptions) {}
+  constructor(private readonly options: StdioSessionOptions) {
+    this.limit = new InFlightLimit(options.backpressure);
+  }
 
   /** Handles one line read from stdin. */
   receive(line: string): void {
@@ -55,13 +53,7 @@ export class McpStdioSession {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      this.send(
-        jsonRpcError(
-          null,
-          ErrorCode.ParseError,
-          `Parse error: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-      );
+      this.send(unparsableLine(error));
       return;
     }
     const work = this.handle(value).catch(() => undefined);
@@ -71,13 +63,7 @@ export class McpStdioSession {
 
   /** A line over the size limit, dropped unread. */
   oversized(bytes: number, limit: number): void {
-    this.send(
-      jsonRpcError(
-        null,
-        ErrorCode.InvalidRequest,
-        `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes (MAX_REQUEST_BYTES)`,
-      ),
-    );
+    this.send(oversizedLine(bytes, limit));
   }
 
   /** Resolves once every request received so far has been answered. */
@@ -99,7 +85,7 @@ export class McpStdioSession {
       }
       const parsed = parseBody(value);
       if (!parsed.ok) return this.send(jsonRpcError(null, ErrorCode.InvalidRequest, parsed.reason));
-      const answers = await this.withSlot(() =>
+      const answers = await this.limit.run(() =>
         this.options.dispatcher.answerAll(parsed.messages, this.legacyContext(undefined)),
       );
       if (answers.length > 0) this.send(answers);
@@ -122,7 +108,7 @@ export class McpStdioSession {
     const controller = new AbortController();
     this.running.set(request.id, controller);
     try {
-      const answer = await this.withSlot(() => this.answer(request, controller.signal));
+      const answer = await this.limit.run(() => this.answer(request, controller.signal));
       if (answer !== undefined && !controller.signal.aborted) this.send(answer);
     } finally {
       if (this.running.get(request.id) === controller) this.running.delete(request.id);
@@ -174,24 +160,6 @@ export class McpStdioSession {
   private base(): Pick<McpContext, 'profile' | 'principal' | 'access' | 'notify'> {
     const { profile, principal, access } = this.options;
     return { profile, principal, access, notify: (notification) => this.send(notification) };
-  }
-
-  /** Runs `work` when fewer than {@link MAX_IN_FLIGHT} requests are running. */
-  private async withSlot<T>(work: () => Promise<T>): Promise<T> {
-    if (this.inFlight >= MAX_IN_FLIGHT) {
-      await new Promise<void>((resolve) => {
-        this.waiting.push(resolve);
-        if (this.waiting.length === MAX_WAITING) this.options.backpressure?.(true);
-      });
-    }
-    this.inFlight++;
-    try {
-      return await work();
-    } finally {
-      this.inFlight--;
-      this.waiting.shift()?.();
-      if (this.waiting.length === MAX_WAITING - 1) this.options.backpressure?.(false);
-    }
   }
 
   private send(payload: JsonRpcAnswer | JsonRpcAnswer[] | JSONRPCNotification | object): void {

@@ -1,5 +1,7 @@
 import { HttpException } from '@nestjs/common';
-import { ErrorCode, JSONRPC_VERSION, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+
+export { jsonRpcError, type JsonRpcErrorEnvelope } from './json-rpc-envelope';
 
 /**
  * The JSON-RPC code of an answer refused at the HTTP level (401, 403, 404, 405, 406, 413,
@@ -8,30 +10,6 @@ import { ErrorCode, JSONRPC_VERSION, type RequestId } from '@modelcontextprotoco
  * `ConnectionClosed`, which is not what it means here, hence the name.
  */
 export const HTTP_REFUSAL = ErrorCode.ConnectionClosed;
-
-/**
- * A JSON-RPC error envelope. The SDK's `JSONRPCErrorResponse` type makes `id` optional;
- * JSON-RPC 2.0 requires `id: null` when the request's id could not be read, so the wire
- * shape is spelled out here.
- */
-export interface JsonRpcErrorEnvelope {
-  jsonrpc: typeof JSONRPC_VERSION;
-  id: RequestId | null;
-  error: { code: number; message: string; data?: unknown };
-}
-
-export function jsonRpcError(
-  id: RequestId | null,
-  code: number,
-  message: string,
-  data?: unknown,
-): JsonRpcErrorEnvelope {
-  return {
-    jsonrpc: JSONRPC_VERSION,
-    id,
-    error: data === undefined ? { code, message } : { code, message, data },
-  };
-}
 
 /**
  * An HTTP refusal on an MCP route, carrying the JSON-RPC code of its body and any headers

@@ -1,3 +1,10 @@
+import {
+  INVALID_REQUEST,
+  jsonRpcError,
+  type JsonRpcErrorEnvelope,
+  PARSE_ERROR,
+} from './json-rpc-envelope';
+
 /**
  * Splits a byte stream into newline-delimited messages (the MCP stdio framing), each at
  * most `maxBytes` long. A line over the limit is never held whole: its bytes are dropped as
@@ -51,4 +58,22 @@ export class LineSplitter {
     this.held = 0;
     this.oversized = false;
   }
+}
+
+/** The answer to a line that is not JSON (-32700, no id: none could be read). */
+export function unparsableLine(error: unknown): JsonRpcErrorEnvelope {
+  return jsonRpcError(
+    null,
+    PARSE_ERROR,
+    `Parse error: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
+
+/** The answer to a line over the size limit, dropped unread (-32600, no id). */
+export function oversizedLine(bytes: number, limit: number): JsonRpcErrorEnvelope {
+  return jsonRpcError(
+    null,
+    INVALID_REQUEST,
+    `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes (MAX_REQUEST_BYTES)`,
+  );
 }

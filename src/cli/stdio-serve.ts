@@ -1,0 +1,61 @@
+import { LineSplitter } from '../transport/stdio-lines';
+
+/** What `agent-data mcp` runs over stdin and stdout, in-process or relaying to a server. */
+export interface StdioSession {
+  /** Handles one line read from stdin. */
+  receive(line: string): void;
+  /** A line over the size limit, dropped unread. */
+  oversized(bytes: number, limit: number): void;
+  /** Resolves once every request received so far has been answered. */
+  drain(): Promise<void>;
+  /** Aborts every running request (the client went away). */
+  cancelAll(): void;
+}
+
+/**
+ * Keeps the real stdout for protocol messages and returns its writer: whatever else writes
+ * there (a library's console.log) goes to stderr from now on.
+ */
+export function takeStdout(): (line: string) => void {
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  return (line) => void stdout(line);
+}
+
+/** Pauses (`true`) or resumes (`false`) reading stdin: a session's backpressure. */
+export function pauseStdin(paused: boolean): void {
+  if (paused) process.stdin.pause();
+  else process.stdin.resume();
+}
+
+/**
+ * Reads stdin until it ends or a signal comes; answers what was received before ending.
+ * On SIGINT/SIGTERM, or when stdin or stdout fail (the client went away), the running
+ * requests are aborted first.
+ */
+export function serveStdio(session: StdioSession, maxBytes: number): Promise<void> {
+  return new Promise((resolve) => {
+    const lines = new LineSplitter(
+      maxBytes,
+      (line) => session.receive(line),
+      (bytes) => session.oversized(bytes, maxBytes),
+    );
+    let finishing: Promise<void> | undefined;
+    const finish = () =>
+      (finishing ??= (async () => {
+        lines.end();
+        await session.drain();
+        resolve();
+      })());
+    const stop = () => {
+      session.cancelAll();
+      void finish();
+    };
+    process.stdin.on('data', (chunk: Buffer) => lines.push(chunk));
+    process.stdin.once('end', () => void finish());
+    process.stdin.once('error', stop);
+    process.stdout.once('error', stop);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,157 @@
+// Running `agent-data mcp` from the sources for the stdio tests: its environment, the raw
+// stream, and the official SDK clients (v1 with the 2025 handshake, v2 for 2026-07-28).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport as V2StdioTransport } from '@modelcontextprotocol/client/stdio';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AnySdkClient, resultJson } from './mcp-sdk';
+import { waitFor } from './wait';
+
+/** `agent-data` from the sources (bin/agent-data.js runs the same main from the build). */
+export const LAUNCHER = join(__dirname, 'agent-data-src.js');
+export const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+export function newDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-data-stdio-'));
+  // As root PostgreSQL runs as the postgres user, which must reach the cluster below.
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+export function env(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/** PIDs of the postgres postmasters running on `dataDir`'s cluster. */
+export function postmasters(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `postgres -D ${join(dataDir, 'pg')} `], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** The raw command: lines written to stdin, every stdout line parsed, stderr kept. */
+export class RawStdio {
+  readonly child: ChildProcess;
+  readonly messages: Array<Record<string, unknown>> = [];
+  readonly unparsable: string[] = [];
+  stderr = '';
+  private pending = '';
+
+  /** `nodeArgs` go to node before the launcher (`-r` a preload). */
+  constructor(args: string[], environment: Record<string, string>, nodeArgs: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeArgs, LAUNCHER, 'mcp', ...args], {
+      env: environment,
+    });
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.pending += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = this.pending.indexOf('\n')) !== -1) {
+        const line = this.pending.slice(0, newline);
+        this.pending = this.pending.slice(newline + 1);
+        try {
+          this.messages.push(JSON.parse(line));
+        } catch {
+          this.unparsable.push(line);
+        }
+      }
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+  }
+
+  send(...lines: Array<string | object>): void {
+    for (const line of lines) {
+      this.child.stdin!.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+    }
+  }
+
+  answer(id: unknown, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+    return waitFor(
+      () => this.messages.find((m) => m.id === id && ('result' in m || 'error' in m)),
+      `the answer to request ${JSON.stringify(id)} (stderr: ${this.stderr.slice(-300)})`,
+      timeoutMs,
+    );
+  }
+
+  async end(): Promise<number | null> {
+    this.child.stdin!.end();
+    const [code] = await once(this.child, 'exit');
+    return code as number | null;
+  }
+}
+
+export async function v1Client(
+  dataDir: string,
+  args: string[] = [],
+  extra: Record<string, string> = {},
+): Promise<Client> {
+  const client = new Client({ name: 'stdio-tests', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [LAUNCHER, 'mcp', ...args],
+      env: env(dataDir, extra),
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+export async function v2Client(
+  dataDir: string,
+  mode: 'auto' | { pin: string },
+  extra: Record<string, string> = {},
+): Promise<V2Client> {
+  const client = new V2Client(
+    { name: 'stdio-tests', version: '1.0.0' },
+    { versionNegotiation: { mode } },
+  );
+  await client.connect(
+    new V2StdioTransport({
+      command: process.execPath,
+      args: [LAUNCHER, 'mcp'],
+      env: env(dataDir, extra),
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+export async function searchUntilFound(
+  client: Client | V2Client,
+  query: string,
+): Promise<Array<{ document_id: string }>> {
+  return waitFor(
+    async () => {
+      const found = resultJson(
+        await (client as unknown as AnySdkClient).callTool({
+          name: 'search_knowledge',
+          arguments: { query },
+        }),
+      ).results as Array<{ document_id: string }>;
+      return found.length > 0 ? found : undefined;
+    },
+    `a result for "${query}"`,
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+}
