@@ -103,7 +103,8 @@ export class AppConfig {
   /** Most texts in one embeddings request. */
   readonly embeddingsBatchSize: number;
   /** Token limit of one embeddings input; chunks are cut to stay under it. */
-  readonly embeddingsMaxInputTokens: number;
+  /** `EMBEDDINGS_MAX_INPUT_TOKENS` when set (otherwise the embedder's own limit). */
+  readonly embeddingsMaxInputTokens: number | undefined;
   /** Timeout of one embeddings HTTP request (retries come on top). */
   readonly openaiTimeoutMs: number;
   /** Retries of a failed embeddings request (429, 5xx, timeouts) by the openai client. */
@@ -139,7 +140,8 @@ export class AppConfig {
   /** `RATE_LIMIT_ADMIN_WRITES`: REST writes under `/documents` per principal. */
   readonly rateLimitAdminWrites: RateLimit | undefined;
   /** `SEARCH_CANDIDATES`: documents each side of a hybrid search contributes to the fusion. */
-  readonly searchCandidates: number;
+  /** `SEARCH_CANDIDATES` when set; otherwise the embedder's own (embeddings-choice.ts). */
+  readonly searchCandidates: number | undefined;
   /**
    * `SEARCH_VECTOR_WEIGHT`: the vector side's share in the fusion, 0 to 1 (the lexical
    * side's is the rest); defaults per embedder, chosen on the retrieval benchmark

@@ -183,7 +183,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 10, 3_600_000),
     vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 1000, 600_000),
     embeddingsBatchSize: integer(read, 'EMBEDDINGS_BATCH_SIZE', 1, 2048),
-    embeddingsMaxInputTokens: integer(read, 'EMBEDDINGS_MAX_INPUT_TOKENS', 64, 1_000_000),
+    embeddingsMaxInputTokens: optionalInteger(read, 'EMBEDDINGS_MAX_INPUT_TOKENS', 64, 1_000_000),
     openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 100, 600_000),
     openaiMaxRetries: integer(read, 'OPENAI_MAX_RETRIES', 0, 10),
     mcpPostSse: boolean(read, 'MCP_POST_SSE'),
@@ -205,7 +205,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // On by default where others can reach the server; off on loopback unless asked for.
     rateLimitToolCalls: parseRateLimit(given, 'RATE_LIMIT_TOOL_CALLS', !loopback),
     rateLimitAdminWrites: parseRateLimit(given, 'RATE_LIMIT_ADMIN_WRITES', !loopback),
-    searchCandidates: integer(read, 'SEARCH_CANDIDATES', 10, 500),
+    searchCandidates: optionalInteger(read, 'SEARCH_CANDIDATES', 10, 500),
     searchVectorWeight: optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 1),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 0, 60_000),

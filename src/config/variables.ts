@@ -333,8 +333,9 @@ export const VARIABLES = {
   },
   EMBEDDINGS_MAX_INPUT_TOKENS: {
     group: 'Search and embeddings',
-    meaning: 'token limit per chunk',
-    value: '8191',
+    meaning: 'token limit per chunk (cl100k tokens) for an OpenAI-compatible server',
+    fallback:
+      "70 % of a known model's window (358 for a 512-token model), else `8191` (OpenAI's models)",
   },
   OPENAI_TIMEOUT_MS: {
     group: 'Search and embeddings',
@@ -370,7 +371,8 @@ export const VARIABLES = {
   SEARCH_CANDIDATES: {
     group: 'Search and embeddings',
     meaning: 'documents each side contributes to the fusion',
-    value: '20',
+    fallback:
+      '`50` with an embedding model (local or OpenAI-compatible), `20` with the latent-semantic model',
   },
   SEARCH_VECTOR_WEIGHT: {
     group: 'Search and embeddings',

@@ -127,6 +127,15 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
   },
 ];
 
+/**
+ * The cl100k tokens a chunk for `model` may hold: 70 % of its window, since the models'
+ * WordPiece and SentencePiece vocabularies cut English and code into some 1.2–1.35 times as
+ * many tokens as cl100k does, so a chunk of this size still fits whole.
+ */
+export function chunkTokensFor(model: KnownModel): number {
+  return Math.floor(model.maxTokens * 0.7);
+}
+
 /** The model named `name` (its name or an alias, any case), or `undefined`. */
 export function knownModel(name: string): KnownModel | undefined {
   const wanted = name.trim().toLowerCase();

@@ -6,6 +6,10 @@ import { LOCAL_DEFAULT_DIMENSIONS, LocalEmbedder } from './embedders/local.embed
 import { OpenAiEmbedder } from './embedders/openai.embedder';
 import { EmbeddingsChoice } from '../config/embeddings-choice';
 import { OnnxEmbedder } from './embedders/onnx.embedder';
+import { chunkTokensFor } from '../models/known-models';
+
+/** Tokens a chunk may hold for OpenAI's own models (their limit) and the hashing embedder. */
+const DEFAULT_MAX_INPUT_TOKENS = 8191;
 import { PostgresVectorStore } from './stores/postgres.vector-store';
 import { QdrantVectorStore } from './stores/qdrant.vector-store';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
@@ -26,7 +30,7 @@ export function createEmbedder(
     case 'hashing':
       return new LocalEmbedder(
         config.embeddingsDimensions ?? LOCAL_DEFAULT_DIMENSIONS,
-        config.embeddingsMaxInputTokens,
+        config.embeddingsMaxInputTokens ?? DEFAULT_MAX_INPUT_TOKENS,
         metrics,
         pool,
       );
@@ -38,7 +42,10 @@ export function createEmbedder(
           model: config.embeddingsModel!,
           known: choice.known,
           dimensions: config.embeddingsDimensions,
-          maxInputTokens: config.embeddingsMaxInputTokens,
+          // A known model's window, the share the chunker may fill (as for a local model).
+          maxInputTokens:
+            config.embeddingsMaxInputTokens ??
+            (choice.known ? chunkTokensFor(choice.known) : DEFAULT_MAX_INPUT_TOKENS),
           batchSize: config.embeddingsBatchSize,
           timeoutMs: config.openaiTimeoutMs,
           maxRetries: config.openaiMaxRetries,

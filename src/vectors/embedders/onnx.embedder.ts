@@ -1,17 +1,11 @@
 import { Logger } from '@nestjs/common';
+import { chunkTokensFor } from '../../models/known-models';
 import type { InstalledModel } from '../../models/model-store';
 import { MODEL_FILE, TOKENIZER_FILE } from '../../models/model-store';
 import { join } from 'node:path';
 import type { EmbedderMetrics } from './embedder.metrics';
 import { EmbedOptions, Embedder, EmbedderHealth, EmbeddingError } from './embedder.interface';
 import { ModelThreads } from './model-threads';
-
-/**
- * Share of the model's window the chunker may fill, counted in cl100k tokens: the models'
- * WordPiece and SentencePiece vocabularies cut English and code into some 1.2–1.35 times as
- * many tokens, so a chunk at this size still fits whole.
- */
-const CL100K_SHARE = 0.7;
 
 /** Where the model stands, for the status endpoint. */
 export type ModelState = 'loading' | 'ready' | 'failed';
@@ -40,7 +34,7 @@ export class OnnxEmbedder implements Embedder {
   ) {
     this.model = installed.model.name;
     this.dimensions = installed.model.dimensions;
-    this.maxInputTokens = Math.floor(installed.model.maxTokens * CL100K_SHARE);
+    this.maxInputTokens = chunkTokensFor(installed.model);
     this.threads = new ModelThreads(
       {
         model: installed.model.name,

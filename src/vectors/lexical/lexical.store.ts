@@ -12,14 +12,8 @@ import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import { ANALYZER_VERSION, queryTerms, type QueryTerms } from '../text/analyzer';
-import {
-  LexicalRecord,
-  decodePostings,
-  encodePostings,
-  joinTerms,
-  splitTerms,
-} from './lexical-record';
-import { DocumentFilter, LexicalIndex, totalCount, WeightedTerm } from './lexical-index';
+import { LexicalRecord, encodePostings, joinTerms } from './lexical-record';
+import { DocumentFilter, LexicalIndex, WeightedTerm } from './lexical-index';
 import { LSA_TRAINER, LsaTrainer, TrainingDocument } from './lsa';
 import { LexicalReplica } from './lexical.replica';
 
@@ -205,11 +199,11 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       `SELECT terms, postings FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1`,
       [SEMANTIC_SAMPLE],
     );
-    const documents: TrainingDocument[] = rows.map((row) => {
-      const terms = splitTerms(row.terms);
-      const { fields } = decodePostings(row.postings, terms.length);
-      return { terms, counts: Array.from(fields, totalCount) };
-    });
+    // As stored: the thread decodes them (nothing built for them on this loop).
+    const documents: TrainingDocument[] = rows.map((row) => ({
+      terms: row.terms,
+      postings: row.postings,
+    }));
     const model = await this.trainer!.trainLsa(documents, {
       dimensions: SEMANTIC_DIMENSIONS,
       maxTerms: SEMANTIC_TERMS,
