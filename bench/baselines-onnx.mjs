@@ -9,8 +9,9 @@
 //        --pooling cls|mean --texts texts.json [--prefix 'query: '] [--max-tokens 512]
 //        [--threads 1]
 //
-// Prints one line of JSON: texts, seconds, texts per second, per-text p50/p95 in ms, the
-// load time and the process's resident memory after the run.
+// Prints one line of JSON: texts, seconds, texts per second, the CPU time of the process
+// over the run (and texts per CPU-second: what the machine's other load changes least),
+// per-text p50/p95 in ms, the load time and the process's resident memory after the run.
 import { readFileSync } from 'node:fs';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
@@ -63,6 +64,7 @@ async function embed(text) {
 
 await embed('warm up'); // the first run allocates what the next ones reuse
 const each = [];
+const cpu = process.cpuUsage();
 const started = performance.now();
 for (const text of texts) {
   const t0 = performance.now();
@@ -70,12 +72,16 @@ for (const text of texts) {
   each.push(performance.now() - t0);
 }
 const seconds = (performance.now() - started) / 1000;
+const { user, system } = process.cpuUsage(cpu);
+const cpuSeconds = (user + system) / 1e6;
 const { p50, p95 } = summarize(each);
 process.stdout.write(
   `${JSON.stringify({
     texts: texts.length,
     seconds: Math.round(seconds * 100) / 100,
     perSecond: Math.round((texts.length / seconds) * 100) / 100,
+    cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+    perCpuSecond: Math.round((texts.length / cpuSeconds) * 100) / 100,
     p50,
     p95,
     threads,
