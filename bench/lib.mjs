@@ -4,7 +4,9 @@
 // server paths being measured, on the same two cores. Every request is timed with hrtime,
 // so p95 is an exact nearest-rank percentile, not a histogram bucket.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -292,6 +294,9 @@ export async function until(check, timeoutMs, { what = 'a condition', everyMs = 
  * Starts the built server (dist/src/main.js) on `databaseUrl` and a free loopback port,
  * with `env` added to the few variables it needs; resolves once /health/ready answers 200.
  * BENCH_NODE_ARGS (e.g. `--cpu-prof`) and BENCH_LOG_LEVEL apply as to the main server.
+ * Without `MODELS_DIR` in `env` the server gets an empty one of its own (removed when it
+ * stops): a model installed in the developer's ./.data/models would otherwise replace the
+ * latent-semantic model, and change what is measured.
  * @returns {Promise<{baseUrl: string, child: import('node:child_process').ChildProcess,
  *   exited: Promise<number | null>, stop: () => Promise<void>}>}
  */
@@ -300,6 +305,7 @@ export async function startServer({ databaseUrl, env = {} }) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const noModels = env.MODELS_DIR === undefined ? emptyModelsDir() : undefined;
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.js')], {
     env: {
       PATH: process.env.PATH,
@@ -308,14 +314,21 @@ export async function startServer({ databaseUrl, env = {} }) {
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      ...(noModels ? { MODELS_DIR: noModels } : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  await until(async () => (await fetch(`${baseUrl}/health/ready`)).status === 200, 60_000, {
-    what: 'the server to be ready',
-  });
+  if (noModels) exited.then(() => rmSync(noModels, { recursive: true, force: true }));
+  try {
+    await until(async () => (await fetch(`${baseUrl}/health/ready`)).status === 200, 60_000, {
+      what: 'the server to be ready',
+    });
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw error;
+  }
   return {
     baseUrl,
     child,
@@ -327,6 +340,11 @@ export async function startServer({ databaseUrl, env = {} }) {
       }
     },
   };
+}
+
+/** A new empty folder for a server's MODELS_DIR: it runs no embedding model. */
+export function emptyModelsDir() {
+  return mkdtempSync(join(tmpdir(), 'agent-data-bench-no-models-'));
 }
 
 /**

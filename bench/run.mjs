@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { freePort, load, until } from './lib.mjs';
+import { emptyModelsDir, freePort, load, until } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -35,6 +35,8 @@ const query = async (text, params) => (await pool.query(text, params)).rows;
 
 const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
+// An empty MODELS_DIR: a model in the developer's ./.data/models would change what is measured.
+const modelsDir = emptyModelsDir();
 // BENCH_NODE_ARGS: extra node options for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
 // to profile it under the scenarios' load (the profile is written when it stops).
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
@@ -46,6 +48,7 @@ const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/src/main.j
     PORT: String(port),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     API_KEYS: `bench:${apiKey}:admin,internal,readonly,gpt,gpt-full`,
+    MODELS_DIR: modelsDir,
   },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
@@ -97,6 +100,7 @@ try {
   await pool.end();
   await cluster.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(modelsDir, { recursive: true, force: true });
 }
 
 const report = {

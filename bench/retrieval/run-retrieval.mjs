@@ -17,6 +17,10 @@
 // second corpus is seeded into the same server after the first corpus has been measured, and
 // its queries are asked within alt/ (the knowledge base then holds both corpora, whose
 // statistics mix).
+//
+// The queries of queries.json are also reported by half, as the fusion weights were tuned on
+// them (`halfOf`: A tuned on, B never looked at): rows `A overall`, `A keyword`, ... `B folder`
+// beside the rows of the whole set, which they do not change.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -79,7 +83,7 @@ export async function runRetrieval({
   const fingerprint = corpusFingerprint(corpus);
   const queriesText = readFileSync(QUERIES_FILE, 'utf8');
   const queries = [
-    ...JSON.parse(queriesText),
+    ...JSON.parse(queriesText).map((q) => ({ ...q, half: halfOf(q.id) })),
     ...multilingual.queries.map((q) => ({ ...q, kind: 'multilingual' })),
     ...JSON.parse(readFileSync(HELD_BACK_FILE, 'utf8')).map((q) => ({ ...q, heldBack: true })),
   ];
@@ -92,10 +96,13 @@ export async function runRetrieval({
   const perQuery = [];
   let fusion;
 
+  let indexing;
   if (baseUrl) {
     const http = client(baseUrl, headers);
+    const seeding = Date.now();
     if (seed) await seedCorpus(http, corpus, log);
-    await waitForVectors(http, log, waitTimeoutMs);
+    const { readyAt } = await waitForVectors(http, log, waitTimeoutMs);
+    indexing = { documents: corpus.length, seeded: seed, readyMs: readyAt - seeding };
     for (const mode of modes) {
       const { results, note } = await runMode(http, mode, queries, log);
       if (note) notes[mode] = note;
@@ -162,6 +169,7 @@ export async function runRetrieval({
       count: queries.length,
       sha256: createHash('sha256').update(queriesText).digest('hex'),
     },
+    ...(indexing ? { indexing } : {}),
     ...(second ? { secondCorpus: second.summary } : {}),
     notes,
     table,
@@ -195,9 +203,14 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
   const notes = {};
   const perQuery = [];
   const server = own?.http ?? http;
+  let indexing;
   if (server) {
-    if (own ? own.seed : seed) await seedCorpus(server, corpus, say);
-    await waitForVectors(server, say, waitTimeoutMs);
+    const seeding = Date.now();
+    const seeded = own ? own.seed : seed;
+    if (seeded) await seedCorpus(server, corpus, say);
+    const { readyAt } = await waitForVectors(server, say, waitTimeoutMs);
+    // On a shared server the first corpus was there already: its documents are not counted.
+    if (own) indexing = { documents: corpus.length, seeded, readyMs: readyAt - seeding };
     // On a shared server every query stays within alt/ (a folder query within its folder).
     const asked = own
       ? queries
@@ -220,6 +233,7 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
       fingerprint,
       where,
       queries: { count: queries.length, sha256: createHash('sha256').update(text).digest('hex') },
+      ...(indexing ? { indexing } : {}),
     },
   };
 }
@@ -360,6 +374,15 @@ export function validateQueries(queries, corpus, { kinds = KINDS, file = 'querie
   if (problems.length > 0) throw new Error(`${file} is invalid:\n  ${problems.join('\n  ')}`);
 }
 
+/**
+ * The half of queries.json a query belongs to, as the fusion weights were tuned: `A` (tuned
+ * on) or `B` (not looked at while tuning), by the first byte of the SHA-1 of its id. The
+ * summary shows each half as rows `A overall`, `A keyword`, ..., `B overall`, ...
+ */
+export function halfOf(id) {
+  return createHash('sha1').update(id).digest()[0] & 1 ? 'B' : 'A';
+}
+
 /** Connection errors after which a request is sent again (a kept-alive socket the server closed). */
 const RETRIED_SOCKET_ERRORS = ['UND_ERR_SOCKET', 'ECONNRESET'];
 
@@ -443,15 +466,20 @@ async function seedCorpus(http, corpus, log) {
     );
 }
 
-/** Waits until `GET /admin/vectors/status` reports nothing pending or leased. */
+/**
+ * Waits until `GET /admin/vectors/status` reports nothing pending or leased. Resolves to
+ * `readyAt`, the time (`Date.now()`) it first saw nothing pending or leased: the pipeline's
+ * end, before any wait for the semantic model.
+ */
 async function waitForVectors(http, log, timeoutMs) {
   const started = Date.now();
   let lastLog = 0;
+  let readyAt;
   for (;;) {
     const status = await http('GET', '/admin/vectors/status');
     if (status.status === 404) {
       log('no /admin/vectors/status: not waiting for embeddings');
-      return;
+      return { readyAt: Date.now() };
     }
     if (status.status !== 200 || typeof status.json?.counts !== 'object')
       throw new Error(`GET /admin/vectors/status: ${status.status} ${status.text.slice(0, 200)}`);
@@ -464,6 +492,7 @@ async function waitForVectors(http, log, timeoutMs) {
       status.json.embedder?.provider === 'local' &&
       lexical?.documents >= 50 &&
       (model === null || model === undefined || model.documents < lexical.documents * 0.9);
+    if (pending === 0 && Number(leased) === 0) readyAt ??= Date.now();
     if (pending === 0 && Number(leased) === 0 && !(learning && Date.now() - started < 120_000)) {
       if (learning) log('warning: the semantic model was not learnt from the whole corpus');
       log(
@@ -472,7 +501,7 @@ async function waitForVectors(http, log, timeoutMs) {
           .join(', ')})`,
       );
       if (Number(counts.error ?? 0) > 0) log(`warning: ${counts.error} documents failed to embed`);
-      return;
+      return { readyAt };
     }
     if (Date.now() - started > timeoutMs)
       throw new Error(`embeddings still pending after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
@@ -535,11 +564,15 @@ function row(mode, q, ranked) {
       separate: true,
     };
   }
+  const also = [
+    ...(q.common ? ['common'] : []),
+    ...(q.half ? [`${q.half} overall`, `${q.half} ${q.kind}`] : []),
+  ];
   return {
     mode,
     id: q.id,
     kind: q.kind,
-    ...(q.common ? { also: ['common'] } : {}),
+    ...(also.length > 0 ? { also } : {}),
     ...(q.kind === 'multilingual' ? { separate: true } : {}),
     query: q.query,
     ...(q.prefix ? { prefix: q.prefix } : {}),

@@ -104,7 +104,7 @@ export default async function searchScale({ log, query }) {
 }
 
 /** The `n`th document: a corpus section, a paragraph of another, 2–6 KB, in a folder of its copy. */
-function scaleDocument(corpus, n) {
+export function scaleDocument(corpus, n) {
   const section = corpus[n % corpus.length];
   const copy = Math.floor(n / corpus.length);
   const other = corpus[(n * 7919 + copy * 104729) % corpus.length];

