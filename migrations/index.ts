@@ -10,6 +10,7 @@ import { LexicalIndex1763800080000 } from './1763800080000-lexical-index';
 import { AuditFeedIndexes1763800090000 } from './1763800090000-audit-feed-indexes';
 import { FolderCounts1763800100000 } from './1763800100000-folder-counts';
 import { IdStatistics1763800110000 } from './1763800110000-id-statistics';
+import { PendingOrderIndex1763800120000 } from './1763800120000-pending-order-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   AuditFeedIndexes1763800090000,
   FolderCounts1763800100000,
   IdStatistics1763800110000,
+  PendingOrderIndex1763800120000,
 ];

@@ -83,7 +83,9 @@ describe('metrics of the documents API', () => {
       const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${sql}`);
       const nodes = planNodes(rows[0]['QUERY PLAN'][0].Plan);
       expect(nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
-      expect(nodes.some((node) => node['Index Name'] === 'kb_documents_vector_pending')).toBe(true);
+      expect(nodes.some((node) => node['Index Name'] === 'kb_documents_vector_pending_order')).toBe(
+        true,
+      );
     }
   });
 });

@@ -119,9 +119,10 @@ describe('migrations', () => {
       expect(definition('kb_documents_alive_id')).toMatch(
         /\(document_id\) WHERE \(deleted_at IS NULL\)$/,
       );
-      expect(definition('kb_documents_vector_pending')).toMatch(
-        /\(vector_queued_at\) WHERE \(vector_status = 'pending'::text\)$/,
+      expect(definition('kb_documents_vector_pending_order')).toMatch(
+        /\(vector_queued_at, document_id\) WHERE \(vector_status = 'pending'::text\)$/,
       );
+      expect(definition('kb_documents_vector_pending')).toBeUndefined();
     });
 
     it.each([

@@ -180,6 +180,40 @@ describeWithModels('search with an embedding model')('search with an embedding m
     });
   });
 
+  it('finds a new document by its words at once, however many wait to be embedded', async () => {
+    const t = await startTestApp({ VECTOR_SYNC_ENABLED: 'true', MODELS_DIR: modelsDir });
+    try {
+      // A backlog the model needs many seconds for (each document some passages).
+      const paragraph = 'The pipeline embeds documents in the background while writes go on. ';
+      const items = Array.from({ length: 60 }, (_, i) => ({
+        op: 'create',
+        document_id: `backlog/${i}.md`,
+        body: `# Backlog ${i}\n\n${paragraph.repeat(60)}`,
+      }));
+      await request(t.baseUrl).post('/documents/bulk').send({ items }).expect(200);
+      await request(t.baseUrl)
+        .post('/documents')
+        .send({ document_id: 'fresh/quokka.md', body: 'The quokkatron restarts at dawn.' })
+        .expect(201);
+      const found = await waitFor(
+        async () => {
+          const lexical = await request(t.baseUrl)
+            .get('/search')
+            .query({ query: 'quokkatron', mode: 'lexical' });
+          return lexical.body.results?.[0]?.document_id === 'fresh/quokka.md' && lexical.body;
+        },
+        'the new document found by its words',
+        15_000,
+      );
+      expect(found.results[0].snippet).toContain('**quokkatron**');
+      // Found while the embedder was still working through the backlog.
+      const status = (await request(t.baseUrl).get('/admin/vectors/status')).body;
+      expect(status.counts.pending).toBeGreaterThan(10);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('embeds everything again when the model changes, lexical search answering meanwhile', async () => {
     const db = await createTestDatabase();
     const empty = join(dir, 'no-models');

@@ -329,7 +329,7 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
     const plan = (await sql.query(`EXPLAIN ${CLAIM_VECTOR_WORK_SQL}`, [4, 60000])).rows
       .map((r) => r['QUERY PLAN'] as string)
       .join('\n');
-    expect(plan).toContain('kb_documents_vector_pending');
+    expect(plan).toContain('kb_documents_vector_pending_order');
     expect(plan).not.toMatch(/Seq Scan on kb_documents/);
   });
 });

@@ -18,6 +18,7 @@ import { VectorRecoverySweep } from './sync/vector-recovery.sweep';
 import { VectorSyncListener } from './sync/vector-sync.listener';
 import { VectorSyncMetrics } from './sync/vector-sync.metrics';
 import { VectorSyncWorker } from './sync/vector-sync.worker';
+import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorsAdminController } from './vectors-admin.controller';
 import { VectorsAdminService } from './vectors-admin.service';
 import { VectorsHealth } from './vectors.health';
@@ -63,6 +64,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
     vectorStoreProvider,
     VectorStoreInitializer,
     VectorBatchProcessor,
+    LexicalFirstLane,
     VectorSyncWorker,
     VectorSyncListener,
     VectorRecoverySweep,

@@ -57,21 +57,27 @@ export class ModelThreads {
     await this.query.run({ texts: [], kind: 'query' } satisfies ModelTask);
   }
 
-  /** The unit vectors of `texts`, in order (`dimensions` floats each, back to back). */
+  /**
+   * The unit vectors of `texts`, in order (`dimensions` floats each, back to back). `signal`
+   * is looked at between tasks only: a thread stopped in the middle of an ONNX Runtime run
+   * takes the whole process down (the native error ends in std::terminate), so a task once
+   * started runs to its end (16 passages at most, a second or two).
+   */
   async embed(
     texts: readonly string[],
     kind: TextKind,
     signal?: AbortSignal,
   ): Promise<Float32Array> {
+    if (texts.length === 0) return new Float32Array(0);
     const pool = kind === 'query' ? this.query : this.passages;
-    if (kind === 'query' || texts.length <= PASSAGES_PER_TASK) {
-      return (await pool.run({ texts, kind } satisfies ModelTask, { signal })) as Float32Array;
-    }
     const parts: Float32Array[] = [];
-    for (let at = 0; at < texts.length; at += PASSAGES_PER_TASK) {
-      const task: ModelTask = { texts: texts.slice(at, at + PASSAGES_PER_TASK), kind };
-      parts.push((await pool.run(task, { signal })) as Float32Array);
+    const step = kind === 'query' ? texts.length : PASSAGES_PER_TASK;
+    for (let at = 0; at < texts.length; at += step) {
+      signal?.throwIfAborted();
+      const task: ModelTask = { texts: texts.slice(at, at + step), kind };
+      parts.push((await pool.run(task)) as Float32Array);
     }
+    if (parts.length === 1) return parts[0];
     const all = new Float32Array(parts.reduce((n, part) => n + part.length, 0));
     let offset = 0;
     for (const part of parts) {
@@ -89,8 +95,9 @@ export class ModelThreads {
     };
   }
 
+  /** Drops the tasks waiting, lets the runs under way end (see {@link embed}), then stops. */
   async close(): Promise<void> {
-    await Promise.all([this.query.destroy(), this.passages.destroy()]);
+    await Promise.all([this.query.close({ force: true }), this.passages.close({ force: true })]);
   }
 }
 

@@ -403,7 +403,9 @@ export function weighedTerms(index: LexicalIndex, query: QueryTerms): WeightedTe
 }
 
 /**
- * Upserts the documents' lexical records; an older revision never replaces a newer one.
+ * Upserts the documents' lexical records; an older revision never replaces a newer one, and
+ * the record of the same revision under the same analyzer is kept as it is (the lexical pass
+ * wrote it before the batch that embeds the document came to it).
  * The ids of the records stored.
  */
 async function storeRecords(
@@ -423,7 +425,8 @@ async function storeRecords(
             SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
                 lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
                 terms = EXCLUDED.terms, postings = EXCLUDED.postings
-          WHERE l.revision <= EXCLUDED.revision
+          WHERE l.revision < EXCLUDED.revision
+             OR (l.revision = EXCLUDED.revision AND l.analyzer <> EXCLUDED.analyzer)
          RETURNING document_id`,
     [
       documents.map((d) => d.documentId),

@@ -5,7 +5,14 @@ import { isDatabaseUnavailable } from '../../database/database-errors';
 import { EMBEDDER, Embedder, EmbeddingError } from '../embedders/embedder.interface';
 import { ChunkerOptions, DEFAULT_CHUNKER_OPTIONS } from '../work/markdown-chunker';
 import { LexicalStore } from '../lexical/lexical.store';
-import { VectorLease, VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
+import {
+  LexicalWorkRow,
+  VectorLease,
+  VectorQueueRepository,
+  VectorWorkRow,
+} from './vector-queue.repository';
+import type { PreparedChunk } from '../work/vector-work';
+import type { LexicalRecord } from '../lexical/lexical-record';
 import { DocumentPoints, VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { EmbedderMetrics } from '../embedders/embedder.metrics';
@@ -101,25 +108,10 @@ export class VectorBatchProcessor {
         this.embedderMetrics.embeddingRequests.inc({ provider: 'local', outcome: 'success' });
         this.embedder.recordSuccess?.();
       }
-      const headings = prepared.chunks.map((chunks) =>
-        chunks.map((chunk) => chunk.headings.join(' › ')),
-      );
+      const headings = headingsOf(prepared.chunks);
       // Lexical search gets the passages and terms before the store and the embedder are
       // asked: it keeps up even while either is down. Removed and skipped documents lose theirs.
-      await this.lexical.write(
-        embeddable.map((item, i) => ({
-          documentId: item.document_id,
-          revision: item.revision,
-          tags: item.tags,
-          passages: prepared.chunks[i].map((chunk, k) => ({
-            index: chunk.index,
-            heading: headings[i][k],
-            content: chunk.content,
-          })),
-          record: prepared.records[i],
-        })),
-        gone,
-      );
+      await this.writeLexical(embeddable, prepared, headings, gone);
       // Lexical search is current from here on, even if the store or the embedder fails.
       await this.stores.ready();
       await this.store.deleteDocuments(gone);
@@ -213,6 +205,46 @@ export class VectorBatchProcessor {
     }
   }
 
+  /**
+   * The lexical pass alone (lexical-first.lane.ts): chunks and analyses `items` and writes
+   * their passages and lexical records, so that they are found by their words before the
+   * embedder, slower by far, gets to them. Skipped documents are left to the batches.
+   */
+  async indexLexically(items: readonly LexicalWorkRow[], signal: AbortSignal): Promise<number> {
+    const indexable = items.filter((item) => !this.isSkipped(item));
+    if (indexable.length === 0) return 0;
+    const prepared = await this.pool.prepare(
+      indexable.map((i) => ({ id: i.document_id, title: i.title, body: i.body })),
+      this.chunker,
+      undefined,
+      signal,
+    );
+    await this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
+    return indexable.length;
+  }
+
+  private async writeLexical(
+    items: ReadonlyArray<Pick<VectorWorkRow, 'document_id' | 'revision' | 'tags'>>,
+    prepared: { chunks: PreparedChunk[][]; records: LexicalRecord[] },
+    headings: string[][],
+    gone: readonly string[],
+  ): Promise<void> {
+    await this.lexical.write(
+      items.map((item, i) => ({
+        documentId: item.document_id,
+        revision: item.revision,
+        tags: item.tags,
+        passages: prepared.chunks[i].map((chunk, k) => ({
+          index: chunk.index,
+          heading: headings[i][k],
+          content: chunk.content,
+        })),
+        record: prepared.records[i],
+      })),
+      gone,
+    );
+  }
+
   private async embed(
     texts: string[],
     tokens: number[],
@@ -285,12 +317,17 @@ export class VectorBatchProcessor {
     this.metrics.documents.inc({ result });
   }
 
-  private isSkipped(item: VectorWorkRow): boolean {
+  private isSkipped(item: Pick<VectorWorkRow, 'document_id' | 'body'>): boolean {
     return (
       item.body.trim() === '' ||
       this.config.vectorSkipPrefixes.some((prefix) => item.document_id.startsWith(prefix))
     );
   }
+}
+
+/** Each chunk's heading path as shown (`Guide › Install`). */
+function headingsOf(chunks: readonly PreparedChunk[][]): string[][] {
+  return chunks.map((list) => list.map((chunk) => chunk.headings.join(' › ')));
 }
 
 export function leaseOf(item: VectorWorkRow): VectorLease {

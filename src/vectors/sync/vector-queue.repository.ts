@@ -24,6 +24,23 @@ export interface VectorWorkRow {
   lease: string;
 }
 
+/** A pending document the lexical pass reads, with its place in the queue. */
+export interface LexicalWorkRow {
+  document_id: string;
+  revision: number;
+  title: string;
+  tags: string[];
+  body: string;
+  /** Where it stands in the queue: the cursor of the next read starts after it. */
+  queued_at: Date;
+}
+
+/** A place in the queue of pending documents: queue time, then id. */
+export interface QueueCursor {
+  readonly queuedAt: Date;
+  readonly documentId: string;
+}
+
 export interface VectorErrorRow {
   document_id: string;
   error: string | null;
@@ -64,6 +81,34 @@ export class VectorQueueRepository {
    */
   async claim(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
     return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
+  }
+
+  /**
+   * Up to `limit` pending documents after `after` in queue order whose lexical record is not
+   * that of their revision (under this analyzer), leaving out deleted ones and those whose id
+   * starts with one of `skipped` (LIKE patterns). Reads the pending index from the cursor on:
+   * the documents already indexed lexically and waiting to be embedded are passed once.
+   */
+  async lexicalBehind(
+    after: QueueCursor | null,
+    analyzer: number,
+    skipped: readonly string[],
+    limit: number,
+  ): Promise<LexicalWorkRow[]> {
+    return this.dataSource.query(
+      `SELECT d.document_id, d.revision, d.title, d.tags, d.body, d.vector_queued_at AS queued_at
+         FROM kb_documents d
+        WHERE d.vector_status = 'pending'
+          AND ($1::timestamptz IS NULL OR (d.vector_queued_at, d.document_id) > ($1, $2::text))
+          AND d.deleted_at IS NULL AND d.body <> ''
+          AND NOT (d.document_id LIKE ANY($4::text[]))
+          AND NOT EXISTS (SELECT 1 FROM kb_lexical_documents l
+                           WHERE l.document_id = d.document_id AND l.revision >= d.revision
+                             AND l.analyzer = $3)
+        ORDER BY d.vector_queued_at, d.document_id
+        LIMIT $5`,
+      [after?.queuedAt ?? null, after?.documentId ?? null, analyzer, skipped, limit],
+    );
   }
 
   /**

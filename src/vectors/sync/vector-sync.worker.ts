@@ -13,6 +13,7 @@ import {
 import { VectorQueueRepository, VectorWorkRow } from './vector-queue.repository';
 import { VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
+import { LexicalFirstLane } from './lexical-first.lane';
 
 /** Documents claimed and processed together (one embed call, one store write, one update). */
 export const BATCH_DOCUMENTS = 16;
@@ -72,6 +73,7 @@ export class VectorSyncWorker {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly stores: VectorStoreInitializer,
+    private readonly lexicalFirst: LexicalFirstLane,
   ) {
     // A store that dropped another embedder's vectors needs every document embedded again.
     stores.onReset(async () => {
@@ -101,12 +103,14 @@ export class VectorSyncWorker {
     this.running = true;
     this.stopping = new Promise((resolve) => (this.signalStop = resolve));
     this.loop = this.run();
+    this.lexicalFirst.start();
   }
 
   /** Something may be pending: look at the queue again (cheap; calls coalesce). */
   wake(): void {
     this.wakeRequested = true;
     this.wakeWaiter?.();
+    this.lexicalFirst.wake();
   }
 
   /**
@@ -130,7 +134,7 @@ export class VectorSyncWorker {
     this.running = false;
     this.signalStop();
     this.wake();
-    await this.loop;
+    await Promise.all([this.loop, this.lexicalFirst.stop()]);
     const all = () => Promise.allSettled([...this.batches].map((b) => b.done));
     if (!(await settlesWithin(all(), STOP_GRACE_MS))) {
       this.logger.log(`stopping: aborting ${this.state.in_progress} documents in progress`);

@@ -1,0 +1,130 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { isDatabaseUnavailable } from '../../database/database-errors';
+import { escapeLike } from '../../documents/document-id';
+import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
+import { ANALYZER_VERSION } from '../text/analyzer';
+import { VectorBatchProcessor } from './vector-batch.processor';
+import { QueueCursor, VectorQueueRepository } from './vector-queue.repository';
+
+/** Documents read and indexed lexically at a time. */
+const LEXICAL_BATCH = 64;
+/** Sleep when nothing is behind, unless woken sooner. */
+const IDLE_MS = 5000;
+/** Back off after a failure (PostgreSQL away, the chunking threads busy). */
+const FAILURE_MS = 1000;
+/**
+ * The walk starts from the head of the queue again at least this often: a write whose
+ * transaction began before the cursor's time and committed after is found then (the batches
+ * would index it anyway, later).
+ */
+const RESCAN_MS = 60_000;
+
+/**
+ * The lexical pass of the pipeline, ahead of the embedder. The batches take pending
+ * documents oldest first and index each lexically just before embedding it; with an embedding
+ * model (a few documents a second on two cores) or a remote server, a document written
+ * behind a backlog would wait minutes to be found by its words. This lane walks the pending
+ * documents in queue order and writes the passages and lexical records of those whose record
+ * is not of their revision, so that lexical search serves a new document within a second
+ * whatever the embedding backlog; the batches then skip rewriting them (same revision).
+ * Only with an embedder slower than chunking: with the hashing embedder the batches are as
+ * fast as this pass would be. Several processes may run it: a record is written once per
+ * revision whoever writes it first.
+ */
+@Injectable()
+export class LexicalFirstLane {
+  private readonly logger = new Logger('LexicalFirstLane');
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private abort = new AbortController();
+  private wakeRequested = false;
+  private wakeWaiter: (() => void) | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queue: VectorQueueRepository,
+    private readonly processor: VectorBatchProcessor,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+  ) {}
+
+  /** Whether this process's embedder is slow enough for the lane to matter. */
+  get wanted(): boolean {
+    return this.embedder.provider !== 'local';
+  }
+
+  start(): void {
+    if (this.running || !this.wanted) return;
+    this.running = true;
+    this.abort = new AbortController();
+    this.loop = this.run();
+  }
+
+  /** Documents may be pending: look again (calls coalesce). */
+  wake(): void {
+    this.wakeRequested = true;
+    this.wakeWaiter?.();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.abort.abort();
+    this.wake();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
+    let cursor: QueueCursor | null = null;
+    let rescanAt = Date.now() + RESCAN_MS;
+    while (this.running) {
+      if (Date.now() >= rescanAt) {
+        cursor = null;
+        rescanAt = Date.now() + RESCAN_MS;
+      }
+      try {
+        const rows = await this.queue.lexicalBehind(
+          cursor,
+          ANALYZER_VERSION,
+          skipped,
+          LEXICAL_BATCH,
+        );
+        if (rows.length === 0) {
+          cursor = null;
+          await this.sleep(IDLE_MS);
+          continue;
+        }
+        await this.processor.indexLexically(rows, this.abort.signal);
+        const last = rows[rows.length - 1];
+        cursor = { queuedAt: last.queued_at, documentId: last.document_id };
+      } catch (error) {
+        if (!this.running) break;
+        if (!isDatabaseUnavailable(error)) {
+          this.logger.warn(
+            `lexical pass: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+        await this.sleep(FAILURE_MS);
+      }
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    if (this.wakeRequested) {
+      this.wakeRequested = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeWaiter = done;
+    });
+    this.wakeWaiter = undefined;
+    this.wakeRequested = false;
+  }
+}
