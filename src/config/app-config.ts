@@ -140,8 +140,7 @@ export class AppConfig {
   /** `RATE_LIMIT_ADMIN_WRITES`: REST writes under `/documents` per principal. */
   readonly rateLimitAdminWrites: RateLimit | undefined;
   /** `SEARCH_CANDIDATES`: documents each side of a hybrid search contributes to the fusion. */
-  /** `SEARCH_CANDIDATES` when set; otherwise the embedder's own (embeddings-choice.ts). */
-  readonly searchCandidates: number | undefined;
+  readonly searchCandidates: number;
   /**
    * `SEARCH_VECTOR_WEIGHT`: the vector side's share in the fusion, 0 to 1 (the lexical
    * side's is the rest); defaults per embedder, chosen on the retrieval benchmark

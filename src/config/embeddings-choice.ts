@@ -10,14 +10,6 @@ import {
 import { knownModel, type KnownModel } from '../models/known-models';
 import { listFolders, readInstalled, type InstalledModel } from '../models/model-store';
 
-/**
- * Documents each side contributes to the fusion: with an embedding model the vector side's
- * 21st–50th are still answers often enough to be worth fusing (chosen on the retrieval
- * benchmark, docs/search.md); the latent-semantic model's are not (20 ranked better there).
- */
-const MODEL_CANDIDATES = 50;
-const LSA_CANDIDATES = 20;
-
 /** The model suggested when none is installed: the strongest of the known small ones. */
 export const SUGGESTED_MODEL = 'bge-small-en-v1.5';
 
@@ -43,8 +35,6 @@ export class EmbeddingsChoice {
      * for a sentence (SEARCH_VECTOR_WEIGHT for both, or this embedder's own).
      */
     readonly vectorWeights: VectorWeights,
-    /** Documents each side contributes to the fusion (SEARCH_CANDIDATES, or this embedder's). */
-    readonly candidates: number,
     /** With `model`: the installed model. */
     readonly installed?: InstalledModel,
     /** With `openai`: the model's description when it is one this server knows (its prefixes). */
@@ -66,7 +56,6 @@ export class EmbeddingsChoice {
         'openai',
         `${model} on ${config.openaiBaseUrl ?? 'OpenAI'}`,
         weight(OPENAI_VECTOR_WEIGHTS),
-        config.searchCandidates ?? MODEL_CANDIDATES,
         undefined,
         knownModel(model),
       );
@@ -77,7 +66,6 @@ export class EmbeddingsChoice {
         'model',
         `${installed.model.name} (EMBEDDINGS_MODEL), from ${installed.dir}`,
         weight(MODEL_VECTOR_WEIGHTS),
-        config.searchCandidates ?? MODEL_CANDIDATES,
         installed,
       );
     }
@@ -92,7 +80,6 @@ export class EmbeddingsChoice {
         'model',
         `${installed[0].model.name}, the one model installed in ${config.modelsDir}${aside}`,
         weight(MODEL_VECTOR_WEIGHTS),
-        config.searchCandidates ?? MODEL_CANDIDATES,
         installed[0],
       );
     }
@@ -104,12 +91,7 @@ export class EmbeddingsChoice {
       config.localSemantic === 'lsa'
         ? 'the latent-semantic model learnt from the documents'
         : 'hashed vectors (LOCAL_SEMANTIC=off)';
-    return new EmbeddingsChoice(
-      'hashing',
-      `${ranking}: ${why}`,
-      weight(LOCAL_VECTOR_WEIGHTS),
-      config.searchCandidates ?? LSA_CANDIDATES,
-    );
+    return new EmbeddingsChoice('hashing', `${ranking}: ${why}`, weight(LOCAL_VECTOR_WEIGHTS));
   }
 }
 

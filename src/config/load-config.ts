@@ -205,7 +205,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // On by default where others can reach the server; off on loopback unless asked for.
     rateLimitToolCalls: parseRateLimit(given, 'RATE_LIMIT_TOOL_CALLS', !loopback),
     rateLimitAdminWrites: parseRateLimit(given, 'RATE_LIMIT_ADMIN_WRITES', !loopback),
-    searchCandidates: optionalInteger(read, 'SEARCH_CANDIDATES', 10, 500),
+    searchCandidates: integer(read, 'SEARCH_CANDIDATES', 10, 500),
     searchVectorWeight: optionalDecimal(read, 'SEARCH_VECTOR_WEIGHT', 0, 1),
     shutdownTimeoutMs: integer(read, 'SHUTDOWN_TIMEOUT_MS', 0, 600_000),
     shutdownDrainMs: integer(read, 'SHUTDOWN_DRAIN_MS', 0, 60_000),

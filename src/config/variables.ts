@@ -371,8 +371,7 @@ export const VARIABLES = {
   SEARCH_CANDIDATES: {
     group: 'Search and embeddings',
     meaning: 'documents each side contributes to the fusion',
-    fallback:
-      '`50` with an embedding model (local or OpenAI-compatible), `20` with the latent-semantic model',
+    value: '20',
   },
   SEARCH_VECTOR_WEIGHT: {
     group: 'Search and embeddings',

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import type { TextKind } from '../../models/onnx-encoder';
@@ -12,13 +13,21 @@ const PASSAGE_IDLE_MS = 5 * 60_000;
 const PASSAGE_NICE = 10;
 /** Texts per passage task: a task's run is the unit a waiting query's turn comes after. */
 export const PASSAGES_PER_TASK = 16;
+/**
+ * Query threads at most: one is kept loaded; a second starts when searches come faster than
+ * one thread embeds them (ten at a time queued some 35 ms behind each other on one), and
+ * stops after a minute without work.
+ */
+const QUERY_THREADS = Math.min(2, availableParallelism());
+const SECOND_QUERY_IDLE_MS = 60_000;
 
 /**
  * The worker threads that run an embedding model, so that ONNX Runtime (which holds its
  * calling thread for a whole run) never holds the request loop:
  *
- * - one **query** thread, at normal priority and with one ONNX Runtime thread, kept loaded:
- *   a search's query is embedded at once, never behind a batch of passages;
+ * - a **query** thread, at normal priority and with one ONNX Runtime thread, kept loaded: a
+ *   search's query is embedded at once, never behind a batch of passages (and a second one
+ *   while searches come faster than one embeds them);
  * - one **passage** thread at a lower priority, with `passageThreads` ONNX Runtime threads,
  *   taking the pipeline's batches {@link PASSAGES_PER_TASK} texts at a time, stopped when idle.
  *
@@ -38,8 +47,8 @@ export class ModelThreads {
       name: 'default',
       workerData: { ...data, threads: 1 } satisfies ModelThreadData,
       minThreads: 1,
-      maxThreads: 1,
-      idleTimeout: Infinity,
+      maxThreads: QUERY_THREADS,
+      idleTimeout: SECOND_QUERY_IDLE_MS,
     });
     this.passages = new Piscina({
       filename,

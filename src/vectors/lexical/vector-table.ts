@@ -1,3 +1,5 @@
+import { compiled, I32, oneFunctionModule, op, simd, V128, vector } from '../../common/wasm-module';
+
 /**
  * Vectors of one length back to back in WebAssembly memory, and the dot product of each with
  * a query computed with 128-bit SIMD (four float32 lanes at a time): the exact scan of the
@@ -117,45 +119,16 @@ const OUT_AT = 4096;
 const CHUNK_ROWS = (PAGE_BYTES - OUT_AT) / 4;
 const ROWS_AT = PAGE_BYTES;
 
-let compiled: WebAssembly.Module | null | undefined;
+let dots: WebAssembly.Module | null | undefined;
 
 /** The compiled module, or null where this runtime has no WebAssembly SIMD. */
 function dotsModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    const bytes = dotsModuleBytes();
-    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  }
-  return compiled;
+  if (dots === undefined) dots = compiled(dotsModuleBytes());
+  return dots;
 }
 
 /** The binary of the module described above (WebAssembly 1.0 with the SIMD proposal). */
 export function dotsModuleBytes(): Uint8Array {
-  const I32 = 0x7f;
-  const V128 = 0x7b;
-  const op = {
-    block: 0x02,
-    loop: 0x03,
-    end: 0x0b,
-    br: 0x0c,
-    brIf: 0x0d,
-    get: 0x20,
-    set: 0x21,
-    tee: 0x22,
-    f32Store: 0x38,
-    i32Const: 0x41,
-    i32LtU: 0x49,
-    i32GeU: 0x4f,
-    i32Add: 0x6a,
-    i32Shl: 0x74,
-    f32Add: 0x92,
-    emptyType: 0x40,
-  };
-  // SIMD instructions: the 0xfd prefix and their number (LEB128).
-  const v128Load = [0xfd, 0x00, 4, 0]; // align 2^4, offset 0
-  const v128Zero = [0xfd, 0x0c, ...new Array<number>(16).fill(0)];
-  const f32x4Mul = [0xfd, 0xe6, 0x01];
-  const f32x4Add = [0xfd, 0xe4, 0x01];
-  const lane = (n: number) => [0xfd, 0x1f, n]; // f32x4.extract_lane
   // Parameters 0–4: rows, count, stride, query, out; locals 5: row, 6: byte in row, 7: sums.
   const [rows, count, stride, query, out, row, j, sums] = [0, 1, 2, 3, 4, 5, 6, 7];
   // prettier-ignore
@@ -164,18 +137,18 @@ export function dotsModuleBytes(): Uint8Array {
     op.block, op.emptyType,
     op.loop, op.emptyType,
     op.get, row, op.get, count, op.i32GeU, op.brIf, 1,
-    ...v128Zero, op.set, sums,
+    ...simd.zero, op.set, sums,
     op.i32Const, 0, op.set, j,
     op.loop, op.emptyType,
     op.get, sums,
-    op.get, rows, op.get, j, op.i32Add, ...v128Load,
-    op.get, query, op.get, j, op.i32Add, ...v128Load,
-    ...f32x4Mul, ...f32x4Add, op.set, sums,
+    op.get, rows, op.get, j, op.i32Add, ...simd.load,
+    op.get, query, op.get, j, op.i32Add, ...simd.load,
+    ...simd.f32x4Mul, ...simd.f32x4Add, op.set, sums,
     op.get, j, op.i32Const, 16, op.i32Add, op.tee, j, op.get, stride, op.i32LtU, op.brIf, 0,
     op.end,
     op.get, out, op.get, row, op.i32Const, 2, op.i32Shl, op.i32Add,
-    op.get, sums, ...lane(0), op.get, sums, ...lane(1), op.f32Add,
-    op.get, sums, ...lane(2), op.f32Add, op.get, sums, ...lane(3), op.f32Add,
+    op.get, sums, ...simd.f32x4Lane(0), op.get, sums, ...simd.f32x4Lane(1), op.f32Add,
+    op.get, sums, ...simd.f32x4Lane(2), op.f32Add, op.get, sums, ...simd.f32x4Lane(3), op.f32Add,
     op.f32Store, 2, 0,
     op.get, rows, op.get, stride, op.i32Add, op.set, rows,
     op.get, row, op.i32Const, 1, op.i32Add, op.set, row,
@@ -184,36 +157,5 @@ export function dotsModuleBytes(): Uint8Array {
     op.end,
     op.end,
   ];
-  return Uint8Array.from([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0]])),
-    ...section(2, vector([[...name('env'), ...name('memory'), 0x02, 0x00, 1]])),
-    ...section(3, vector([[0]])),
-    ...section(7, vector([[...name('dots'), 0x00, 0]])),
-    ...section(10, vector([[...leb128(code.length), ...code]])),
-  ]);
-}
-
-function leb128(value: number): number[] {
-  const bytes: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) byte |= 0x80;
-    bytes.push(byte);
-  } while (value !== 0);
-  return bytes;
-}
-
-function vector(items: number[][]): number[] {
-  return [...leb128(items.length), ...items.flat()];
-}
-
-function section(id: number, content: number[]): number[] {
-  return [id, ...leb128(content.length), ...content];
-}
-
-function name(text: string): number[] {
-  const bytes = [...Buffer.from(text, 'utf8')];
-  return [...leb128(bytes.length), ...bytes];
+  return oneFunctionModule('dots', code);
 }

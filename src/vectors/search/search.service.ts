@@ -103,7 +103,7 @@ export class SearchService {
       const { hits, lexemes } = await this.lexicalSide(parsed.query, limit, scope);
       return { mode, results: this.present(hits, parsed.query, lexemes) };
     }
-    const depth = Math.max(limit, this.choice.candidates);
+    const depth = Math.max(limit, this.config.searchCandidates);
     const [lexical, vector] = await Promise.all([
       this.lexicalSide(parsed.query, depth, scope),
       this.vectorSide(parsed.query, depth, scope, input.signal, input.access).then(

@@ -1,3 +1,5 @@
+import { Int8Rows } from './int8-rows';
+
 export interface IndexedChunk {
   readonly chunkIndex: number;
   readonly vector: Float32Array;
@@ -37,42 +39,29 @@ interface Entry {
   readonly ancestors: readonly string[];
 }
 
-/**
- * Slots per block of vectors. The index grows a block at a time (4096 × 768 dimensions ×
- * 4 bytes = 12.6 MB for the local embedder), never by copying what it holds: doubling one
- * big array at 30 000 chunks would allocate 200 MB and hold the event loop for a tenth of a
- * second.
- */
-const BLOCK_BITS = 12;
-const BLOCK_SLOTS = 1 << BLOCK_BITS;
-const SLOT_MASK = BLOCK_SLOTS - 1;
 /** Below this share of all chunks, a filtered search scores only the documents it allows. */
 const SPARSE_SHARE = 0.25;
 
 /**
- * Exact cosine search over chunk vectors held in memory.
- *
- * Vectors are stored in blocks of {@link BLOCK_SLOTS} slots, each dimension-major (the
- * block's values of dimension 0, then of dimension 1, ...), so scoring walks memory in
- * order, four dimensions per pass, and skips every dimension where the query is zero. Queries from the local
- * embedder are sparse (a few dozen non-zero dimensions), which makes a scan of 30 000 chunks
- * take well under a millisecond; a dense query (OpenAI) costs `dimensions × chunks`
- * multiply-adds. Folder and tag filters are answered from inverted sets, and a filter that
- * leaves few documents scores only theirs. Stored vectors are unit length, so the dot
- * product is the cosine.
+ * Approximate cosine search over chunk vectors held in memory, one signed byte a dimension
+ * ({@link Int8Rows}: a quarter of float32's memory, sixteen dimensions per SIMD step). The
+ * scores it returns are within some 1 % of the cosine; the store computes the exact cosine
+ * of the candidates it keeps from their stored float32 vectors (postgres.vector-store.ts), so
+ * the order it answers is the exact one among them. Folder and tag filters are answered from
+ * inverted sets, and a filter that leaves few documents scores only theirs.
  */
 export class ChunkIndex {
+  private readonly rows: Int8Rows;
   private capacity = 0;
   /** Slots below this may be in use; scoring stops here. */
   private highWater = 0;
-  /** Block `b` holds slots `b × BLOCK_SLOTS` onwards, dimension `d` at `d × BLOCK_SLOTS`. */
-  private readonly blocks: Float32Array[] = [];
   /** Document ordinal of each slot, -1 for a free slot. */
   private slotDocument = new Int32Array(0);
   private slotChunk = new Int32Array(0);
-  private scores = new Float64Array(0);
   private best = new Float64Array(0);
   private bestSlot = new Int32Array(0);
+  private second = new Float64Array(0);
+  private secondSlot = new Int32Array(0);
   private readonly freeSlots: number[] = [];
   private readonly entries: (Entry | undefined)[] = [];
   private readonly freeOrdinals: number[] = [];
@@ -80,7 +69,9 @@ export class ChunkIndex {
   private readonly byFolder = new Map<string, Set<number>>();
   private readonly byTag = new Map<string, Set<number>>();
 
-  constructor(readonly dimensions: number) {}
+  constructor(readonly dimensions: number) {
+    this.rows = new Int8Rows(dimensions);
+  }
 
   get documentCount(): number {
     return this.byId.size;
@@ -90,9 +81,9 @@ export class ChunkIndex {
     return this.highWater - this.freeSlots.length;
   }
 
-  /** Bytes held by the vectors (the dominant cost: 4 × dimensions per chunk slot). */
+  /** Bytes held by the vectors (the dominant cost: a byte a dimension per chunk slot). */
   get vectorBytes(): number {
-    return this.blocks.length * BLOCK_SLOTS * this.dimensions * 4;
+    return this.rows.byteLength;
   }
 
   /** Revision and chunk count held for a document, `undefined` when none. */
@@ -130,15 +121,7 @@ export class ChunkIndex {
       entry.slots.push(slot);
       this.slotDocument[slot] = ordinal;
       this.slotChunk[slot] = chunk.chunkIndex;
-      const vector = chunk.vector;
-      let norm = 0;
-      for (let d = 0; d < vector.length; d++) norm += vector[d] * vector[d];
-      const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-      const block = this.blocks[slot >> BLOCK_BITS];
-      const offset = slot & SLOT_MASK;
-      for (let d = 0; d < vector.length; d++) {
-        block[d * BLOCK_SLOTS + offset] = vector[d] * scale;
-      }
+      this.rows.set(slot, unit(chunk.vector));
     }
   }
 
@@ -146,9 +129,6 @@ export class ChunkIndex {
     const entry = this.byId.get(documentId);
     if (!entry) return;
     for (const slot of entry.slots) {
-      const block = this.blocks[slot >> BLOCK_BITS];
-      const offset = slot & SLOT_MASK;
-      for (let d = 0; d < this.dimensions; d++) block[d * BLOCK_SLOTS + offset] = 0;
       this.slotDocument[slot] = -1;
       this.freeSlots.push(slot);
     }
@@ -159,107 +139,68 @@ export class ChunkIndex {
     this.freeOrdinals.push(entry.ordinal);
   }
 
-  /** The `limit` documents with the best chunk most similar to `query`, best first. */
-  search(query: Float32Array, limit: number, filter: IndexFilter = {}): IndexHit[] {
+  /**
+   * The `limit` documents with the best chunk most similar to `query` (approximately: see
+   * the class), best first; with `chunksPerDocument` 2, each one's second best chunk too,
+   * right after its best (what an exact rescoring needs when two chunks score nearly alike).
+   */
+  search(
+    query: Float32Array,
+    limit: number,
+    filter: IndexFilter = {},
+    chunksPerDocument: 1 | 2 = 1,
+  ): IndexHit[] {
     if (query.length !== this.dimensions) {
       throw new Error(`query of ${query.length} dimensions for an index of ${this.dimensions}`);
     }
     if (this.highWater === 0 || limit < 1) return [];
-    const dims: number[] = [];
-    const weights: number[] = [];
-    let norm = 0;
-    for (let d = 0; d < query.length; d++) {
-      if (query[d] === 0) continue;
-      dims.push(d);
-      weights.push(query[d]);
-      norm += query[d] * query[d];
-    }
-    if (norm === 0) return [];
-    const scale = 1 / Math.sqrt(norm);
-    for (let i = 0; i < weights.length; i++) weights[i] *= scale;
-
+    const q = unit(query);
+    if (!q.some((x) => x !== 0)) return [];
     const allowed = this.allowed(filter);
     // Scratch arrays reused across searches (a search runs to the end synchronously).
     if (this.best.length < this.entries.length) {
       this.best = new Float64Array(this.capacity);
       this.bestSlot = new Int32Array(this.capacity);
+      this.second = new Float64Array(this.capacity);
+      this.secondSlot = new Int32Array(this.capacity);
     }
     const best = this.best.fill(-Infinity, 0, this.entries.length);
-    const bestSlot = this.bestSlot;
+    const second = this.second.fill(-Infinity, 0, this.entries.length);
+    const { bestSlot, secondSlot } = this;
+    const keep = (slot: number, score: number) => {
+      const ordinal = this.slotDocument[slot];
+      if (ordinal < 0 || (allowed !== undefined && !allowed.has(ordinal))) return;
+      if (score > best[ordinal]) {
+        second[ordinal] = best[ordinal];
+        secondSlot[ordinal] = bestSlot[ordinal];
+        best[ordinal] = score;
+        bestSlot[ordinal] = slot;
+      } else if (score > second[ordinal]) {
+        second[ordinal] = score;
+        secondSlot[ordinal] = slot;
+      }
+    };
     if (allowed !== undefined && this.slotsOf(allowed) < this.chunkCount * SPARSE_SHARE) {
-      this.scoreSparse(allowed, dims, weights, best, bestSlot);
+      for (const ordinal of allowed) {
+        for (const slot of this.entries[ordinal]!.slots) keep(slot, this.rows.score(q, slot));
+      }
     } else {
-      this.scoreAll(dims, weights, allowed, best, bestSlot);
+      this.rows.scores(q, this.highWater, keep);
     }
-    return topK(best, this.entries.length, limit).map((ordinal) => ({
-      documentId: this.entries[ordinal]!.documentId,
-      chunkIndex: this.slotChunk[bestSlot[ordinal]],
-      score: best[ordinal],
-    }));
-  }
-
-  /** Every chunk scored column by column (four query dimensions per pass over a block). */
-  private scoreAll(
-    dims: number[],
-    weights: number[],
-    allowed: Set<number> | undefined,
-    best: Float64Array,
-    bestSlot: Int32Array,
-  ): void {
-    const n = this.highWater;
-    const scores = this.scores;
-    scores.fill(0, 0, n);
-    for (let b = 0; b * BLOCK_SLOTS < n; b++) {
-      const block = this.blocks[b];
-      const base = b * BLOCK_SLOTS;
-      const slots = Math.min(BLOCK_SLOTS, n - base);
-      const column = (i: number) =>
-        block.subarray(dims[i] * BLOCK_SLOTS, dims[i] * BLOCK_SLOTS + slots);
-      const out = scores.subarray(base, base + slots);
-      let i = 0;
-      for (; i + 3 < dims.length; i += 4) {
-        const [c0, c1, c2, c3] = [column(i), column(i + 1), column(i + 2), column(i + 3)];
-        const [w0, w1, w2, w3] = [weights[i], weights[i + 1], weights[i + 2], weights[i + 3]];
-        for (let s = 0; s < slots; s++) out[s] += w0 * c0[s] + w1 * c1[s] + w2 * c2[s] + w3 * c3[s];
+    return topK(best, this.entries.length, limit).flatMap((ordinal) => {
+      const documentId = this.entries[ordinal]!.documentId;
+      const hits = [
+        { documentId, chunkIndex: this.slotChunk[bestSlot[ordinal]], score: best[ordinal] },
+      ];
+      if (chunksPerDocument === 2 && second[ordinal] > -Infinity) {
+        hits.push({
+          documentId,
+          chunkIndex: this.slotChunk[secondSlot[ordinal]],
+          score: second[ordinal],
+        });
       }
-      for (; i < dims.length; i++) {
-        const c = column(i);
-        const w = weights[i];
-        for (let s = 0; s < slots; s++) out[s] += w * c[s];
-      }
-    }
-    for (let s = 0; s < n; s++) {
-      const ordinal = this.slotDocument[s];
-      if (ordinal < 0 || (allowed !== undefined && !allowed.has(ordinal))) continue;
-      if (scores[s] > best[ordinal]) {
-        best[ordinal] = scores[s];
-        bestSlot[ordinal] = s;
-      }
-    }
-  }
-
-  /** Only the chunks of the allowed documents, each scored on the query's dimensions. */
-  private scoreSparse(
-    allowed: Set<number>,
-    dims: number[],
-    weights: number[],
-    best: Float64Array,
-    bestSlot: Int32Array,
-  ): void {
-    for (const ordinal of allowed) {
-      for (const slot of this.entries[ordinal]!.slots) {
-        const block = this.blocks[slot >> BLOCK_BITS];
-        const offset = slot & SLOT_MASK;
-        let score = 0;
-        for (let i = 0; i < dims.length; i++) {
-          score += weights[i] * block[dims[i] * BLOCK_SLOTS + offset];
-        }
-        if (score > best[ordinal]) {
-          best[ordinal] = score;
-          bestSlot[ordinal] = slot;
-        }
-      }
-    }
+      return hits;
+    });
   }
 
   /** Ordinals the filter allows, `undefined` for no filter. */
@@ -297,19 +238,26 @@ export class ChunkIndex {
     return this.highWater++;
   }
 
-  /** One more block of slots; what the index holds stays where it is. */
+  /** Room for more slots' bookkeeping (the vectors grow in Int8Rows, never copied whole). */
   private grow(): void {
-    this.blocks.push(new Float32Array(this.dimensions * BLOCK_SLOTS));
-    const capacity = this.capacity + BLOCK_SLOTS;
+    const capacity = Math.max(1024, Math.ceil(this.capacity * 1.5));
     const slotDocument = new Int32Array(capacity).fill(-1);
     slotDocument.set(this.slotDocument.subarray(0, this.highWater));
     const slotChunk = new Int32Array(capacity);
     slotChunk.set(this.slotChunk.subarray(0, this.highWater));
     this.slotDocument = slotDocument;
     this.slotChunk = slotChunk;
-    this.scores = new Float64Array(capacity);
     this.capacity = capacity;
   }
+}
+
+/** `vector` scaled to unit length (zeros stay zeros). */
+function unit(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (let d = 0; d < vector.length; d++) norm += vector[d] * vector[d];
+  if (norm === 0 || Math.abs(norm - 1) < 1e-6) return vector;
+  const scale = 1 / Math.sqrt(norm);
+  return vector.map((x) => x * scale);
 }
 
 function addTo(map: Map<string, Set<number>>, key: string, ordinal: number): void {

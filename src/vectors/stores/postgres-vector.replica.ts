@@ -78,9 +78,14 @@ export class PostgresVectorReplica {
   }
 
   /** Searches the copy, reading the change log first when the last read is old enough. */
-  async search(query: Float32Array, limit: number, filter: IndexFilter): Promise<IndexHit[]> {
+  async search(
+    query: Float32Array,
+    limit: number,
+    filter: IndexFilter,
+    chunksPerDocument: 1 | 2 = 1,
+  ): Promise<IndexHit[]> {
     if (!this.index || Date.now() - this.lastRefresh >= REFRESH_INTERVAL_MS) await this.refresh();
-    return this.index!.search(query, limit, filter);
+    return this.index!.search(query, limit, filter, chunksPerDocument);
   }
 
   /**
