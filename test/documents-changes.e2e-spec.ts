@@ -302,6 +302,13 @@ describe('change feed', () => {
 
     beforeAll(async () => {
       repository = t.app.get(ChangeFeedRepository);
+      // A folder imported long ago and never written since: its rows have the oldest ids.
+      await db.query(
+        `INSERT INTO kb_audit (operation, document_id, revision, actor, at)
+         SELECT 'create', 'archive/2024/doc-' || i || '.md', 1, 'importer',
+                now() - interval '200 days' + i * interval '1 second'
+           FROM generate_series(1, 700) AS i`,
+      );
       // 20 folders of 7 subfolders, five actors, a write a minute for 70 days; then a few
       // refused attempts by a rare actor, long ago.
       await db.query(
@@ -330,8 +337,16 @@ describe('change feed', () => {
         1000,
         { from: 'f3/s2/', to: 'f3/s20', before: 'middle' },
       ],
-      // A twentieth of the rows: the newest first, through the primary key.
-      ['a wide folder', 'kb_audit_pkey', 2000, { from: 'f3/', to: 'f30' }],
+      [
+        'a narrow folder written long ago',
+        'kb_audit_document',
+        1000,
+        { from: 'archive/2024/', to: 'archive/20240' },
+      ],
+      // A twentieth of the rows (5 000): still read whole and sorted, the bound of a sorted page.
+      ['a wide folder', 'kb_audit_document', 5000, { from: 'f3/', to: 'f30' }],
+      // Over half the rows (f1/ and f10/ to f19/): the newest first, through the primary key.
+      ['eleven folders', 'kb_audit_pkey', 200, { from: 'f1', to: 'f2' }],
       ['an hour a month ago', 'kb_audit_at', 100, { since: daysAgo(30.04), until: daysAgo(30) }],
       // Either the window (1 440 rows) or, when the planner reckons the window's rows spread
       // evenly over the ids, the newer rows down to it (43 200): never the older ones.
@@ -357,7 +372,7 @@ describe('change feed', () => {
           ...overrides,
           before: overrides.before === 'middle' ? middle : null,
         });
-        const [sql, params] = repository.pageQueryForExplain(query, 51);
+        const [sql, params] = await repository.pageQueryForExplain(query, 51);
         const nodes = await analyzedPlan(db, sql, params);
         expect(nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
         const used = nodes.map((node) => node['Index Name']).filter((name) => name !== undefined);

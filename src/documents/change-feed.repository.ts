@@ -20,6 +20,9 @@ export interface ChangeFilter {
   readonly before: string | null;
 }
 
+/** Below this many audit rows, a folder's page is read through the folder's index and sorted. */
+const FOLDER_SORTED_ROWS = 10_000;
+
 /**
  * The audit trail (`kb_audit`) as a feed, newest first by id. The table is the documents
  * module's: the triggers of migrations/ and DocumentsRepository write it.
@@ -33,7 +36,7 @@ export class ChangeFeedRepository {
    * keyset page, so a deep page costs what the first does.
    */
   async page(filter: ChangeFilter, limit: number, readable: Readable): Promise<ChangeRow[]> {
-    const [text, values] = this.pageQueryForExplain(filter, limit, readable);
+    const [text, values] = await this.pageQueryForExplain(filter, limit, readable);
     return this.dataSource.query(text, values);
   }
 
@@ -41,16 +44,25 @@ export class ChangeFeedRepository {
    * The exact query and parameters {@link page} runs, for EXPLAIN in tests. It is run
    * unprepared, so PostgreSQL plans it with the values: an absent condition (`$n IS NULL`)
    * folds away, and the planner picks the index the given ones favour — the primary key
-   * backwards, `(document_id, id)` for a narrow folder, `(actor, id)`, `(operation, id)`, or
-   * `(at)` for a window far from the newest rows. One generic plan could not serve them all.
+   * backwards, `(actor, id)`, `(operation, id)`, or `(at)` for a window far from the newest
+   * rows. One generic plan could not serve them all.
+   *
+   * A folder is the exception the planner cannot see: it reckons a folder's rows spread evenly
+   * over the ids, so for a narrow one it walks the primary key backwards until it has a page,
+   * and a folder written long ago (an import, an archive) has its rows among the oldest: the
+   * walk reads the whole table. A folder of fewer than {@link FOLDER_SORTED_ROWS} rows is
+   * therefore read whole through `(document_id, id)` and sorted (a count bounded by that
+   * number, on the same index, tells); a larger one is paged by the primary key, where a page
+   * is found among the newer rows.
    */
-  pageQueryForExplain(
+  async pageQueryForExplain(
     filter: ChangeFilter,
     limit: number,
     readable: Readable = null,
-  ): [string, unknown[]] {
-    return [
-      `SELECT id, operation, document_id, revision, actor, at FROM kb_audit
+  ): Promise<[string, unknown[]]> {
+    const sorted =
+      filter.from !== null && (await this.folderHoldsFewer(filter, FOLDER_SORTED_ROWS));
+    const rows = `SELECT id, operation, document_id, revision, actor, at FROM kb_audit
         WHERE ($1::bigint IS NULL OR id < $1::bigint)
           AND ($2::text IS NULL OR document_id >= $2::text)
           AND ($3::text IS NULL OR document_id < $3::text)
@@ -58,7 +70,12 @@ export class ChangeFeedRepository {
           AND ($5::text IS NULL OR operation = $5::text)
           AND ($6::timestamptz IS NULL OR at >= $6::timestamptz)
           AND ($7::timestamptz IS NULL OR at < $7::timestamptz)
-          AND ${readableIds(8)}
+          AND ${readableIds(8)}`;
+    return [
+      sorted
+        ? `WITH folder AS MATERIALIZED (${rows})
+           SELECT * FROM folder ORDER BY id DESC LIMIT $9`
+        : `${rows}
         ORDER BY id DESC
         LIMIT $9`,
       [
@@ -73,5 +90,19 @@ export class ChangeFeedRepository {
         limit,
       ],
     ];
+  }
+
+  /** Whether the folder of `filter` holds fewer than `most` rows below its cursor. */
+  private async folderHoldsFewer(filter: ChangeFilter, most: number): Promise<boolean> {
+    const [{ count }] = await this.dataSource.query(
+      `SELECT count(*)::int AS count FROM (
+         SELECT 1 FROM kb_audit
+          WHERE document_id >= $1::text
+            AND ($2::text IS NULL OR document_id < $2::text)
+            AND ($3::bigint IS NULL OR id < $3::bigint)
+          LIMIT $4) AS folder`,
+      [filter.from, filter.to, filter.before, most],
+    );
+    return count < most;
   }
 }

@@ -9,6 +9,9 @@ export interface PlanNode {
   /** With EXPLAIN ANALYZE: rows the node produced per loop, and how many loops it ran. */
   'Actual Rows'?: number;
   'Actual Loops'?: number;
+  /** Rows a scan read and dropped (per loop, as Actual Rows). */
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
   Plans?: PlanNode[];
 }
 
@@ -84,11 +87,20 @@ export async function preparedPlan(
   }
 }
 
+/** The rows a scan node read: those it returned and those its filter or recheck dropped. */
+function rowsOf(node: PlanNode): number {
+  return (
+    (node['Actual Rows'] ?? 0) +
+    (node['Rows Removed by Filter'] ?? 0) +
+    (node['Rows Removed by Index Recheck'] ?? 0)
+  );
+}
+
 /** Rows the scans of an analyzed plan read from their relations. */
 export function rowsReadBy(nodes: readonly PlanNode[]): number {
   const read = nodes
     .filter((node) => /^(Seq|Index|Index Only|Bitmap Heap) Scan$/.test(node['Node Type']))
-    .reduce((sum, node) => sum + (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1), 0);
+    .reduce((sum, node) => sum + rowsOf(node) * (node['Actual Loops'] ?? 1), 0);
   // Actual Rows is a per-loop average (fractional since PostgreSQL 18): round the sum.
   return Math.round(read);
 }
