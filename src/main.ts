@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { tellPrimary, WORKER_LISTENING } from './cluster-messages';
+import { tellPrimary, WORKER_LISTENING } from './cluster/messages';
 import { AppConfig } from './config/app-config';
 import { startupFailure } from './config/config-values';
 import { loadConfig } from './config/load-config';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   });
   if (config.webConcurrency > 1 && cluster.isPrimary) {
     // The primary serves no request: it does not load the application at all.
-    const { runPrimary } = await import('./cluster');
+    const { runPrimary } = await import('./primary/primary');
     await runPrimary(config);
     return;
   }

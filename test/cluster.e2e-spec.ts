@@ -8,6 +8,16 @@ import { createTestDatabase, TestDatabase } from './support/database';
 import { waitFor } from './support/wait';
 
 const KEY = 'cluster-test-key-7c1d9e3a5b';
+/** A principal that reads open/ only. */
+const READER_KEY = 'cluster-reader-key-5e0b2c8d41';
+const POLICY = {
+  rules: [
+    { who: ['key:ops'], read: '*', write: ['*'] },
+    { who: ['key:reader'], read: ['open/'], write: [] },
+  ],
+};
+/** A word only the search test's documents hold. */
+const WORD = 'quokkafjord';
 
 interface LogLine {
   pid: number;
@@ -40,7 +50,7 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Cluster mode (WEB_CONCURRENCY, src/cluster.ts), the server started as `npm start` does:
+ * Cluster mode (WEB_CONCURRENCY, src/primary/primary.ts), the server started as `npm start` does:
  * two workers share the port, one runs the vector pipeline, metrics are the cluster's, a
  * dead worker is replaced, SIGTERM stops everything.
  */
@@ -78,7 +88,8 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'info',
-      API_KEYS: `ops:${KEY}:admin,internal`,
+      API_KEYS: `ops:${KEY}:admin,internal;reader:${READER_KEY}:admin,internal`,
+      ACCESS_POLICY: JSON.stringify(POLICY),
     });
     await waitFor(
       async () => {
@@ -131,16 +142,51 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
       );
       return list.every((r) => r.body.vector_status === 'ready');
     }, 'the documents to be embedded');
-    const roles = new Set<string>();
+    // Whichever worker is asked, the status is the vector worker's: it runs the pipeline.
     for (let i = 0; i < 6; i++) {
       const status = await request(baseUrl)
         .get('/admin/vectors/status')
         .set('X-API-Key', KEY)
         .set('Connection', 'close')
         .expect(200);
-      roles.add(status.body.cluster_role);
+      expect(status.body).toMatchObject({
+        cluster_role: 'vector',
+        counts: { ready: 4 },
+        worker: { running: true },
+      });
     }
-    expect([...roles].sort()).toEqual(['vector', 'web']);
+  });
+
+  it('searches in the vector worker alone, for every worker, under the caller access', async () => {
+    for (const id of ['open/found.md', 'closed/hidden.md']) {
+      await request(baseUrl)
+        .post('/documents')
+        .set('X-API-Key', KEY)
+        .set('Connection', 'close')
+        .send({ document_id: id, body: `# ${id}\n\nThe ${WORD} is searched through the cluster.` })
+        .expect(201);
+    }
+    const search = (key: string) =>
+      request(baseUrl)
+        .get('/search')
+        .query({ query: WORD })
+        .set('X-API-Key', key)
+        .set('Connection', 'close')
+        .expect(200);
+    await waitFor(
+      async () => (await search(KEY)).body.results.length === 2,
+      'both documents to be found',
+    );
+    // Connections go to the workers in turn: six requests reach both.
+    for (let i = 0; i < 6; i++) {
+      const ids = (answer: request.Response) =>
+        answer.body.results.map((r: { document_id: string }) => r.document_id).sort();
+      expect(ids(await search(KEY))).toEqual(['closed/hidden.md', 'open/found.md']);
+      expect(ids(await search(READER_KEY))).toEqual(['open/found.md']);
+    }
+    // The web worker holds no copy of the index: only the vector worker loaded one.
+    const loaded = logs().filter((l) => /loaded the lexical index/.test(l.msg));
+    expect(new Set(loaded.map((l) => l.pid))).toEqual(new Set(workers('vector')));
   });
 
   it('replaces a worker that dies, and keeps answering meanwhile', async () => {
@@ -163,17 +209,56 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
     expect(await getOnce(baseUrl, '/health/ready')).toBe(200);
   });
 
+  it('answers a search 503 with Retry-After while the vector worker restarts', async () => {
+    const [vector] = workers('vector');
+    process.kill(vector, 'SIGKILL');
+    await waitFor(
+      async () => logs().some((l) => l.msg.startsWith(`vector worker ${vector} exited (SIGKILL)`)),
+      'the primary to see the vector worker die',
+    );
+    const during = await request(baseUrl)
+      .get('/search')
+      .query({ query: WORD })
+      .set('X-API-Key', KEY)
+      .set('Connection', 'close');
+    expect(during.status).toBe(503);
+    expect(during.headers['retry-after']).toBe('5');
+    expect(during.body.error).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/search process of this server is restarting/),
+    });
+    await waitFor(async () => workers('vector').length === 2, 'a new vector worker', 25_000);
+    await waitFor(async () => {
+      const after = await request(baseUrl)
+        .get('/search')
+        .query({ query: WORD })
+        .set('X-API-Key', KEY)
+        .set('Connection', 'close');
+      return after.status === 200 && after.body.results.length === 2;
+    }, 'searches to work again');
+  });
+
   it('announces the cluster once, as its primary, for agent-data mcp on its DATA_DIR', async () => {
     const announced = await waitFor(() => announcement(), 'the announcement');
     expect(announced).toMatchObject({ pid: server.child.pid, url: baseUrl });
-    // Every worker admits the agents the primary announced to.
+    // Every worker knows the agents the primary announced to: under this cluster's access
+    // policy they are told to give a key (with a token no worker knew, the answer would
+    // be that credentials are missing).
     for (let i = 0; i < 4; i++) {
-      await request(baseUrl)
+      const answer = await request(baseUrl)
         .post('/mcp')
         .set('x-agent-data-local', announced.local_token)
+        .set('Connection', 'close')
         .send({ jsonrpc: '2.0', id: i, method: 'ping' })
-        .expect(200);
+        .expect(401);
+      expect(answer.text).toContain('an access policy is configured');
     }
+    const stranger = await request(baseUrl)
+      .post('/mcp')
+      .set('x-agent-data-local', 'not-the-announced-token')
+      .send({ jsonrpc: '2.0', id: 9, method: 'ping' })
+      .expect(401);
+    expect(stranger.text).not.toContain('an access policy is configured');
   });
 
   it('stops every worker on SIGTERM and exits 0', async () => {

@@ -1,5 +1,5 @@
 // What the cluster primary and its workers say to each other over the IPC channel
-// (src/cluster.ts). Types are namespaced: other libraries may use the same channel.
+// (src/primary/primary.ts). Types are namespaced: other libraries may use the same channel.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 
 /** A worker listens: the primary may start the next one. */
@@ -87,4 +87,40 @@ export async function askPrimary<T>(type: string, timeoutMs: number): Promise<T>
   }
   if (answer.error !== undefined) throw new Error(answer.error);
   return answer.value as T;
+}
+
+/**
+ * A web worker's call to the vector worker (a search, the pipeline's status), through the
+ * primary: in cluster mode only the vector worker holds the search index and the embedder.
+ */
+export const VECTOR_CALL = 'agent-data:vector-call';
+/** The caller of a {@link VECTOR_CALL} no longer waits for it (its request was cancelled). */
+export const VECTOR_CALL_CANCEL = 'agent-data:vector-call-cancel';
+/** The vector worker's answer to a {@link VECTOR_CALL}, as the primary forwarded it. */
+export const VECTOR_ANSWER = 'agent-data:vector-answer';
+
+export interface VectorCall {
+  readonly type: typeof VECTOR_CALL;
+  readonly id: number;
+  readonly method: string;
+  readonly args: unknown;
+}
+
+export interface VectorCallCancel {
+  readonly type: typeof VECTOR_CALL_CANCEL;
+  readonly id: number;
+}
+
+/** A failure as it crosses the channel: a DomainError's code, message and details. */
+export interface CallFailure {
+  readonly code?: string;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export interface VectorAnswer {
+  readonly type: typeof VECTOR_ANSWER;
+  readonly id: number;
+  readonly value?: unknown;
+  readonly failure?: CallFailure;
 }

@@ -81,7 +81,7 @@ export class AppConfig {
   /**
    * `WEB_CONCURRENCY`: server processes per instance (node:cluster), 1 by default. With more,
    * a primary process forks them: one runs the vector work beside its requests, the others
-   * requests only (src/cluster.ts).
+   * requests only (src/primary/primary.ts).
    */
   readonly webConcurrency: number;
   /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import cluster from 'node:cluster';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { askPrimary, METRICS_REQUEST, REGISTRY_REQUEST, WORKER_METRICS } from '../cluster-messages';
+import { askPrimary, METRICS_REQUEST, REGISTRY_REQUEST, WORKER_METRICS } from '../cluster/messages';
 
 /** How long a worker waits for the cluster's metrics before answering its own. */
 const CLUSTER_SCRAPE_TIMEOUT_MS = 6000;
@@ -33,7 +33,7 @@ export class MetricsService {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     if (cluster.isWorker) {
-      // The primary asks every listening worker for this registry's values (src/cluster.ts).
+      // The primary asks every listening worker for this registry's values (src/primary/primary.ts).
       process.on('message', (message: { type?: unknown; id?: unknown } | null) => {
         if (message?.type !== REGISTRY_REQUEST) return;
         const send = (metrics?: unknown) =>

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { callVectorWorker } from '../cluster/vector-worker.client';
 import { AppConfig } from '../config/app-config';
 import type { Access } from '../documents/access';
 import { validatePrefix } from '../documents/document-id';
@@ -29,6 +30,10 @@ export class VectorsAdminService {
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
   async status(access: Access): Promise<VectorsStatus> {
+    if (this.config.clusterRole === 'web') {
+      // The pipeline, the index and the embedder are the vector worker's: it tells.
+      return callVectorWorker('status', { access: { read: access.read, write: access.write } });
+    }
     const [{ counts, leased }, pending, errors] = await Promise.all([
       this.queue.statusCounts(),
       this.queue.pending(),
@@ -49,8 +54,7 @@ export class VectorsAdminService {
     const health = this.embedder.health();
     return {
       sync_enabled: this.config.vectorSyncEnabled,
-      // `listener` and `worker` below are this process's: in cluster mode (WEB_CONCURRENCY)
-      // only the `vector` worker runs them.
+      // In cluster mode (WEB_CONCURRENCY) the `vector` worker answers: it runs them all.
       cluster_role: this.config.clusterRole,
       ...report,
       listener: this.listener.state,

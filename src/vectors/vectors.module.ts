@@ -27,6 +27,7 @@ import { embeddingsChoiceProvider } from '../config/embeddings-choice';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { VectorWorkPool } from './work/vector-work.pool';
+import { VectorWorkerCalls } from './vector-worker.calls';
 
 /**
  * Search and the pipeline that makes documents searchable, one folder per role:
@@ -45,7 +46,8 @@ import { VectorWorkPool } from './work/vector-work.pool';
  * `npm run lint`).
  * This folder wires them and serves the admin endpoints and the health checks.
  * With VECTOR_SYNC_ENABLED=false the listener, worker and sweep do not run; search still
- * answers from what is indexed.
+ * answers from what is indexed. In a web worker of a cluster nothing here loads: searches
+ * and the status are asked of the vector worker (vector-worker.calls.ts).
  */
 @Module({
   imports: [ScheduleModule.forRoot(), DocumentsModule],
@@ -71,6 +73,7 @@ import { VectorWorkPool } from './work/vector-work.pool';
     SearchService,
     VectorsAdminService,
     VectorsHealth,
+    VectorWorkerCalls,
   ],
   exports: [SearchService],
 })
@@ -88,6 +91,10 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.config.clusterRole === 'web') {
+      this.logger.log('search and vector work run in the vector worker of this cluster');
+      return;
+    }
     // An embedding model loads on its thread after start-up: liveness and MCP handshakes
     // never wait for it (a first search does, for a moment).
     if (this.embedder instanceof OnnxEmbedder) void this.embedder.load();
@@ -103,10 +110,6 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.config.embeddingsProvider === 'openai') warmTokenizer();
     if (!this.config.vectorSyncEnabled) {
       this.logger.log('vector sync is disabled (VECTOR_SYNC_ENABLED=false)');
-      return;
-    }
-    if (!this.config.vectorWorkHere) {
-      this.logger.log('vector work runs in another worker of this cluster');
       return;
     }
     this.worker.start();

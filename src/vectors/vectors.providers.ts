@@ -94,5 +94,8 @@ export const vectorStoreProvider: FactoryProvider<VectorStore> = {
   provide: VECTOR_STORE,
   inject: [AppConfig, DataSource, EmbeddingsChoice],
   useFactory: (config: AppConfig, dataSource: DataSource, choice: EmbeddingsChoice) =>
-    createVectorStore(config, dataSource, { lsa: choice.lsa(config) }),
+    // A web worker of a cluster never searches the store itself (the vector worker does).
+    createVectorStore(config, dataSource, {
+      lsa: choice.lsa(config) || config.clusterRole === 'web',
+    }),
 };

@@ -98,6 +98,8 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     failure?: string;
   };
   private timer: NodeJS.Timeout | undefined;
+  /** Whether this process queues again what an older analyzer indexed (not a web worker). */
+  private readonly requeueHere: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -106,8 +108,10 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
   ) {
     this.replica = new LexicalReplica(dataSource);
+    this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
-      enabled: choice.lsa(config) && trainer !== undefined,
+      // A web worker of a cluster asks the vector worker for searches: it learns nothing.
+      enabled: choice.lsa(config) && trainer !== undefined && config.clusterRole !== 'web',
       lastAttempt: 0,
     };
   }
@@ -130,8 +134,20 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
-  /** Documents indexed by an older analyzer are queued to be indexed again. */
+  /**
+   * Documents indexed by an older analyzer are queued to be indexed again, and the
+   * latent-semantic model is learnt when due from now on.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.requeueHere) await this.requeueOlderAnalyzers();
+    if (this.semantic.enabled) {
+      this.timer = setInterval(() => this.learnWhenDue(), SEMANTIC_CHECK_MS);
+      this.timer.unref();
+      this.learnWhenDue();
+    }
+  }
+
+  private async requeueOlderAnalyzers(): Promise<void> {
     const [{ queued }]: Array<{ queued: number }> = await this.dataSource.query(
       `WITH queued AS (
          UPDATE kb_documents d
@@ -146,11 +162,6 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     );
     if (queued > 0) {
       this.logger.log(`${queued} documents queued to be indexed again (a new text analyzer)`);
-    }
-    if (this.semantic.enabled) {
-      this.timer = setInterval(() => this.learnWhenDue(), SEMANTIC_CHECK_MS);
-      this.timer.unref();
-      this.learnWhenDue();
     }
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
+import { callVectorWorker } from '../../cluster/vector-worker.client';
 import { DomainError, ErrorCode } from '../../common/domain-error';
 import { faultOf, safeMessage } from '../../common/fault';
 import { parseInput } from '../../common/validation';
@@ -62,8 +63,9 @@ export type SearchInput = z.input<typeof searchSchema> & {
  * passages, lexical/) and the vector side (the store's nearest passages), fused by their
  * normalised scores (`SEARCH_VECTOR_WEIGHT`, over the first `SEARCH_CANDIDATES` of each
  * side). Each document appears once, with its best passage (the lexical side's, which holds
- * the query's words, when both found it). Only documents
- * alive in PostgreSQL are answered (the store may still hold one deleted a moment ago).
+ * the query's words, when both found it). Only documents alive in PostgreSQL are answered
+ * (the store may still hold one deleted a moment ago). A web worker of a cluster asks the
+ * vector worker (vector-worker.calls.ts), which holds the only copy of the index.
  */
 @Injectable()
 export class SearchService {
@@ -87,6 +89,11 @@ export class SearchService {
    */
   async search(input: SearchInput): Promise<SearchResponse> {
     const parsed = parseInput(searchSchema, input);
+    if (this.config.clusterRole === 'web') {
+      // In cluster mode the vector worker alone holds the index and the embedder.
+      const access = { read: input.access.read, write: input.access.write };
+      return callVectorWorker('search', { input: parsed, access }, { signal: input.signal });
+    }
     const limit = parsed.limit ?? SEARCH_DEFAULT_LIMIT;
     const mode = parsed.mode ?? 'hybrid';
     const folder = folderOf(validatePrefix(parsed.prefix));

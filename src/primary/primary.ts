@@ -11,12 +11,19 @@ import {
   type WorkerMetrics,
   type WorkerRequest,
   request,
-} from './cluster-messages';
-import { createRootLogger } from './common/logging';
-import type { AppConfig } from './config/app-config';
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './database/embedded-postgres';
-import { announcementOf } from './local-server/announcement-of';
-import { announceServer } from './local-server/server-announcement';
+  VECTOR_ANSWER,
+  VECTOR_CALL,
+  VECTOR_CALL_CANCEL,
+  type VectorAnswer,
+  type VectorCall,
+  type VectorCallCancel,
+} from '../cluster/messages';
+import { VectorCallRouter } from './vector-call-router';
+import { createRootLogger } from '../common/logging';
+import type { AppConfig } from '../config/app-config';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../database/embedded-postgres';
+import { announcementOf } from '../local-server/announcement-of';
+import { announceServer } from '../local-server/server-announcement';
 
 type Role = 'vector' | 'web';
 
@@ -36,9 +43,11 @@ const WORKER_METRICS_TIMEOUT_MS = 3000;
  *
  * - starts the embedded PostgreSQL once when DATABASE_URL is unset and hands its URL to the
  *   workers;
- * - forks the `vector` worker first (it applies the migrations and runs the vector
- *   pipeline beside its requests), then, once it listens, the `web` workers (requests
- *   only); all of them share the port (node:cluster hands out connections);
+ * - forks the `vector` worker first (it applies the migrations, runs the vector pipeline
+ *   and holds the search index and the embedder, beside its requests), then, once it
+ *   listens, the `web` workers (requests only: they ask the vector worker for searches,
+ *   through this process, rather than hold a copy of the index each); all of them share
+ *   the port (node:cluster hands out connections);
  * - forks again a worker that dies, with the same role, after a delay that doubles from 1 s
  *   to 30 s while it keeps dying;
  * - aggregates the metrics of the workers that listen (prom-client's
@@ -64,6 +73,7 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   const roles = new Map<Worker, Role>();
   /** Workers that listen: the ones a scrape asks for their metrics. */
   const listening = new Set<Worker>();
+  const vectorCalls = new VectorCallRouter(log);
   const failures: Record<Role, number> = { vector: 0, web: 0 };
   let stopping = false;
   let up = false;
@@ -127,12 +137,29 @@ export async function runPrimary(config: AppConfig): Promise<void> {
       log.warn(`worker ${worker.process.pid}: ${error.message}`),
     );
     worker.on('message', (message: WorkerRequest) => {
-      if (message?.type === WORKER_LISTENING) listening.add(worker);
-      else if (message?.type === METRICS_REQUEST) answer(worker, message, [...listening], log);
+      switch (message?.type) {
+        case WORKER_LISTENING:
+          listening.add(worker);
+          if (role === 'vector') vectorCalls.vectorListens(worker);
+          break;
+        case METRICS_REQUEST:
+          answer(worker, message, [...listening], log);
+          break;
+        case VECTOR_CALL:
+          vectorCalls.call(worker, message as unknown as VectorCall);
+          break;
+        case VECTOR_CALL_CANCEL:
+          vectorCalls.cancel(worker, message as VectorCallCancel);
+          break;
+        case VECTOR_ANSWER:
+          if (role === 'vector') vectorCalls.answer(message as unknown as VectorAnswer);
+          break;
+      }
     });
     worker.once('exit', (code, signal) => {
       roles.delete(worker);
       listening.delete(worker);
+      vectorCalls.exited(worker);
       // Before the cluster is up, start-up itself reports the failure.
       if (stopping || !up) return;
       failures[role] = Date.now() - started >= STABLE_MS ? 1 : failures[role] + 1;
