@@ -90,7 +90,9 @@ try {
     for (const row of rows) {
       results.push(row);
       log(
-        `${row.scenario}: p50 ${row.p50} ms, p95 ${row.p95} ms, p97.5 ${row.p975} ms, p99 ${row.p99} ms, ${row.rps} req/s${row.errors ? `, ${row.errors} errors` : ''}${row.compared ? `; ${row.compared}` : ''}`,
+        row.p50 === undefined
+          ? `${row.scenario}: ${row.compared ?? ''}`
+          : `${row.scenario}: p50 ${row.p50} ms, p95 ${row.p95} ms, p97.5 ${row.p975} ms, p99 ${row.p99} ms, ${row.rps} req/s${row.errors ? `, ${row.errors} errors` : ''}${row.compared ? `; ${row.compared}` : ''}`,
       );
     }
   }

@@ -583,15 +583,19 @@ async function explainAll(db, reads, say) {
   const { prefixUpperBound } = await dist('document-id.js');
   const listings = new DocumentListingsRepository(undefined);
   const counts = new FolderCountsRepository(undefined);
-  const feed = new ChangeFeedRepository(undefined);
+  // The feed counts a folder's rows before it writes its query: it needs the database.
+  const feed = new ChangeFeedRepository({
+    query: async (sql, params) => (await db.query(sql, params)).rows,
+  });
   const plans = [];
   for (const read of reads) {
-    for (const [what, [sql, params], how] of read.statements(
+    for (const [what, statement, how] of read.statements(
       listings,
       counts,
       feed,
       prefixUpperBound,
     )) {
+      const [sql, params] = await statement;
       const plan =
         how === 'unprepared' ? await analyzed(db, sql, params) : await prepared(db, sql, params);
       plans.push({ read: read.name, statement: what, sql, params, plan });
