@@ -343,10 +343,8 @@ describe('change feed', () => {
         1000,
         { from: 'archive/2024/', to: 'archive/20240' },
       ],
-      // A twentieth of the rows (5 000): still read whole and sorted, the bound of a sorted page.
-      ['a wide folder', 'kb_audit_document', 5000, { from: 'f3/', to: 'f30' }],
-      // Over half the rows (f1/ and f10/ to f19/): the newest first, through the primary key.
-      ['eleven folders', 'kb_audit_pkey', 200, { from: 'f1', to: 'f2' }],
+      // A twentieth of the rows (5 000): the newest first, through the primary key.
+      ['a wide folder', 'kb_audit_pkey', 2000, { from: 'f3/', to: 'f30' }],
       ['an hour a month ago', 'kb_audit_at', 100, { since: daysAgo(30.04), until: daysAgo(30) }],
       // Either the window (1 440 rows) or, when the planner reckons the window's rows spread
       // evenly over the ids, the newer rows down to it (43 200): never the older ones.
