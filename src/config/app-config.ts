@@ -124,6 +124,9 @@ export class AppConfig {
   readonly allowedOrigins: readonly string[] | undefined;
   readonly ingestAllowedHosts: readonly string[];
   readonly ingestAllowHttp: boolean;
+  /** SOURCES_FILE, resolved; `null` when sources are declared over the API. */
+  readonly sourcesFile: string | null;
+  readonly sourcesRuns: number;
   /**
    * Non-public ranges (loopback, private, link-local) that ingest_document may reach anyway,
    * as `address/prefix`: an operator escape hatch for intranets and tests, empty by default.

@@ -43,6 +43,7 @@ const GROUPS = [
   'Documents and requests',
   'MCP',
   'Ingest',
+  'Sources',
   'Search and embeddings',
   'Vector pipeline',
   'HTTP and shutdown',
@@ -245,6 +246,17 @@ export const VARIABLES = {
     group: 'Ingest',
     meaning: 'hosts `ingest_document` may fetch from (`*.example.com` allowed)',
     fallback: 'empty ⇒ the tool refuses',
+  },
+  SOURCES_FILE: {
+    group: 'Sources',
+    meaning:
+      'a YAML or JSON file declaring the sources kept in sync (docs/sources.md); when set, the whole truth: read at start, on change and on SIGHUP, and `/sources` cannot change them',
+    fallback: 'unset: sources are declared over `/sources` and kept in PostgreSQL',
+  },
+  SOURCES_RUNS: {
+    group: 'Sources',
+    meaning: 'source runs one server process carries out at once',
+    value: '2',
   },
   INGEST_ALLOW_HTTP: {
     group: 'Ingest',

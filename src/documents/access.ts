@@ -28,6 +28,19 @@ export class Access {
     this.read = read === '*' || write === '*' ? '*' : minimal([...read, ...write]);
   }
 
+  /**
+   * The access of a source's own run (src/sources/): everything, and the one writer that may
+   * change the documents the source owns (DocumentSources).
+   */
+  static ofSource(sourceId: string): Access {
+    const access = new Access('*', '*');
+    access.source = sourceId;
+    return access;
+  }
+
+  /** The source whose run this is, if any (see {@link ofSource}). */
+  source: string | undefined;
+
   /** Notes that a read or write was refused. */
   refused(): void {
     this.onRefusal?.();

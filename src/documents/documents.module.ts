@@ -4,6 +4,7 @@ import { ChangeFeedRepository } from './change-feed.repository';
 import { ChangeFeedService } from './change-feed.service';
 import { DocumentListingsRepository } from './document-listings.repository';
 import { DocumentListingsService } from './document-listings.service';
+import { DocumentSources } from './document-sources';
 import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
@@ -20,7 +21,8 @@ import { FolderCountsRepository } from './folder-counts.repository';
     ChangeFeedRepository,
     ChangeFeedService,
     AccessPolicyService,
+    DocumentSources,
   ],
-  exports: [DocumentsService, DocumentListingsService, AccessPolicyService],
+  exports: [DocumentsService, DocumentListingsService, AccessPolicyService, DocumentSources],
 })
 export class DocumentsModule {}

@@ -15,6 +15,7 @@ import { DocumentChanges, DocumentsRepository } from './documents.repository';
 import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
 import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
+import { DocumentSources } from './document-sources';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
 
 /** One write of a bulk call. */
@@ -61,6 +62,7 @@ export class DocumentsService {
   constructor(
     private readonly repository: DocumentsRepository,
     config: AppConfig,
+    private readonly sources: DocumentSources,
   ) {
     this.fields = new DocumentFields(config.limits);
   }
@@ -442,7 +444,10 @@ export class DocumentsService {
     actor: string,
     access: Access,
   ): Promise<void> {
-    if (access.mayWrite(documentId)) return;
+    if (access.mayWrite(documentId)) {
+      await this.sources.refuseIfOwned(documentId, access);
+      return;
+    }
     access.refused();
     await this.repository.recordRefusal(operation, documentId, actor);
     if (!access.mayRead(documentId)) throw notFound(documentId);

@@ -23,6 +23,12 @@ export const searchHitSchema = z.object({
   snippet: z
     .string()
     .describe('The passage that matched best, query words in **bold** where found.'),
+  source_uri: z
+    .string()
+    .optional()
+    .describe(
+      'Where a document kept in sync by a source came from (a page, a file, repository@commit:path): the original to cite.',
+    ),
 });
 export type SearchResult = z.output<typeof searchHitSchema>;
 

@@ -6,6 +6,7 @@ import { faultOf, safeMessage } from '../../common/fault';
 import { parseInput } from '../../common/validation';
 import { validatePrefix } from '../../documents/document-id';
 import { DocumentsService } from '../../documents/documents.service';
+import { DocumentSources } from '../../documents/document-sources';
 import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
@@ -80,6 +81,7 @@ export class SearchService {
     private readonly metrics: SearchMetrics,
     private readonly config: AppConfig,
     private readonly choice: EmbeddingsChoice,
+    private readonly sources: DocumentSources,
   ) {}
 
   /**
@@ -88,6 +90,19 @@ export class SearchService {
    * fails (`hybrid` then answers from the lexical side, `degraded`).
    */
   async search(input: SearchInput): Promise<SearchResponse> {
+    const answer = await this.rank(input);
+    const provenance = await this.sources.provenance(answer.results.map((r) => r.document_id));
+    if (provenance.size === 0) return answer;
+    return {
+      ...answer,
+      results: answer.results.map((result) => {
+        const source = provenance.get(result.document_id);
+        return source === undefined ? result : { ...result, source_uri: source.source_uri };
+      }),
+    };
+  }
+
+  private async rank(input: SearchInput): Promise<SearchResponse> {
     const parsed = parseInput(searchSchema, input);
     if (this.config.clusterRole === 'web') {
       // In cluster mode the vector worker alone holds the index and the embedder.

@@ -1,0 +1,268 @@
+import { DomainError, ErrorCode } from '../common/domain-error';
+import type { SourceDocument } from '../conversion/file-document';
+import { Access } from '../documents/access';
+import { sourceActor } from '../documents/document-sources';
+import type { BulkItem, DocumentsService } from '../documents/documents.service';
+import type { Enumeration, SourceItem } from './connectors/connector';
+import type { SourceDeclaration } from './source-declaration';
+import { SOURCE_DEFAULTS } from './source-declaration';
+import {
+  NO_COUNTS,
+  type ItemRow,
+  type RunCounts,
+  type SourcesRepository,
+} from './sources.repository';
+
+/** Items written per bulk call, and items read (loaded, converted) at once. */
+const BATCH = 200;
+const READERS = 8;
+/** Failed items kept in a run's record (the count says how many in all). */
+const FAILED_KEPT = 200;
+
+export interface ReconcileInput {
+  readonly declaration: SourceDeclaration;
+  readonly runId: string;
+  readonly enumeration: Enumeration;
+  readonly known: ReadonlyMap<string, ItemRow>;
+  readonly confirmDeletions: boolean;
+  readonly signal: AbortSignal;
+}
+
+export interface ReconcileResult {
+  readonly counts: RunCounts;
+  readonly failedItems: Array<{ key: string; document_id: string; reason: string }>;
+  /** Deletions held for a confirmation (more than max_delete of the source's documents). */
+  readonly held: { keys: string[]; run_id: string } | null;
+}
+
+/**
+ * Makes the knowledge base hold what one enumeration found, writing only the difference:
+ * an item whose version is the one written before is neither read nor written; a changed or
+ * new one is read and written through the bulk path (an update that changes nothing writes
+ * nothing); a rename is a move; and only when the enumeration was complete, the documents of
+ * items the source no longer has are deleted (softly) — never for an item that failed, never
+ * more than `max_delete` of them without a confirmation, and never a document the source did
+ * not write (an agent's document under the mount is not in `known`).
+ */
+export class Reconciliation {
+  private readonly counts: RunCounts = { ...NO_COUNTS };
+  private readonly failed: ReconcileResult['failedItems'] = [];
+  private readonly access: Access;
+  private readonly actor: string;
+
+  constructor(
+    private readonly input: ReconcileInput,
+    private readonly documents: DocumentsService,
+    private readonly repository: SourcesRepository,
+    private readonly logger: { warn(message: string): void },
+  ) {
+    this.access = Access.ofSource(input.declaration.id);
+    this.actor = sourceActor(input.declaration.id);
+  }
+
+  async run(): Promise<ReconcileResult> {
+    const { enumeration, known } = this.input;
+    this.counts.checked = enumeration.items.length + enumeration.failed.length;
+    this.counts.skipped = enumeration.skipped.length;
+    for (const { key, reason } of enumeration.failed) this.fail(key, reason);
+    if (enumeration.unchanged) {
+      this.counts.unchanged = known.size;
+      return this.result(null);
+    }
+    const movedFrom = await this.moves();
+    const current = await this.repository.items(this.input.declaration.id);
+    const changed: SourceItem[] = [];
+    for (const item of enumeration.items) {
+      const before = current.get(item.key);
+      if (before !== undefined && before.version === item.version) {
+        this.counts.unchanged++;
+        if (before.uri !== item.uri || !sameValidators(before.validators, item.validators)) {
+          await this.repository.recordItem(this.input.declaration.id, item.key, item);
+        }
+      } else {
+        changed.push(item);
+      }
+    }
+    for (let at = 0; at < changed.length; at += BATCH) {
+      this.input.signal.throwIfAborted();
+      await this.write(changed.slice(at, at + BATCH), current);
+    }
+    return this.result(await this.deletions(movedFrom));
+  }
+
+  /** The renames the connector saw, as moves of their documents. */
+  private async moves(): Promise<Set<string>> {
+    const movedFrom = new Set<string>();
+    const { known, enumeration, declaration } = this.input;
+    const fresh = new Set(enumeration.items.map((item) => item.key));
+    for (const { from, to } of enumeration.moves ?? []) {
+      const item = known.get(from);
+      if (item === undefined || !fresh.has(to) || known.has(to)) continue;
+      const target = this.documentId(to);
+      try {
+        await this.documents.move(item.document_id, { to: target }, this.actor, this.access);
+        await this.repository.moveItem(declaration.id, from, to, target);
+        movedFrom.add(from);
+        this.counts.moved++;
+      } catch (error) {
+        // The move failed (say the new id is taken): the item is written as a new one and
+        // the old document deleted with the others, if the enumeration allows.
+        this.logger.warn(`source ${declaration.id}: moving ${from} to ${to}: ${messageOf(error)}`);
+      }
+    }
+    return movedFrom;
+  }
+
+  /** Reads and writes a batch of new or changed items. */
+  private async write(items: SourceItem[], current: ReadonlyMap<string, ItemRow>): Promise<void> {
+    const sourceId = this.input.declaration.id;
+    const documents = await readAll(items);
+    const ids = items.map((item) => this.documentId(item.key));
+    const alive = await this.documents.getMany(ids, Access.EVERYTHING);
+    const bulk: BulkItem[] = [];
+    const written: SourceItem[] = [];
+    for (const [i, item] of items.entries()) {
+      const document = documents[i];
+      const id = ids[i];
+      if (document instanceof Error) {
+        this.fail(item.key, document.message);
+        continue;
+      }
+      const fields = { ...document, metadata: this.provenance(document, item) };
+      if (current.has(item.key)) {
+        bulk.push(
+          alive.has(id)
+            ? { op: 'update', document_id: id, ...fields }
+            : { op: 'create', document_id: id, ...fields },
+        );
+      } else if (alive.has(id)) {
+        this.fail(
+          item.key,
+          `a document this source did not write is at ${id}: move it away, or mount the source elsewhere`,
+        );
+        continue;
+      } else {
+        await this.repository.claim(sourceId, item.key, id, item.uri);
+        bulk.push({ op: 'create', document_id: id, ...fields });
+      }
+      written.push(item);
+    }
+    const outcomes = await this.documents.bulk(bulk, this.actor, this.access);
+    for (const [i, outcome] of outcomes.entries()) {
+      const item = written[i];
+      if (outcome.error !== undefined) {
+        if (bulk[i].op === 'create' && !current.has(item.key)) {
+          await this.repository.forgetItems(sourceId, [item.key]);
+        }
+        this.fail(item.key, outcome.error.message);
+        continue;
+      }
+      await this.repository.recordItem(sourceId, item.key, item);
+      if (outcome.created) this.counts.created++;
+      else if (outcome.changed) this.counts.updated++;
+      else this.counts.unchanged++;
+    }
+  }
+
+  /**
+   * The documents of items the source no longer has, deleted when the enumeration was
+   * complete; held (not deleted) beyond `max_delete` of the source's documents unless the
+   * run was asked to confirm them.
+   */
+  private async deletions(movedFrom: ReadonlySet<string>): Promise<ReconcileResult['held']> {
+    const { enumeration, known, declaration, confirmDeletions, runId } = this.input;
+    if (!enumeration.complete) return null;
+    const seen = new Set([
+      ...enumeration.items.map((item) => item.key),
+      ...enumeration.failed.map((item) => item.key),
+      ...enumeration.skipped.map((item) => item.key),
+      ...movedFrom,
+    ]);
+    const gone = [...known.keys()].filter((key) => !seen.has(key)).sort();
+    if (gone.length === 0) return null;
+    const share = declaration.max_delete ?? SOURCE_DEFAULTS.max_delete;
+    if (gone.length > share * known.size && !confirmDeletions) {
+      this.counts.held = gone.length;
+      return { keys: gone, run_id: runId };
+    }
+    for (let at = 0; at < gone.length; at += BATCH) {
+      const keys = gone.slice(at, at + BATCH);
+      const outcomes = await this.documents.bulk(
+        keys.map((key) => ({ op: 'delete' as const, document_id: known.get(key)!.document_id })),
+        this.actor,
+        this.access,
+      );
+      const done: string[] = [];
+      outcomes.forEach((outcome, k) => {
+        // Deleted now, or gone already (deleted by hand before the source was declared).
+        if (outcome.error === undefined || outcome.error.code === ErrorCode.NOT_FOUND) {
+          done.push(keys[k]);
+          if (outcome.error === undefined) this.counts.deleted++;
+        } else {
+          this.fail(keys[k], outcome.error.message);
+        }
+      });
+      await this.repository.forgetItems(declaration.id, done);
+    }
+    return null;
+  }
+
+  /** The document's metadata with where it came from (shown wherever the document is). */
+  private provenance(document: SourceDocument, item: SourceItem): Record<string, unknown> {
+    return {
+      ...document.metadata,
+      source_id: this.input.declaration.id,
+      source_uri: item.uri,
+      source_version: item.version,
+      fetched_at: new Date().toISOString(),
+    };
+  }
+
+  private documentId(key: string): string {
+    return `${this.input.declaration.mount}/${key}`;
+  }
+
+  private fail(key: string, reason: string): void {
+    this.counts.failed++;
+    if (this.failed.length < FAILED_KEPT) {
+      this.failed.push({ key, document_id: this.documentId(key), reason });
+    }
+  }
+
+  private result(held: ReconcileResult['held']): ReconcileResult {
+    return { counts: this.counts, failedItems: this.failed, held };
+  }
+}
+
+/** Each item's document, read a few at a time; an item that cannot be read is its error. */
+async function readAll(items: readonly SourceItem[]): Promise<Array<SourceDocument | Error>> {
+  const out = new Array<SourceDocument | Error>(items.length);
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      const item = items[i];
+      try {
+        if (item.document !== undefined) out[i] = item.document;
+        else if (item.load !== undefined) out[i] = await item.load();
+        else out[i] = new Error('the connector gave neither the document nor a way to read it');
+      } catch (error) {
+        out[i] = error instanceof Error ? error : new Error(String(error));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READERS, items.length) }, reader));
+  return out;
+}
+
+function sameValidators(
+  a: Readonly<Record<string, string>> | null | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof DomainError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
