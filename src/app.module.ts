@@ -17,6 +17,7 @@ import { DocumentsModule } from './documents/documents.module';
 import { HealthModule } from './health/health.module';
 import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { SourcesModule } from './sources/sources.module';
 import { VectorsModule } from './vectors/vectors.module';
 
 @Module({})
@@ -37,6 +38,7 @@ export class AppModule implements NestModule {
         AuthModule,
         DocumentsModule,
         VectorsModule,
+        SourcesModule,
         ConsoleModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],

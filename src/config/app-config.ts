@@ -124,6 +124,11 @@ export class AppConfig {
   readonly allowedOrigins: readonly string[] | undefined;
   readonly ingestAllowedHosts: readonly string[];
   readonly ingestAllowHttp: boolean;
+  /**
+   * The environment as the configuration read it: the variables a source names for its
+   * credentials (`token: { env: NAME }`), and the environment of the git processes it runs.
+   */
+  readonly environment: Readonly<Record<string, string | undefined>>;
   /** SOURCES_FILE, resolved; `null` when sources are declared over the API. */
   readonly sourcesFile: string | null;
   readonly sourcesRuns: number;

@@ -198,6 +198,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),
     ingestAllowedHosts: list(read('INGEST_ALLOWED_HOSTS') ?? '').map((h) => h.toLowerCase()),
     ingestAllowHttp: boolean(read, 'INGEST_ALLOW_HTTP'),
+    environment: env,
     sourcesFile: read('SOURCES_FILE') === undefined ? null : resolve(read('SOURCES_FILE')!),
     sourcesRuns: integer(read, 'SOURCES_RUNS', 1, 16),
     ingestAllowedPrivateCidrs: cidrs(read, 'INGEST_ALLOWED_PRIVATE_CIDRS'),

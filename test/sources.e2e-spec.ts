@@ -1,0 +1,221 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { TestRepository } from '../src/sources/connectors/git/git-test-repository';
+import { startTestApp, TestApp } from './support/app';
+import { idPath } from './documents-helpers';
+import { until } from './support/until';
+
+/**
+ * Sources end to end, on a real git repository of this machine: declared in SOURCES_FILE,
+ * synced into their mount, kept in sync as the repository moves, never touching an agent's
+ * document, holding mass deletions, refusing a broken file without changing anything.
+ */
+const KEY = 'sources-admin-key-0123456789abcdef';
+const AS = { 'X-API-Key': KEY };
+
+type Run = {
+  id: string;
+  status: string;
+  counts: Record<string, number>;
+  failed_items: Array<{ key: string; reason: string }>;
+  message: string | null;
+  version: string | null;
+};
+
+describe('sources', () => {
+  let t: TestApp;
+  let repo: TestRepository;
+  let dir: string;
+  let file: string;
+
+  const declare = async (sources: unknown[]) =>
+    writeFile(file, JSON.stringify({ sources }, null, 2));
+  const gitSource = (overrides: Record<string, unknown> = {}) => ({
+    id: 'handbook',
+    kind: 'git',
+    url: repo.url,
+    ref: 'main',
+    mount: 'handbook',
+    every: '1h',
+    ...overrides,
+  });
+  const get = (path: string) => request(t.baseUrl).get(path).set(AS);
+  /** Asks for a sync and waits for that run to end. */
+  const sync = async (query = ''): Promise<Run> => {
+    const asked = await request(t.baseUrl)
+      .post(`/sources/handbook/sync${query}`)
+      .set(AS)
+      .expect(202);
+    return ended(asked.body.id);
+  };
+  const ended = async (runId: string): Promise<Run> => {
+    let run: Run | undefined;
+    await until(
+      async () => {
+        const { body } = await get('/sources/handbook/runs').expect(200);
+        run = body.runs.find((r: Run) => r.id === runId);
+        return run !== undefined && !['queued', 'running'].includes(run.status);
+      },
+      30_000,
+      { what: `run ${runId} to end` },
+    );
+    return run!;
+  };
+  const document = async (id: string) => (await get(idPath(id))).body;
+
+  beforeAll(async () => {
+    repo = await TestRepository.create();
+    await repo.write({
+      'guide.md': '---\ntitle: The guide\ntags: [ops]\n---\n# Guide\n\nRestart the lanterns.\n',
+      'ops/backup.md': '# Backups\n\nNightly at two.\n',
+      'ops/restore.md': '# Restore\n\nFrom the latest snapshot.\n',
+      'notes.txt': 'plain notes\n',
+      'image.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
+    });
+    await repo.commit('first');
+    dir = await mkdtemp(join(tmpdir(), 'agent-data-sources-'));
+    file = join(dir, 'sources.json');
+    await declare([gitSource()]);
+    t = await startTestApp({
+      API_KEYS: `ops:${KEY}:admin`,
+      SOURCES_FILE: file,
+      DATA_DIR: dir,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await repo?.destroy();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('syncs a declared repository into its mount, with provenance', async () => {
+    let first: Run | undefined;
+    await until(
+      async () => {
+        const { body } = await get('/sources/handbook').expect(200);
+        first = body.last_run;
+        return first !== null && !['queued', 'running'].includes(first!.status);
+      },
+      30_000,
+      { what: 'the first run' },
+    );
+    expect(first).toMatchObject({ status: 'succeeded' });
+    expect(first!.counts).toMatchObject({ created: 4, skipped: 1, failed: 0, deleted: 0 });
+    const guide = await document('handbook/guide.md');
+    expect(guide).toMatchObject({ title: 'The guide', tags: ['ops'] });
+    expect(guide.body).toContain('Restart the lanterns.');
+    expect(guide.metadata).toMatchObject({
+      source_id: 'handbook',
+      source_uri: expect.stringMatching(/@[0-9a-f]{40}:guide\.md$/),
+    });
+    const { body: source } = await get('/sources/handbook').expect(200);
+    expect(source).toMatchObject({ origin: 'file', documents: 4, state: 'idle', failures: 0 });
+  });
+
+  it('keeps its documents read-only to writers, and an agent document beside them', async () => {
+    const refused = await request(t.baseUrl)
+      .put(idPath('handbook/guide.md'))
+      .set(AS)
+      .send({ body: 'edited here' })
+      .expect(403);
+    expect(refused.body.message).toContain('source "handbook"');
+    expect(refused.body.message).toContain('guide.md');
+    await request(t.baseUrl)
+      .post('/documents')
+      .set(AS)
+      .send({ document_id: 'handbook/agent-note.md', body: 'written by an agent' })
+      .expect(201);
+  });
+
+  it('writes nothing when nothing changed', async () => {
+    const before = await document('handbook/guide.md');
+    const run = await sync();
+    expect(run.status).toBe('succeeded');
+    expect(run.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+    expect((await document('handbook/guide.md')).revision).toBe(before.revision);
+  });
+
+  it('follows a commit: an edit, a rename as a move, a deletion; the agent note stays', async () => {
+    const restoreRevision = (await document('handbook/ops/restore.md')).revision;
+    await repo.write({ 'guide.md': '# Guide\n\nRestart the lanterns twice.\n' });
+    await repo.move('ops/restore.md', 'ops/recovery.md');
+    await repo.remove('notes.txt');
+    await repo.commit('second');
+    const run = await sync();
+    expect(run.status).toBe('succeeded');
+    expect(run.counts).toMatchObject({ updated: 1, moved: 1, deleted: 1, failed: 0 });
+    expect((await document('handbook/guide.md')).body).toContain('twice');
+    await get(idPath('handbook/ops/restore.md')).expect(404);
+    await get(idPath('handbook/notes.txt')).expect(404);
+    const moved = await document('handbook/ops/recovery.md');
+    expect(moved.revision).toBe(restoreRevision);
+    expect(moved.body).toContain('From the latest snapshot.');
+    expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
+  });
+
+  it('holds deletions beyond max_delete until they are confirmed', async () => {
+    await repo.remove('ops/backup.md', 'ops/recovery.md');
+    await repo.commit('third');
+    const held = await sync();
+    expect(held.counts).toMatchObject({ held: 2, deleted: 0 });
+    expect(held.message).toContain('confirm_deletions=true');
+    await get(idPath('handbook/ops/backup.md')).expect(200);
+    const { body: source } = await get('/sources/handbook').expect(200);
+    expect(source.held_deletions).toBe(2);
+    const confirmed = await sync('?confirm_deletions=true');
+    expect(confirmed.counts).toMatchObject({ deleted: 2 });
+    await get(idPath('handbook/ops/backup.md')).expect(404);
+    expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
+  });
+
+  it('makes one run of two triggers at once', async () => {
+    const [a, b] = await Promise.all([
+      request(t.baseUrl).post('/sources/handbook/sync').set(AS).expect(202),
+      request(t.baseUrl).post('/sources/handbook/sync').set(AS).expect(202),
+    ]);
+    expect(a.body.id).toBe(b.body.id);
+    await ended(a.body.id);
+  });
+
+  it('names its source in search hits', async () => {
+    const { body } = await get('/search?query=lanterns&mode=lexical').expect(200);
+    const hit = body.results.find((r: { document_id: string }) => r.document_id === 'handbook/guide.md');
+    expect(hit?.source_uri).toMatch(/guide\.md$/);
+  });
+
+  it('changes nothing on an invalid sources file, and says why', async () => {
+    await writeFile(file, '{"sources": [{"id": "handbook", "kind": "git"}]}');
+    await until(
+      async () => (await get('/sources').expect(200)).body.file_error !== null,
+      10_000,
+      { what: 'the file to be refused' },
+    );
+    const { body } = await get('/sources').expect(200);
+    expect(body.file_error).toMatch(/sources\[0\]/);
+    expect(body.sources.map((s: { id: string }) => s.id)).toEqual(['handbook']);
+    await request(t.baseUrl)
+      .post('/sources')
+      .set(AS)
+      .send(gitSource({ id: 'other', mount: 'other' }))
+      .expect(403);
+    await declare([gitSource()]);
+    await until(
+      async () => (await get('/sources').expect(200)).body.file_error === null,
+      10_000,
+      { what: 'the file to be taken again' },
+    );
+  });
+
+  it('removes a source no longer declared, and softly the documents it owned', async () => {
+    await declare([]);
+    await until(
+      async () => (await get('/sources').expect(200)).body.sources.length === 0,
+      10_000,
+      { what: 'the source to be removed' },
+    );
+    await get(idPath('handbook/guide.md')).expect(404);
+    expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
+  });
+});
