@@ -5,7 +5,7 @@ import request from 'supertest';
 import { TestRepository } from '../src/sources/connectors/git/git-test-repository';
 import { startTestApp, TestApp } from './support/app';
 import { idPath } from './documents-helpers';
-import { until } from './support/until';
+import { waitFor } from './support/wait';
 
 /**
  * Sources end to end, on a real git repository of this machine: declared in SOURCES_FILE,
@@ -52,14 +52,14 @@ describe('sources', () => {
   };
   const ended = async (runId: string): Promise<Run> => {
     let run: Run | undefined;
-    await until(
+    await waitFor(
       async () => {
         const { body } = await get('/sources/handbook/runs').expect(200);
         run = body.runs.find((r: Run) => r.id === runId);
         return run !== undefined && !['queued', 'running'].includes(run.status);
       },
-      30_000,
-      { what: `run ${runId} to end` },
+      `run ${runId} to end`,
+      { timeoutMs: 30_000, intervalMs: 100 },
     );
     return run!;
   };
@@ -82,6 +82,7 @@ describe('sources', () => {
       API_KEYS: `ops:${KEY}:admin`,
       SOURCES_FILE: file,
       DATA_DIR: dir,
+      VECTOR_SYNC_ENABLED: 'true',
     });
   }, 60_000);
   afterAll(async () => {
@@ -92,14 +93,14 @@ describe('sources', () => {
 
   it('syncs a declared repository into its mount, with provenance', async () => {
     let first: Run | undefined;
-    await until(
+    await waitFor(
       async () => {
         const { body } = await get('/sources/handbook').expect(200);
         first = body.last_run;
         return first !== null && !['queued', 'running'].includes(first!.status);
       },
-      30_000,
-      { what: 'the first run' },
+      'the first run',
+      { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(first).toMatchObject({ status: 'succeeded' });
     expect(first!.counts).toMatchObject({ created: 4, skipped: 1, failed: 0, deleted: 0 });
@@ -120,8 +121,9 @@ describe('sources', () => {
       .set(AS)
       .send({ body: 'edited here' })
       .expect(403);
-    expect(refused.body.message).toContain('source "handbook"');
-    expect(refused.body.message).toContain('guide.md');
+    expect(refused.body.error).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect(refused.body.error.message).toContain('source "handbook"');
+    expect(refused.body.error.message).toContain('guide.md');
     await request(t.baseUrl)
       .post('/documents')
       .set(AS)
@@ -180,17 +182,25 @@ describe('sources', () => {
   });
 
   it('names its source in search hits', async () => {
-    const { body } = await get('/search?query=lanterns&mode=lexical').expect(200);
-    const hit = body.results.find((r: { document_id: string }) => r.document_id === 'handbook/guide.md');
-    expect(hit?.source_uri).toMatch(/guide\.md$/);
+    const hit = await waitFor(
+      async () => {
+        const { body } = await get('/search?query=lanterns&mode=lexical').expect(200);
+        return body.results.find(
+          (r: { document_id: string }) => r.document_id === 'handbook/guide.md',
+        );
+      },
+      'the guide to be indexed',
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(hit.source_uri).toMatch(/@[0-9a-f]{40}:guide\.md$/);
   });
 
   it('changes nothing on an invalid sources file, and says why', async () => {
     await writeFile(file, '{"sources": [{"id": "handbook", "kind": "git"}]}');
-    await until(
+    await waitFor(
       async () => (await get('/sources').expect(200)).body.file_error !== null,
-      10_000,
-      { what: 'the file to be refused' },
+      'the file to be refused',
+      { timeoutMs: 10_000, intervalMs: 100 },
     );
     const { body } = await get('/sources').expect(200);
     expect(body.file_error).toMatch(/sources\[0\]/);
@@ -201,19 +211,19 @@ describe('sources', () => {
       .send(gitSource({ id: 'other', mount: 'other' }))
       .expect(403);
     await declare([gitSource()]);
-    await until(
+    await waitFor(
       async () => (await get('/sources').expect(200)).body.file_error === null,
-      10_000,
-      { what: 'the file to be taken again' },
+      'the file to be taken again',
+      { timeoutMs: 10_000, intervalMs: 100 },
     );
   });
 
   it('removes a source no longer declared, and softly the documents it owned', async () => {
     await declare([]);
-    await until(
+    await waitFor(
       async () => (await get('/sources').expect(200)).body.sources.length === 0,
-      10_000,
-      { what: 'the source to be removed' },
+      'the source to be removed',
+      { timeoutMs: 10_000, intervalMs: 100 },
     );
     await get(idPath('handbook/guide.md')).expect(404);
     expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');

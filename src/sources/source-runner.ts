@@ -168,8 +168,9 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
       });
       await this.repository.afterRun(source.id, {
         succeeded: true,
-        // A run that left items unwritten keeps the old cursor: the next one looks again.
-        cursor: whole ? (enumeration.cursor ?? null) : source.cursor,
+        // A run that left items unwritten, or deletions held, keeps the old cursor: the next
+        // one lists again (an unmoved head would otherwise answer that nothing changed).
+        cursor: whole && result.held === null ? (enumeration.cursor ?? null) : source.cursor,
         held: result.held,
         nextRunAt: this.nextRun(declaration),
         failures: 0,

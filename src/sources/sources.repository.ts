@@ -221,13 +221,15 @@ export class SourcesRepository {
 
   /** Takes the oldest queued run for `runner` (one replica gets each). */
   async claimRun(runner: string): Promise<RunRow | null> {
-    const rows: RunRow[] = await this.dataSource.query(
-      `UPDATE kb_source_runs SET status = 'running', runner = $1, started_at = now(),
+    const rows = updated<RunRow>(
+      await this.dataSource.query(
+        `UPDATE kb_source_runs SET status = 'running', runner = $1, started_at = now(),
               heartbeat_at = now()
         WHERE id = (SELECT id FROM kb_source_runs WHERE status = 'queued'
                      ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
        RETURNING *`,
-      [runner],
+        [runner],
+      ),
     );
     return rows[0] ?? null;
   }
@@ -250,12 +252,14 @@ export class SourcesRepository {
 
   /** Ends runs whose server stopped answering for them: failed, to be run again. */
   async failAbandoned(): Promise<string[]> {
-    const rows: Array<{ source_id: string }> = await this.dataSource.query(
-      `UPDATE kb_source_runs SET status = 'failed', finished_at = now(),
+    const rows = updated<{ source_id: string }>(
+      await this.dataSource.query(
+        `UPDATE kb_source_runs SET status = 'failed', finished_at = now(),
               message = 'the server running it stopped before it ended'
         WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1)
        RETURNING source_id`,
-      [RUN_LEASE_SECONDS],
+        [RUN_LEASE_SECONDS],
+      ),
     );
     return rows.map((row) => row.source_id);
   }
@@ -338,4 +342,9 @@ export class SourcesRepository {
     );
     return new Map(rows.map((row) => [row.source_id, row]));
   }
+}
+
+/** The rows an UPDATE ... RETURNING gave: TypeORM answers `[rows, count]` for an UPDATE. */
+function updated<T>(result: unknown): T[] {
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
