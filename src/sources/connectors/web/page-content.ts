@@ -214,16 +214,27 @@ function htmlPage(page: FetchedBody, nofollowHeader: boolean): PageContent | Not
   };
 }
 
+/** What belongs in `<head>` wherever a page without one puts it. */
+const HEAD_ONLY = /<title\b[^>]*>[\s\S]*?<\/title>|<(meta|link|base)\b[^>]*>/gi;
+
 /**
  * The page as linkedom can read it: linkedom builds the tree as the text nests and adds no
  * missing `<html>`, `<head>` or `<body>` as a browser does, so a page without them (or
  * with a part of them) is put back into that shape first.
  */
 function wellFormed(html: string): string {
-  const head = /<head\b[^>]*>([\s\S]*?)<\/head>/i.exec(html)?.[1] ?? '';
-  const body =
-    /<body\b[^>]*>([\s\S]*?)(?:<\/body>|$)/i.exec(html)?.[1] ??
-    html.replace(/<!doctype[^>]*>|<\/?html\b[^>]*>|<head\b[^>]*>[\s\S]*?<\/head>/gi, '');
+  const bodyMatch = /<body\b[^>]*>([\s\S]*?)(?:<\/body>|$)/i.exec(html);
+  let head = /<head\b[^>]*>([\s\S]*?)<\/head>/i.exec(html)?.[1];
+  let body = bodyMatch?.[1];
+  if (body === undefined) {
+    body = html.replace(/<!doctype[^>]*>|<\/?html\b[^>]*>|<head\b[^>]*>[\s\S]*?<\/head>/gi, '');
+    if (head === undefined) {
+      head = (body.match(HEAD_ONLY) ?? []).join('');
+      body = body.replace(HEAD_ONLY, '');
+    }
+  } else if (head === undefined) {
+    head = (html.slice(0, bodyMatch!.index).match(HEAD_ONLY) ?? []).join('');
+  }
   return `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
 }
 

@@ -112,7 +112,7 @@ export class SiteCrawl {
     for (let next = 0; next < this.queue.length; next++) {
       signal.throwIfAborted();
       if (performance.now() - started > this.limits.maxRunMs) {
-        this.cut(`the run stopped after ${Math.round(this.limits.maxRunMs / 1000)} s`);
+        this.cut(`the run stopped after ${duration(this.limits.maxRunMs)}`);
         break;
       }
       await this.visit(this.queue[next]);
@@ -399,4 +399,8 @@ export class SiteCrawl {
       return content.document;
     };
   }
+}
+
+function duration(ms: number): string {
+  return ms < 120_000 ? `${ms / 1000} s` : `${Math.round(ms / 60_000)} min`;
 }
