@@ -80,20 +80,28 @@ describe('readPage: HTML', () => {
     expect(page.canonical).toBe('https://docs.example.com/v2/tokens-latest');
   });
 
-  it('honours meta robots: noindex skips the page, nofollow keeps its links from the crawl', async () => {
+  it('honours meta robots and X-Robots-Tag: noindex skips the page, nofollow keeps its links from the crawl', async () => {
     expect(
       await read(
         'text/html',
-        '<html><head><meta name="robots" content="noindex"></head><body>x</body></html>',
+        '<html><head><meta name="robots" content="noindex"></head><body><a href="/x">x</a></body></html>',
       ),
-    ).toEqual({ skipped: 'the page asks not to be indexed (meta robots noindex)' });
+    ).toEqual({
+      skipped: 'the page asks not to be indexed (meta robots: noindex)',
+      links: ['https://docs.example.com/x'],
+    });
     const page = await content(
       'text/html',
       '<html><head><meta name="ROBOTS" content="nofollow"></head><body><p><a href="/x">x</a></p></body></html>',
     );
     expect(page.links).toEqual([]);
-    expect(await read('text/html', '<p>x</p>', 'none')).toEqual({
+    expect(await read('text/html', '<p><a href="/x">x</a></p>', 'none')).toEqual({
       skipped: 'the page asks not to be indexed (X-Robots-Tag: noindex)',
+      links: [],
+    });
+    expect(await read('text/markdown', '[x](/x)', 'noindex')).toEqual({
+      skipped: 'the page asks not to be indexed (X-Robots-Tag: noindex)',
+      links: ['https://docs.example.com/x'],
     });
   });
 

@@ -30,6 +30,8 @@ export interface PageContent {
 /** Not a document, and why (an image, a page that asks not to be indexed). */
 export interface NotADocument {
   readonly skipped: string;
+  /** The links of a page that is not indexed but may be followed (`noindex` alone). */
+  readonly links?: readonly string[];
 }
 
 /** Links read from one page at most: a page of more is a listing, not a page to crawl from. */
@@ -48,24 +50,28 @@ const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.doc
  */
 export async function readPage(page: FetchedBody): Promise<PageContent | NotADocument> {
   const robots = robotsDirectives(page.robotsTag);
-  if (robots.noindex) return { skipped: 'the page asks not to be indexed (X-Robots-Tag: noindex)' };
+  const noindex = 'the page asks not to be indexed (X-Robots-Tag: noindex)';
   const type = mediaTypeOf(page);
   switch (type) {
     case 'text/markdown':
     case 'text/plain': {
       const text = decodeText(page.body, charsetOf(page.contentType));
       if (text.includes('\u0000')) return { skipped: `binary data served as ${type}` };
-      const links = type === 'text/markdown' && !robots.nofollow ? markdownLinks(text) : [];
-      return { document: withFrontMatter(text), links: absolute(links, page.url) };
+      const found = type === 'text/markdown' && !robots.nofollow ? markdownLinks(text) : [];
+      const links = absolute(found, page.url);
+      if (robots.noindex) return { skipped: noindex, links };
+      return { document: withFrontMatter(text), links };
     }
     case 'text/html':
-      return htmlPage(page, robots.nofollow);
+      return htmlPage(page, robots);
     case 'application/pdf':
+      if (robots.noindex) return { skipped: noindex };
       return { document: await documentOfFile('page.pdf', page.body), links: [] };
     case DOCX:
+      if (robots.noindex) return { skipped: noindex };
       return { document: await documentOfFile('page.docx', page.body), links: [] };
     default:
-      return { skipped: `not a page that is imported (${type})` };
+      return { skipped: robots.noindex ? noindex : `not a page that is imported (${type})` };
   }
 }
 
@@ -110,7 +116,12 @@ function decodeText(bytes: Buffer, charset: string | undefined): string {
   }
 }
 
-function robotsDirectives(text: string | undefined): { noindex: boolean; nofollow: boolean } {
+interface Directives {
+  readonly noindex: boolean;
+  readonly nofollow: boolean;
+}
+
+function robotsDirectives(text: string | undefined): Directives {
   const value = (text ?? '').toLowerCase();
   return {
     noindex: /\b(noindex|none)\b/.test(value),
@@ -152,15 +163,16 @@ const MAIN = 'main, [role="main"]';
  * finds nothing). The title is the content's first `<h1>`, else Readability's, else
  * `<title>`.
  */
-function htmlPage(page: FetchedBody, nofollowHeader: boolean): PageContent | NotADocument {
+function htmlPage(page: FetchedBody, header: Directives): PageContent | NotADocument {
   const html = decodeText(page.body, charsetOf(page.contentType) ?? metaCharset(page.body));
   const { document } = parseHTML(wellFormed(html));
-  const meta = [...document.querySelectorAll('meta[name][content]')]
-    .filter((m) => /^(robots|agent-data-sources)$/i.test(m.getAttribute('name') ?? ''))
-    .map((m) => m.getAttribute('content'))
-    .join(',');
-  const robots = robotsDirectives(meta);
-  if (robots.noindex) return { skipped: 'the page asks not to be indexed (meta robots noindex)' };
+  const meta = robotsDirectives(
+    [...document.querySelectorAll('meta[name][content]')]
+      .filter((m) => /^(robots|agent-data-sources)$/i.test(m.getAttribute('name') ?? ''))
+      .map((m) => m.getAttribute('content'))
+      .join(','),
+  );
+  const nofollow = header.nofollow || meta.nofollow;
   const base = baseOf(document.querySelector('base[href]')?.getAttribute('href'), page.url);
   const links: string[] = [];
   for (const anchor of document.querySelectorAll('a[href], area[href]')) {
@@ -175,6 +187,13 @@ function htmlPage(page: FetchedBody, nofollowHeader: boolean): PageContent | Not
   for (const image of document.querySelectorAll('img[src]')) {
     const src = resolved(image.getAttribute('src'), base);
     if (src !== undefined) image.setAttribute('src', src);
+  }
+  if (header.noindex || meta.noindex) {
+    const source = header.noindex ? 'X-Robots-Tag' : 'meta robots';
+    return {
+      skipped: `the page asks not to be indexed (${source}: noindex)`,
+      links: nofollow ? [] : links,
+    };
   }
   const canonical = resolved(
     document.querySelector('link[rel~="canonical"][href]')?.getAttribute('href'),
@@ -209,7 +228,7 @@ function htmlPage(page: FetchedBody, nofollowHeader: boolean): PageContent | Not
       title: (title ?? pageTitle)?.slice(0, MAX_TITLE_CHARS),
       metadata: { source_type: 'html' },
     },
-    links: nofollowHeader || robots.nofollow ? [] : links,
+    links: nofollow ? [] : links,
     canonical,
   };
 }

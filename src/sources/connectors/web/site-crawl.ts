@@ -264,7 +264,10 @@ export class SiteCrawl {
     } catch (error) {
       return this.fail(fetchedKey, (error as Error).message, known, depth);
     }
-    if ('skipped' in content) return this.skip(fetchedKey, content.skipped);
+    if ('skipped' in content) {
+      if (this.following && content.links) this.follow(content.links, fetchedUrl, depth);
+      return this.skip(fetchedKey, content.skipped);
+    }
     let url = fetchedUrl;
     let key = fetchedKey;
     const canonical = content.canonical && canonicalUrl(content.canonical, undefined, 'keep');
@@ -328,13 +331,10 @@ export class SiteCrawl {
 
   /** A known page that has not changed (`304`): its item as it was, its kept links followed. */
   private unchanged(key: string, url: URL, known: KnownItem | undefined, depth: number): void {
-    if (!known)
-      return this.fail(
-        key,
-        'answered 304 Not Modified to a request that was not conditional',
-        known,
-        depth,
-      );
+    if (!known) {
+      const reason = 'answered 304 Not Modified to a request that was not conditional';
+      return this.fail(key, reason, known, depth);
+    }
     this.items.push({
       key,
       version: known.version,

@@ -41,9 +41,9 @@ export interface DiscoveryOptions {
 const MAX_SITEMAP_FILES = 20;
 
 /**
- * robots.txt of `origin`: its rules for {@link USER_AGENT} (else `*`). A missing one (any
- * 4xx) allows everything; one that cannot be read (5xx after retries, no connection) stops
- * the run, since nothing may be fetched without knowing what it forbids.
+ * robots.txt of `origin`: its rules for {@link USER_AGENT} (else `*`). A missing one (a
+ * 4xx other than 429) allows everything; one that cannot be read (5xx or 429 after retries,
+ * no connection) stops the run, since nothing may be fetched without knowing what it forbids.
  */
 export async function readRobots(
   client: SiteClient,
@@ -58,7 +58,8 @@ export async function readRobots(
     options.signal.throwIfAborted();
     throw new Error(`${url.href} could not be read: ${(error as Error).message}`);
   }
-  if (response.status >= 400 && response.status < 500) return allowAll;
+  // A 429 is not "no robots.txt": the site is asking to be left alone.
+  if (response.status >= 400 && response.status < 500 && response.status !== 429) return allowAll;
   if (response.status < 200 || response.status > 299) {
     throw new Error(`${url.href} could not be read: ${statusReason(response)}`);
   }

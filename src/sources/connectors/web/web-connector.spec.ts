@@ -235,6 +235,40 @@ describe('WebConnector: a walk of links', () => {
     expect(keysOf(result)).toEqual(['1.md', '2.md', '3.md', 'index.md']);
   });
 
+  it('asks for a page whole every run when its links are too many to keep', async () => {
+    const long = 'a-section-with-a-long-name/'.repeat(7);
+    const links = Array.from({ length: 100 }, (_, n) => `<a href="/docs/${long}${n}">${n}</a>`);
+    const hub = { etag: '"hub-1"', body: html('Hub', links.join(' ')) };
+    const s = await site({ '/docs/': withEtag(hub) }, answer(HTML, html('Leaf', '<p>Leaf.</p>')));
+    const connector = aWebConnector(`${s.url}/docs/`, { max_pages: 3 });
+    const first = await connector.enumerate(aContext());
+    expect(item(first, 'index.md').validators).toEqual({ etag: '"hub-1"' });
+    await connector.enumerate(aContext({ known: knownAfter(first) }));
+    expect(s.hitsOf('/docs/').map((hit) => hit.headers['if-none-match'])).toEqual([
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('follows the links of a page that asks not to be indexed, unless it says nofollow', async () => {
+    const s = await site({
+      '/docs/': answer(
+        HTML,
+        '<html><head><meta name="robots" content="noindex, follow"></head><body><a href="a">a</a></body></html>',
+      ),
+      '/docs/a': answer(
+        HTML,
+        '<html><head><meta name="robots" content="nofollow"></head><body><p>A.</p><a href="b">b</a></body></html>',
+      ),
+    });
+    const result = await aWebConnector(`${s.url}/docs/`).enumerate(aContext());
+    expect(keysOf(result)).toEqual(['a.md']);
+    expect(result.skipped).toEqual([
+      { key: 'index.md', reason: 'the page asks not to be indexed (meta robots: noindex)' },
+    ]);
+    expect(s.hitsOf('/docs/b')).toEqual([]);
+  });
+
   it('refuses to call a site empty when its start page is gone', async () => {
     const s = await site({});
     await expect(aWebConnector(`${s.url}/docs/`).enumerate(aContext())).rejects.toThrow(
