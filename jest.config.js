@@ -1,15 +1,17 @@
 /** Unit tests sit beside the code; integration tests under test/ run on a real PostgreSQL. */
+const ESM_ONLY =
+  '(jose|marked|chokidar|readdirp|css-select|css-what|nth-check|boolbase|cssomnom|domhandler|domutils|dom-serializer|domelementtype|entities)';
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-  // jose 6, marked 18 and chokidar 5 (with readdirp) ship ES modules only. Node 20.19+ loads
-  // them with require() and so does the built server; jest's module loader cannot yet (Node
-  // 24.9+), so they are compiled here.
-  '/node_modules/(jose|marked|chokidar|readdirp)/.+\\.js$': [
+  // jose 6, marked 18, chokidar 5 (with readdirp) and linkedom's selector engine (css-select
+  // and the packages it brings) ship ES modules only. Node 20.19+ loads them with require() and so does the built server;
+  // jest's module loader cannot yet (Node 24.9+), so they are compiled here.
+  [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [
     'ts-jest',
     { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' }, isolatedModules: true },
   ],
 };
-const transformIgnorePatterns = ['/node_modules/(?!(jose|marked|chokidar|readdirp)/)'];
+const transformIgnorePatterns = [`/node_modules/(?!${ESM_ONLY}/)`];
 
 module.exports = {
   projects: [

@@ -17,6 +17,30 @@ export interface FetchedPage {
   readonly body: Buffer;
 }
 
+/** One request as {@link SafeFetcher.request} makes it. */
+export interface FetchRequest {
+  /**
+   * Headers to send (`If-None-Match`, `Accept`, `User-Agent`...), over the defaults.
+   * `Accept-Encoding` stays the fetcher's own: it decodes only what it asks for.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** When aborted, the connection is dropped at once and the signal's reason is thrown. */
+  readonly signal?: AbortSignal;
+  /**
+   * Follow redirects (each target checked by the policy), or answer the redirect itself
+   * with its status and `Location`, for a caller with rules of its own about where to go.
+   */
+  readonly followRedirects?: boolean;
+  /** A smaller or larger body cap than the fetcher's, for this request. */
+  readonly maxBytes?: number;
+}
+
+/** Any answer, whatever its status: the body is read only for a 2xx. */
+export interface FetchResponse extends FetchedPage {
+  readonly status: number;
+  readonly headers: Readonly<http.IncomingHttpHeaders>;
+}
+
 export interface FetchLimits {
   /** One deadline for the whole fetch: DNS, connections, redirects and body. */
   readonly timeoutMs: number;
@@ -59,6 +83,23 @@ export class SafeFetcher {
    * `cancel` aborts, the connection is dropped at once and its reason is thrown.
    */
   async fetch(raw: string, cancel?: AbortSignal): Promise<FetchedPage> {
+    const { url, finalUrl, contentType, body, status } = await this.request(raw, {
+      signal: cancel,
+    });
+    if (status < 200 || status > 299)
+      throw upstream(`${new URL(finalUrl).host} answered HTTP ${status}`);
+    return { url, finalUrl, contentType, body };
+  }
+
+  /**
+   * The answer to a GET of `raw`, whatever its status (a 304, a 404, a 429 and its
+   * `Retry-After` are the caller's to read); only a refused URL or address (FORBIDDEN_URL),
+   * a failed connection or a deadline (UPSTREAM_ERROR) and a body over the cap (TOO_LARGE)
+   * are thrown. The body of an answer other than 2xx is not read.
+   */
+  async request(raw: string, options: FetchRequest = {}): Promise<FetchResponse> {
+    const { signal: cancel, followRedirects = true } = options;
+    const maxBytes = options.maxBytes ?? this.limits.maxBytes;
     cancel?.throwIfAborted();
     let url = this.policy.check(raw);
     const requested = url.toString();
@@ -68,9 +109,16 @@ export class SafeFetcher {
     cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       for (let redirects = 0; ; redirects++) {
-        const response = await this.get(url, controller.signal);
+        const response = await this.get(url, options.headers, controller.signal);
         const status = response.statusCode ?? 0;
-        if (REDIRECTS.has(status) && response.headers.location) {
+        const answer = {
+          url: requested,
+          finalUrl: url.toString(),
+          contentType: response.headers['content-type'] ?? '',
+          status,
+          headers: response.headers,
+        };
+        if (followRedirects && REDIRECTS.has(status) && response.headers.location) {
           response.destroy();
           if (redirects >= this.limits.maxRedirects) {
             throw upstream(`more than ${this.limits.maxRedirects} redirects`);
@@ -80,20 +128,14 @@ export class SafeFetcher {
         }
         if (status < 200 || status > 299) {
           response.destroy();
-          throw upstream(`${url.host} answered HTTP ${status}`);
+          return { ...answer, body: Buffer.alloc(0) };
         }
         const declared = Number(response.headers['content-length']);
-        if (Number.isFinite(declared) && declared > this.limits.maxBytes) {
+        if (Number.isFinite(declared) && declared > maxBytes) {
           response.destroy();
-          throw tooLarge(this.limits.maxBytes);
+          throw tooLarge(maxBytes);
         }
-        const body = await this.readCapped(decoded(response));
-        return {
-          url: requested,
-          finalUrl: url.toString(),
-          contentType: response.headers['content-type'] ?? '',
-          body,
-        };
+        return { ...answer, body: await readCapped(decoded(response), maxBytes) };
       }
     } catch (error) {
       if (cancel?.aborted) throw cancel.reason;
@@ -110,7 +152,11 @@ export class SafeFetcher {
     }
   }
 
-  private get(url: URL, signal: AbortSignal): Promise<http.IncomingMessage> {
+  private get(
+    url: URL,
+    headers: FetchRequest['headers'],
+    signal: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const request = client.request(url, {
@@ -121,6 +167,7 @@ export class SafeFetcher {
         headers: {
           'User-Agent': 'agent-data-ingest',
           Accept: 'text/html, application/xhtml+xml, text/markdown, text/plain;q=0.9, */*;q=0.1',
+          ...headers,
           'Accept-Encoding': 'gzip, deflate, br',
         },
       });
@@ -147,20 +194,20 @@ export class SafeFetcher {
       return callback(null, addresses[0].address, addresses[0].family);
     });
   }) as unknown as LookupFunction;
+}
 
-  private async readCapped(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.limits.maxBytes) {
-        stream.destroy();
-        throw tooLarge(this.limits.maxBytes);
-      }
-      chunks.push(chunk);
+async function readCapped(stream: Readable, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw tooLarge(maxBytes);
     }
-    return Buffer.concat(chunks, size);
+    chunks.push(chunk);
   }
+  return Buffer.concat(chunks, size);
 }
 
 /** The body stream with its Content-Encoding undone. */

@@ -93,6 +93,16 @@ describe('UrlPolicy', () => {
     );
   });
 
+  it("for a source's own URLs, takes any host and keeps the other rules", () => {
+    const any = new UrlPolicy('any', false, new AddressPolicy());
+    expect(any.enabled).toBe(true);
+    expect(any.check('https://anywhere.example.net/x').hostname).toBe('anywhere.example.net');
+    expect(refusal(any, 'http://anywhere.example.net/').message).toMatch(/use https/);
+    expect(refusal(any, 'https://user:pw@anywhere.example.net/').message).toMatch(/credentials/);
+    expect(refusal(any, 'https://10.0.0.1/').message).toMatch(/not a public address/);
+    expect(refusal(any, 'https://169.254.169.254/').message).toMatch(/cloud metadata/);
+  });
+
   it('names a malformed URL as an invalid argument', () => {
     const error = refusal(policy, 'not a url');
     expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);

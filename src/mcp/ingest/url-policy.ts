@@ -6,24 +6,29 @@ import { AddressPolicy } from './address-policy';
  * Where ingest_document may fetch from: hosts on the allow-list (`docs.example.com`, or
  * `*.example.com` for its subdomains), over https (http only when allowed), never with
  * credentials in the URL, and never to an address {@link AddressPolicy} refuses.
+ *
+ * A web source reads the URLs its operator declared, so it is given a policy for any host
+ * (`allowedHosts` of `'any'`): the rules of scheme, credentials and addresses stay.
  */
 export class UrlPolicy {
   private readonly exact = new Set<string>();
   private readonly suffixes: string[] = [];
+  private readonly anyHost: boolean;
 
   constructor(
-    allowedHosts: readonly string[],
+    allowedHosts: readonly string[] | 'any',
     private readonly allowHttp: boolean,
     readonly addresses: AddressPolicy,
   ) {
-    for (const entry of allowedHosts) {
+    this.anyHost = allowedHosts === 'any';
+    for (const entry of allowedHosts === 'any' ? [] : allowedHosts) {
       if (entry.startsWith('*.')) this.suffixes.push(`.${canonicalHost(entry.slice(2))}`);
       else this.exact.add(canonicalHost(entry));
     }
   }
 
   get enabled(): boolean {
-    return this.exact.size + this.suffixes.length > 0;
+    return this.anyHost || this.exact.size + this.suffixes.length > 0;
   }
 
   /**
@@ -62,7 +67,9 @@ export class UrlPolicy {
   }
 
   private hostAllowed(host: string): boolean {
-    return this.exact.has(host) || this.suffixes.some((suffix) => host.endsWith(suffix));
+    return (
+      this.anyHost || this.exact.has(host) || this.suffixes.some((suffix) => host.endsWith(suffix))
+    );
   }
 }
 
