@@ -52,6 +52,8 @@ export class AppModule implements NestModule {
         { path: 'documents', method: RequestMethod.ALL },
         { path: 'documents/*path', method: RequestMethod.ALL },
         { path: 'admin/vectors/*path', method: RequestMethod.ALL },
+        { path: 'sources', method: RequestMethod.ALL },
+        { path: 'sources/*path', method: RequestMethod.ALL },
       );
   }
 }

@@ -13,6 +13,9 @@ import { NO_COUNTS, type RunRow, type RunStatus, SourcesRepository } from './sou
 const POLL_MS = 2000;
 const ABANDONED_CHECK_MS = 30_000;
 const HEARTBEAT_MS = 15_000;
+/** How often the watches are matched with the declared sources, and a failed one retried. */
+const WATCHES_CHECK_MS = 10_000;
+const WATCH_RETRY_MS = 10 * 60_000;
 /** After failures in a row: retry at once, after 15 min, 1 h, 6 h, then pause. */
 const RETRY_DELAYS_MS = [0, 15 * 60_000, 60 * 60_000, 6 * 60 * 60_000];
 /** A schedule's jitter: up to this share of its interval, either way. */
@@ -32,6 +35,12 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly active = new Map<string, AbortController>();
   private timer?: NodeJS.Timeout;
   private lastAbandonedCheck = 0;
+  private lastWatchesCheck = 0;
+  /** The watched folders by source: how to stop each, or when a failed watch may be retried. */
+  private readonly watches = new Map<
+    string,
+    { declaration: string; stop?: () => Promise<void>; retryAt?: number }
+  >();
   private polling = false;
   private stopped = false;
 
@@ -60,6 +69,10 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
     for (const controller of this.active.values()) {
       controller.abort(new Error('the server is stopping'));
     }
+    await Promise.all(
+      [...this.watches.values()].map((watch) => watch.stop?.().catch(() => undefined)),
+    );
+    this.watches.clear();
     const deadline = Date.now() + 10_000;
     while (this.active.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -81,6 +94,10 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
           this.metrics.runs.inc({ source, status: 'failed' });
         }
       }
+      if (Date.now() - this.lastWatchesCheck > WATCHES_CHECK_MS) {
+        this.lastWatchesCheck = Date.now();
+        await this.matchWatches();
+      }
       await this.repository.enqueueDue();
       while (this.active.size < this.config.sourcesRuns && !this.stopped) {
         const run = await this.repository.claimRun(this.me);
@@ -91,6 +108,50 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
       this.logger.warn(`sources: ${messageOf(error)}`);
     } finally {
       this.polling = false;
+    }
+  }
+
+  /**
+   * Watches each folder source (a change queues a run at once, the schedule's sweep catching
+   * what a watch misses); stops the watches of sources gone or changed. A watch that fails
+   * (the folder removed, the system's watches exhausted) is logged and tried again later.
+   */
+  private async matchWatches(): Promise<void> {
+    const sources = await this.repository.all();
+    this.connectors.forgetAllBut(new Set(sources.map((source) => source.id)));
+    const wanted = new Map(
+      sources.filter((s) => s.kind === 'folder').map((source) => [source.id, source.declaration]),
+    );
+    for (const [id, watch] of this.watches) {
+      const declaration = wanted.get(id);
+      if (declaration === undefined || JSON.stringify(declaration) !== watch.declaration) {
+        this.watches.delete(id);
+        await watch.stop?.().catch(() => undefined);
+      }
+    }
+    for (const [id, declaration] of wanted) {
+      const watch = this.watches.get(id);
+      if (watch !== undefined && (watch.stop !== undefined || Date.now() < (watch.retryAt ?? 0))) {
+        continue;
+      }
+      const entry: { declaration: string; stop?: () => Promise<void>; retryAt?: number } = {
+        declaration: JSON.stringify(declaration),
+      };
+      this.watches.set(id, entry);
+      const connector = this.connectors.connectorFor(declaration);
+      entry.stop = connector.watch?.(
+        () => {
+          void this.repository
+            .enqueue(id, 'watch')
+            .then(() => this.nudge())
+            .catch((error) => this.logger.warn(`source ${id}: ${messageOf(error)}`));
+        },
+        (error) => {
+          this.logger.warn(`source ${id}: the folder is no longer watched: ${error.message}`);
+          entry.stop = undefined;
+          entry.retryAt = Date.now() + WATCH_RETRY_MS;
+        },
+      );
     }
   }
 

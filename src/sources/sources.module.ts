@@ -6,7 +6,9 @@ import { MetricsModule } from '../metrics/metrics.module';
 import type { Connector } from './connectors/connector';
 import { ConnectorBuilders } from './connectors/connector-builders';
 import { ConnectorFactory } from './connectors/connector-factory';
+import { FolderConnector } from './connectors/folder/folder-connector';
 import { GitConnector } from './connectors/git/git-connector';
+import { WebConnector } from './connectors/web/web-connector';
 import type {
   FolderSourceDeclaration,
   GitSourceDeclaration,
@@ -26,7 +28,7 @@ class ServerConnectors extends ConnectorBuilders {
   }
 
   folder(declaration: FolderSourceDeclaration): Connector {
-    throw new Error(`folder sources are not available in this build (${declaration.id})`);
+    return new FolderConnector(declaration);
   }
 
   git(declaration: GitSourceDeclaration, cacheDir: string): Connector {
@@ -37,7 +39,13 @@ class ServerConnectors extends ConnectorBuilders {
   }
 
   web(declaration: WebSourceDeclaration): Connector {
-    throw new Error(`web sources are not available in this build (${declaration.id})`);
+    // A source's URLs are the operator's: no host allow-list, but the same rules of scheme
+    // and address as ingest_document.
+    return new WebConnector(declaration, {
+      allowHttp: this.config.ingestAllowHttp,
+      allowedPrivateCidrs: this.config.ingestAllowedPrivateCidrs,
+      requestTimeoutMs: this.config.ingestTimeoutMs,
+    });
   }
 }
 
