@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { TestRepository } from '../src/sources/connectors/git/git-test-repository';
+import { TestRepository } from '../src/sources/connectors/git/git-repository.testing';
 import { startTestApp, TestApp } from './support/app';
 import { idPath } from './documents-helpers';
 import { waitFor } from './support/wait';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { GitSourceDeclaration } from '../../source-declaration';
 import { GitConnector } from './git-connector';
 import { Git } from './git-process';
-import { aContext, aGitSource, TEST_ENV, TestRepository } from './git-test-repository';
+import { aContext, aGitSource, TEST_ENV, TestRepository } from './git-repository.testing';
 
 const TOKEN = 's3cr3t-t0ken-value';
 

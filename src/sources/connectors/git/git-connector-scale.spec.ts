@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitConnector } from './git-connector';
-import { aContext, aGitSource, knownOf, TEST_ENV, TestRepository } from './git-test-repository';
+import { aContext, aGitSource, knownOf, TEST_ENV, TestRepository } from './git-repository.testing';
 
 /** A repository of 10 000 small files: the first run, the run after no change, after one. */
 describe('GitConnector at 10 000 files', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { GitSourceDeclaration } from '../../source-declaration';
 import type { Enumeration } from '../connector';
 import { GitConnector } from './git-connector';
-import { aContext, aGitSource, knownOf, TEST_ENV, TestRepository } from './git-test-repository';
+import { aContext, aGitSource, knownOf, TEST_ENV, TestRepository } from './git-repository.testing';
 
 /** A connector on the test repository, and the git commands it runs (their arguments). */
 function connect(
