@@ -13,7 +13,7 @@ import {
 } from '@nestjs/common';
 import { AdminGuard, type AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
-import { invalidArgument } from '../common/domain-error';
+import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { queryInteger, queryParameters } from '../common/validation';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import type { Access } from '../documents/access';
@@ -40,7 +40,12 @@ export class SourcesController {
     queryParameters(query, []);
     const access = this.accessOf(request);
     const answer = await this.sources.list();
-    return { ...answer, sources: answer.sources.map((source) => readable(source, access)) };
+    return {
+      ...answer,
+      sources: answer.sources
+        .filter((source) => visible(source, access))
+        .map((source) => readable(source, access)),
+    };
   }
 
   @Get(':id')
@@ -50,7 +55,7 @@ export class SourcesController {
     @Req() request: AuthenticatedRequest,
   ) {
     queryParameters(query, []);
-    return readable(await this.sources.get(id), this.accessOf(request));
+    return readable(this.visibleOr404(await this.sources.get(id), request), this.accessOf(request));
   }
 
   @Get(':id/runs')
@@ -68,6 +73,7 @@ export class SourcesController {
       throw invalidArgument('before', 'must be the id of a run');
     }
     const access = this.accessOf(request);
+    this.visibleOr404(await this.sources.get(id), request);
     const { runs } = await this.sources.runs(id, size, before ?? null);
     return { runs: runs.map((run) => readableRun(run, access)) };
   }
@@ -83,6 +89,7 @@ export class SourcesController {
     if (confirm_deletions !== undefined && !['true', 'false'].includes(confirm_deletions)) {
       throw invalidArgument('confirm_deletions', 'must be true or false');
     }
+    this.visibleOr404(await this.sources.get(id), request);
     const run = await this.sources.sync(id, confirm_deletions === 'true');
     return readableRun(run, this.accessOf(request));
   }
@@ -108,16 +115,36 @@ export class SourcesController {
     await this.sources.remove(id);
   }
 
+  /** A source whose mount the caller may not read at all is answered as an absent one. */
+  private visibleOr404<T extends SourceView>(source: T, request: AuthenticatedRequest): T {
+    if (visible(source, this.accessOf(request))) return source;
+    throw new DomainError(ErrorCode.NOT_FOUND, `source ${source.id} does not exist`, {
+      source_id: source.id,
+    });
+  }
+
   private accessOf(request: AuthenticatedRequest): Access {
     return this.policy.accessOf(request.principal ?? LOCAL_PRINCIPAL, 'rest');
   }
 }
 
-/** A source as `access` may see it: its last run's failed items only where readable. */
+/** Whether `access` may read anything under the source's mount. */
+function visible(source: SourceView, access: Access): boolean {
+  const readable = access.readableUnder(`${source.mount}/`);
+  return readable === 'all' || readable.length > 0;
+}
+
+/**
+ * A source as `access` may see it: its count of documents only when the whole mount is
+ * readable, its last run's failed items only where readable.
+ */
 function readable<T extends SourceView>(source: T, access: Access): T {
-  return source.last_run === null
-    ? source
-    : { ...source, last_run: readableRun(source.last_run, access) };
+  const whole = access.readableUnder(`${source.mount}/`) === 'all';
+  return {
+    ...source,
+    documents: whole ? source.documents : null,
+    last_run: source.last_run === null ? null : readableRun(source.last_run, access),
+  };
 }
 
 function readableRun(run: RunView, access: Access): RunView {

@@ -24,7 +24,8 @@ export interface SourceView {
   origin: 'file' | 'api';
   declaration: SourceDeclaration;
   state: 'idle' | 'queued' | 'running' | 'paused' | 'failing';
-  documents: number;
+  /** Documents the source owns; `null` for a caller who may not read the whole mount. */
+  documents: number | null;
   next_run_at: string | null;
   last_success_at: string | null;
   failures: number;
