@@ -111,10 +111,15 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   };
   process.once('SIGTERM', (signal) => void stop(signal));
   process.once('SIGINT', (signal) => void stop(signal));
-  if (config.accessPolicy !== undefined && 'file' in config.accessPolicy) {
-    // Each worker reads the access policy file again on SIGHUP: pass it on.
+  // Each worker reads the access policy file again on SIGHUP, and the vector worker the
+  // sources file: pass it on to those that listen for it (a process without a handler for
+  // SIGHUP would end on it).
+  const policyFile = config.accessPolicy !== undefined && 'file' in config.accessPolicy;
+  if (policyFile || config.sourcesFile !== null) {
     process.on('SIGHUP', () => {
-      for (const worker of roles.keys()) worker.process.kill('SIGHUP');
+      for (const [worker, role] of roles) {
+        if (policyFile || role === 'vector') worker.process.kill('SIGHUP');
+      }
     });
   }
 
