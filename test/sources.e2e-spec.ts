@@ -115,6 +115,25 @@ describe('sources', () => {
     expect(source).toMatchObject({ origin: 'file', documents: 4, state: 'idle', failures: 0 });
   });
 
+  it('reports its runs, its last success and its documents in /metrics', async () => {
+    const { body: source } = await get('/sources/handbook').expect(200);
+    const { text } = await request(t.baseUrl).get('/metrics').expect(200);
+    const sample = (name: string) => {
+      const line = new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm');
+      return [...text.matchAll(line)].map((m) => ({ labels: m[1], value: Number(m[2]) }));
+    };
+    expect(sample('source_sync_runs_total')).toEqual([
+      { labels: 'source="handbook",status="succeeded"', value: 1 },
+    ]);
+    expect(sample('source_last_success_timestamp_seconds')).toEqual([
+      { labels: 'source="handbook"', value: Date.parse(source.last_success_at) / 1000 },
+    ]);
+    expect(sample('source_documents')).toEqual([
+      { labels: 'source="handbook"', value: source.documents },
+    ]);
+    expect(source.documents).toBe(4);
+  });
+
   it('keeps its documents read-only to writers, and an agent document beside them', async () => {
     const refused = await request(t.baseUrl)
       .put(idPath('handbook/guide.md'))

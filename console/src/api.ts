@@ -152,3 +152,52 @@ export interface HistoryEntry {
   actor: string;
   snapshot_at: string;
 }
+
+/** What a source's run did, by kind of outcome (`GET /sources`). */
+export type RunCounts = Record<
+  | 'checked'
+  | 'created'
+  | 'updated'
+  | 'moved'
+  | 'unchanged'
+  | 'deleted'
+  | 'held'
+  | 'skipped'
+  | 'failed',
+  number
+>;
+
+export interface SourceRun {
+  id: string;
+  source_id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'completed_with_errors' | 'failed' | 'cancelled';
+  trigger: string;
+  confirm_deletions: boolean;
+  queued_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  version: string | null;
+  counts: RunCounts;
+  failed_items: Array<{ key: string; document_id: string; reason: string }>;
+  message: string | null;
+}
+
+export interface Source {
+  id: string;
+  kind: 'folder' | 'git' | 'web';
+  mount: string;
+  origin: 'file' | 'api';
+  declaration: { url?: string; path?: string; ref?: string; every?: string };
+  state: 'idle' | 'queued' | 'running' | 'paused' | 'failing';
+  documents: number;
+  next_run_at: string | null;
+  last_success_at: string | null;
+  failures: number;
+  held_deletions: number;
+  last_run: SourceRun | null;
+}
+
+/** `/sources/<id>` and below. */
+export function sourcePath(id: string, suffix = ''): string {
+  return `/sources/${encodeURIComponent(id)}${suffix}`;
+}

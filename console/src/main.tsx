@@ -8,6 +8,8 @@ import { EditPage } from './pages/edit';
 import { HistoryPage } from './pages/history';
 import { PipelinePage } from './pages/pipeline';
 import { SearchPage } from './pages/search';
+import { SourceRunsPage } from './pages/source-runs';
+import { SourcesPage } from './pages/sources';
 import { SignIn } from './pages/sign-in';
 import { currentRoute, href, type Route } from './route';
 import './styles.css';
@@ -17,6 +19,7 @@ const NAV: Array<{ page: string; label: string }> = [
   { page: 'search', label: 'Search' },
   { page: 'changes', label: 'Changes' },
   { page: 'pipeline', label: 'Pipeline' },
+  { page: 'sources', label: 'Sources' },
   { page: 'new', label: 'New document' },
 ];
 
@@ -119,6 +122,12 @@ function Page({ route }: { route: Route }) {
       return <ChangesPage query={route.query} />;
     case 'pipeline':
       return <PipelinePage />;
+    case 'sources':
+      return route.target === '' ? (
+        <SourcesPage />
+      ) : (
+        <SourceRunsPage id={route.target} before={route.query.get('before') ?? undefined} />
+      );
     default:
       return (
         <p>

@@ -78,6 +78,12 @@ const REFUSALS = [
     message: 'set either existingSecret or secrets.* (apiKeys, databaseUrl), not both',
   },
   {
+    // The threshold is also the `for` of AgentDataSourceNeverSynced (`<n>s`): whole seconds.
+    name: 'a source staleness that is not whole seconds',
+    args: [...minimal, '--set-json', 'prometheusRule.sourceStaleSeconds=1.5'],
+    message: 'prometheusRule.sourceStaleSeconds: Invalid type. Expected: integer',
+  },
+  {
     name: 'a misspelt value',
     args: [...minimal, '--set', 'ingress.enable=true'],
     message: 'ingress: Additional property enable is not allowed',

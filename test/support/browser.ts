@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 /**
  * The Chromium the browser tests drive: `CHROMIUM_PATH`, else the first of `chromium`,
@@ -30,4 +31,26 @@ export function buildConsole(): void {
   execFileSync(process.execPath, [join(__dirname, '..', '..', 'console', 'build.mjs')], {
     stdio: 'ignore',
   });
+}
+
+/** Opens the console at `baseUrl` and signs in with an API key. */
+export async function signInToConsole(page: Page, baseUrl: string, key: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the page as it is now
+ * (`id (impact, n nodes)`). Evaluated through the DevTools protocol: the page's CSP (no inline
+ * script) stays on.
+ */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const found = (await page.evaluate(
+    'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))',
+  )) as Array<{ id: string; impact: string; nodes: number }>;
+  return found
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
 }

@@ -31,6 +31,7 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
   if (doc === undefined) return <p aria-busy="true">Loading…</p>;
   const restUrl = `${location.origin}${documentPath(doc.document_id)}`;
   const resourceUri = `kb://${doc.document_id}`;
+  const source = provenanceOf(doc.metadata);
 
   async function remove() {
     if (!confirm(`Delete ${doc!.document_id}? It can be restored from its history.`)) return;
@@ -61,12 +62,16 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
       </nav>
       <h1 id="doc-title">{doc.title || doc.document_id}</h1>
       <div class="actions">
-        <a href={href('edit', doc.document_id)}>Edit</a>
+        {/* A source's document is refused to every other writer: no edit or delete to offer. */}
+        {source === undefined && <a href={href('edit', doc.document_id)}>Edit</a>}
         <a href={href('history', doc.document_id)}>History</a>
-        <button type="button" class="link danger" onClick={remove}>
-          Delete
-        </button>
+        {source === undefined && (
+          <button type="button" class="link danger" onClick={remove}>
+            Delete
+          </button>
+        )}
       </div>
+      {source !== undefined && <ProvenanceNote source={source} />}
       {message && (
         <p class="error" role="alert">
           {message}
@@ -110,6 +115,63 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
       />
     </article>
   );
+}
+
+interface Provenance {
+  readonly id: string;
+  readonly uri?: string;
+  readonly fetchedAt?: string;
+}
+
+/** Where a synced document came from, as its source wrote into its metadata. */
+function provenanceOf(metadata: Record<string, unknown>): Provenance | undefined {
+  const { source_id: id, source_uri: uri, fetched_at: fetchedAt } = metadata;
+  if (typeof id !== 'string') return undefined;
+  return {
+    id,
+    uri: typeof uri === 'string' ? uri : undefined,
+    fetchedAt: typeof fetchedAt === 'string' ? fetchedAt : undefined,
+  };
+}
+
+function ProvenanceNote({ source }: { source: Provenance }) {
+  const link = source.uri === undefined ? undefined : openable(source.uri);
+  return (
+    <div class="notice provenance" role="note" aria-label="Provenance">
+      <p>
+        Read-only: kept in sync by source <a href={href('sources', source.id)}>{source.id}</a>.
+        Change the original; the source's next run brings the change here.
+      </p>
+      {source.uri !== undefined && (
+        <p>
+          Original:{' '}
+          {link === undefined ? (
+            <code>{source.uri}</code>
+          ) : (
+            <a href={link} rel="noreferrer">
+              {source.uri}
+            </a>
+          )}
+          {source.fetchedAt !== undefined && <>, read {formatTime(source.fetchedAt)}</>}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The original as an address a browser can open: a web page's URL. A git source's address
+ * (`<repository>@<commit>:<path>`) names a blob, not a page, and a folder source's is a path
+ * on the server's machine: both are shown as text.
+ */
+function openable(uri: string): string | undefined {
+  if (/@[0-9a-f]{40,64}:/.test(uri)) return undefined;
+  try {
+    const url = new URL(uri);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function selectAll(event: FocusEvent) {
