@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { TestRepository } from '../src/sources/connectors/git/git-test-repository';
+import { TestRepository } from '../src/sources/connectors/git/git-repository.testing';
 import { idPath } from './documents-helpers';
 import { startTestApp, type TestApp } from './support/app';
 import { answer, html, startLoopbackSite, type LoopbackSite } from './support/loopback-site';

@@ -60,6 +60,7 @@ const common = {
   every: every.optional(),
   /** The share of the source's documents a run may delete without a confirmation (0–1). */
   max_delete: z.number().min(0).max(1).optional(),
+  /** `false`: neither scheduled nor watched (a sync asked for still runs). */
   enabled: z.boolean().optional(),
 };
 

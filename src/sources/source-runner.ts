@@ -120,7 +120,9 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
     const sources = await this.repository.all();
     this.connectors.forgetAllBut(new Set(sources.map((source) => source.id)));
     const wanted = new Map(
-      sources.filter((s) => s.kind === 'folder').map((source) => [source.id, source.declaration]),
+      sources
+        .filter((s) => s.kind === 'folder' && s.declaration.enabled !== false)
+        .map((source) => [source.id, source.declaration]),
     );
     for (const [id, watch] of this.watches) {
       const declaration = wanted.get(id);

@@ -207,12 +207,13 @@ export class SourcesRepository {
     return active[0];
   }
 
-  /** Queues a run of every source whose time has come (not paused). */
+  /** Queues a run of every source whose time has come (not paused, not disabled). */
   async enqueueDue(): Promise<number> {
     const rows = await this.dataSource.query(
       `INSERT INTO kb_source_runs (source_id, status, trigger)
        SELECT id, 'queued', 'schedule' FROM kb_sources
         WHERE NOT paused AND next_run_at IS NOT NULL AND next_run_at <= now()
+          AND coalesce((declaration ->> 'enabled')::boolean, true)
        ON CONFLICT (source_id) WHERE status IN ('queued', 'running') DO NOTHING
        RETURNING id`,
     );
