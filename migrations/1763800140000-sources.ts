@@ -16,8 +16,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   source: read-only to writers, deleted when the source loses the item. A row whose version
  *   is NULL was claimed by a run that did not finish writing it.
  */
-export class Sources1763800130000 implements MigrationInterface {
-  name = 'Sources1763800130000';
+export class Sources1763800140000 implements MigrationInterface {
+  name = 'Sources1763800140000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
