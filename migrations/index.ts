@@ -11,6 +11,7 @@ import { AuditFeedIndexes1763800090000 } from './1763800090000-audit-feed-indexe
 import { FolderCounts1763800100000 } from './1763800100000-folder-counts';
 import { IdStatistics1763800110000 } from './1763800110000-id-statistics';
 import { PendingOrderIndex1763800120000 } from './1763800120000-pending-order-index';
+import { SemanticModel1763800130000 } from './1763800130000-semantic-model';
 import { Sources1763800140000 } from './1763800140000-sources';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
@@ -28,5 +29,6 @@ export const MIGRATIONS = [
   FolderCounts1763800100000,
   IdStatistics1763800110000,
   PendingOrderIndex1763800120000,
+  SemanticModel1763800130000,
   Sources1763800140000,
 ];

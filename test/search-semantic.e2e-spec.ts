@@ -88,4 +88,30 @@ describe('lexical index and semantic model across servers', () => {
     expect(status.lexical).toMatchObject({ loaded: true, documents: 61 });
     // 61 writes, their indexing and a model learnt on each server: slow under a full run.
   }, 120_000);
+
+  it('keeps the model: a server started later searches with it at once, learning nothing', async () => {
+    const db = await a.db.client();
+    const kept = async () =>
+      (await db.query(`SELECT model_id, saved_at FROM kb_semantic_model`)).rows[0] as
+        { model_id: string; saved_at: Date } | undefined;
+    const before = await waitFor(kept, 'a model to be kept', 30_000);
+    const c = await startTestApp({ VECTOR_SYNC_ENABLED: 'false' }, a.db);
+    try {
+      // Without the kept model the first learning waits for the index, then a 5 s check.
+      await waitFor(
+        async () => {
+          const status = (await request(c.baseUrl).get('/admin/vectors/status')).body;
+          return status.lexical?.semantic_model?.documents >= 50;
+        },
+        'the kept model to be in use',
+        20_000,
+      );
+      const vector = await search(c, { query: 'automobile', mode: 'vector' });
+      expect(ids(vector)).toContain('topics/target.md');
+      // Nothing learnt again: the row is the one saved before the start.
+      expect(await kept()).toEqual(before);
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
 });

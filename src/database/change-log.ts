@@ -30,12 +30,18 @@ export interface LogPosition {
 /** Runs a statement, its rows as the caller expects them (a DataSource's or a runner's query). */
 type Query = (text: string, values?: unknown[]) => Promise<never[]>;
 
-/** Where the log stands in the caller's snapshot (read it in the snapshot of a full load). */
+/**
+ * Where the log stands in the caller's snapshot (read it in the snapshot of a full load). A log
+ * pruned empty stands where it was pruned, not at 0: a position below the pruned entries
+ * would read as "too far behind, reload everything" at every read (a knowledge base left
+ * without writes for longer than the retention reloaded its whole index before each search).
+ */
 export async function logHead(query: Query, log: ChangeLog): Promise<LogPosition> {
   const [head]: Array<{ generation: number; in_progress: string[]; max_id: string }> = await query(
     `SELECT m.generation,
               ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS in_progress,
-              (SELECT COALESCE(max(id), 0)::text FROM ${log.log}) AS max_id
+              GREATEST((SELECT COALESCE(max(id), 0) FROM ${log.log}), m.pruned_through)::text
+                AS max_id
          FROM ${log.meta} m`,
   );
   if (!head) throw new Error(`${log.meta} has no row (not initialised yet)`);

@@ -75,7 +75,7 @@ export interface ItemRow {
 /** A run not heard of for this long is taken for dead (its server stopped or crashed). */
 export const RUN_LEASE_SECONDS = 120;
 
-/** All SQL of the sources (migrations/1763800130000-sources.ts). */
+/** All SQL of the sources (migrations/1763800140000-sources.ts). */
 @Injectable()
 export class SourcesRepository {
   constructor(private readonly dataSource: DataSource) {}

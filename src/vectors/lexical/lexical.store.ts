@@ -1,3 +1,5 @@
+// Longer than most files: the store is the one door to the lexical index for the pipeline's
+// writes, the searches and the latent-semantic model's lifecycle, which share its replica.
 import {
   Inject,
   Injectable,
@@ -12,6 +14,7 @@ import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import { ANALYZER_VERSION, queryTerms, type QueryTerms } from '../text/analyzer';
+import { SemanticModelRepository } from './semantic-model.repository';
 import { LexicalRecord, encodePostings, joinTerms } from './lexical-record';
 import { DocumentFilter, LexicalIndex, WeightedTerm } from './lexical-index';
 import { LSA_TRAINER, LsaTrainer, TrainingDocument } from './lsa';
@@ -98,6 +101,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     failure?: string;
   };
   private timer: NodeJS.Timeout | undefined;
+  private readonly kept: SemanticModelRepository;
   /** Whether this process queues again what an older analyzer indexed (not a web worker). */
   private readonly requeueHere: boolean;
 
@@ -108,6 +112,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
   ) {
     this.replica = new LexicalReplica(dataSource);
+    this.kept = new SemanticModelRepository(dataSource);
     this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
       // A web worker of a cluster asks the vector worker for searches: it learns nothing.
@@ -181,8 +186,12 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.semantic.enabled || this.semantic.training) return;
     const { loaded, documents } = this.replica.stats;
     if (!loaded) {
-      // The copy loads on its first use: this is one.
-      this.replica.current().catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`));
+      // The copy loads on its first use: this is one. Then the model kept from an earlier
+      // run, if any, so that a restart searches with it at once rather than learning again.
+      this.replica
+        .current()
+        .then(() => this.useKeptModel())
+        .catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`));
       return;
     }
     const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
@@ -204,6 +213,20 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       .finally(() => (this.semantic.training = undefined));
   }
 
+  /** The model kept by an earlier run (semantic-model.repository.ts), used if none is yet. */
+  private async useKeptModel(): Promise<void> {
+    if (this.replica.semanticModel !== undefined || this.semantic.training) return;
+    const kept = await this.kept.load();
+    if (kept === undefined || this.replica.semanticModel !== undefined) return;
+    const started = Date.now();
+    await this.replica.useModel(kept.model);
+    this.semantic.learntAt = kept.learntAt;
+    this.logger.log(
+      `semantic model kept from an earlier run (learnt at ${kept.learntAt} documents) in use after ${Date.now() - started} ms`,
+    );
+    this.learnWhenDue();
+  }
+
   private async learn(documentsHeld: number): Promise<void> {
     const started = Date.now();
     const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(
@@ -222,6 +245,9 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.semantic.enabled) return;
     await this.replica.useModel(model);
     this.semantic.learntAt = documentsHeld;
+    await this.kept
+      .save(model, documentsHeld)
+      .catch((e: Error) => this.logger.warn(`semantic model not kept: ${e.message}`));
     this.logger.log(
       `semantic model learnt from ${model.documents} documents (${model.terms.length} terms, ${model.dimensions} dimensions) in ${Date.now() - started} ms`,
     );
