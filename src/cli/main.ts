@@ -18,8 +18,10 @@ Commands:
                                  running on DATA_DIR if one does (agent-data mcp --help)
   models pull|add|list           download, install and list the embedding models the server runs
                                  (agent-data models --help)
+  sources list|sync              the folders, repositories and sites a server keeps in sync, and
+                                 a sync now (agent-data sources --help)
 
-Options of import and export:
+Options of import, export and sources:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
   --api-key-file FILE   the API key, read from a file (default: AGENT_DATA_API_KEY)
   --help                this text
@@ -109,6 +111,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runMcpCommand(rest);
       case 'models':
         return await runModelsCommand(rest);
+      case 'sources':
+        return await (await import('./sources-command')).runSources(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
