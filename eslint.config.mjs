@@ -45,6 +45,7 @@ export default tseslint.config(
       'src/database/data-source.ts',
       // The command line is a client: AGENT_DATA_URL and AGENT_DATA_API_KEY are its own.
       'src/cli/main.ts',
+      'src/cli/server-client.ts',
       'test/**',
       'bench/**',
       'docker/**',

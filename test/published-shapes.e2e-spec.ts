@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import { startTestApp, TestApp } from './support/app';
 import { callsFor } from './support/mcp-calls';
@@ -33,16 +36,24 @@ function closed(schema: Json): Json {
  * (success and error) is checked against the response schema its operation names in
  * `/docs-json`, and every tool's `structuredContent` against the `outputSchema` that
  * `tools/list` gives, in both protocol eras. A shape that drifts from its description
- * (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts, health.schemas.ts,
- * openapi.schemas.ts, the tools) fails here.
+ * (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts, sources.schemas.ts,
+ * health.schemas.ts, openapi.schemas.ts, the tools) fails here.
  */
 describe('published shapes', () => {
   let t: TestApp;
   let pages: PageServer;
   let spec: Json;
-  const ajv = new Ajv({ strict: false, allErrors: true });
+  /** The folder a source reads: removed once the server has stopped watching it. */
+  let folder: string;
+  // zod writes `format: uri` for a URL (a web source's `url`).
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: true,
+    formats: { uri: (text: string) => URL.canParse(text) },
+  });
 
   beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'agent-data-shapes-source-'));
     pages = await startPageServer({
       '/guide.html': page('text/html', '<html><title>Guide</title><h1>Guide</h1><p>Hi.</p></html>'),
     });
@@ -59,6 +70,7 @@ describe('published shapes', () => {
   afterAll(async () => {
     await t.close();
     await pages.close();
+    await rm(folder, { recursive: true, force: true });
   });
 
   /** The validator of the JSON answer `status` of `method path` (an OpenAPI path template). */
@@ -287,6 +299,91 @@ describe('published shapes', () => {
       const answer = await rest(template, request);
       expect({ template, status: answer.status }).toEqual({ template, status });
     }
+  });
+
+  it('every /sources answer matches its published schema', async () => {
+    await writeFile(join(folder, 'a.md'), '# A\n\nA note of the folder.\n');
+    const declaration = { id: 'shapes', kind: 'folder', path: folder, mount: 'shapes-source' };
+    await rest('/sources', {
+      method: 'POST',
+      path: '/sources',
+      headers: WRITE,
+      body: declaration,
+    });
+    // A run not ended yet has its counts too, and no lease bookkeeping.
+    const asked = await rest('/sources/{id}/sync', {
+      method: 'POST',
+      path: '/sources/shapes/sync',
+    });
+    expect(asked.status).toBe(202);
+    await waitFor(
+      async () => {
+        const { body } = await send(t.baseUrl, { path: '/sources/shapes', headers: HEADERS });
+        return body.last_run?.id === asked.body.id && body.last_run.status === 'succeeded';
+      },
+      'the sync to end',
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const listed = await rest('/sources', { path: '/sources' });
+    expect(listed.body.sources[0].documents).toBe(1);
+    await rest('/sources/{id}', { path: '/sources/shapes' });
+    await rest('/sources/{id}/runs', { path: '/sources/shapes/runs?limit=5' });
+    await rest('/sources/{id}', {
+      method: 'PUT',
+      path: '/sources/shapes',
+      headers: WRITE,
+      body: { ...declaration, every: '2h' },
+    });
+    const errors: Array<[string, Parameters<typeof rest>[1], number]> = [
+      ['/sources', { path: '/sources', headers: {} }, 401],
+      ['/sources', { path: '/sources?kind=git' }, 400],
+      ['/sources/{id}', { path: '/sources/none' }, 404],
+      ['/sources/{id}/runs', { path: '/sources/shapes/runs?limit=0' }, 400],
+      ['/sources/{id}/runs', { path: '/sources/none/runs' }, 404],
+      ['/sources/{id}/sync', { method: 'POST', path: '/sources/none/sync' }, 404],
+      [
+        '/sources/{id}/sync',
+        { method: 'POST', path: '/sources/shapes/sync?confirm_deletions=yes' },
+        400,
+      ],
+      ['/sources', { method: 'POST', path: '/sources', headers: WRITE, body: declaration }, 409],
+      [
+        '/sources',
+        { method: 'POST', path: '/sources', headers: WRITE, body: { id: 'x', kind: 'ftp' } },
+        400,
+      ],
+      [
+        '/sources',
+        {
+          method: 'POST',
+          path: '/sources',
+          headers: { ...HEADERS, 'Content-Type': 'text/plain' },
+          body: '{}',
+        },
+        415,
+      ],
+      [
+        '/sources/{id}',
+        {
+          method: 'PUT',
+          path: '/sources/shapes',
+          headers: WRITE,
+          body: { ...declaration, mount: 'elsewhere' },
+        },
+        400,
+      ],
+      ['/sources/{id}', { method: 'DELETE', path: '/sources/none' }, 404],
+    ];
+    for (const [template, request, status] of errors) {
+      const answer = await rest(template, request);
+      expect({ template, status: answer.status }).toEqual({ template, status });
+    }
+    const removed = await send(t.baseUrl, {
+      method: 'DELETE',
+      path: '/sources/shapes',
+      headers: HEADERS,
+    });
+    expect(removed.status).toBe(204);
   });
 
   it.each(['2025-06-18', '2026-07-28'])(

@@ -189,7 +189,8 @@ export interface Source {
   origin: 'file' | 'api';
   declaration: { url?: string; path?: string; ref?: string; every?: string };
   state: 'idle' | 'queued' | 'running' | 'paused' | 'failing';
-  documents: number;
+  /** Null for a caller who may not read the whole mount. */
+  documents: number | null;
   next_run_at: string | null;
   last_success_at: string | null;
   failures: number;

@@ -1,10 +1,10 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AppConfig } from '../config/app-config';
 import { MCP_USAGE, mcpProfileOf, McpUsageError } from './mcp-usage';
-import { ModelsUsageError } from './models-usage';
 import { progressBar } from './progress-bar';
-import { RestClient } from './rest-client';
+import { apiKey, SERVER_OPTIONS, serverClient } from './server-client';
+import { CommandUsageError } from './usage-error';
 
 const USAGE = `agent-data <command> [options]
 
@@ -18,8 +18,10 @@ Commands:
                                  running on DATA_DIR if one does (agent-data mcp --help)
   models pull|add|list           download, install and list the embedding models the server runs
                                  (agent-data models --help)
+  sources list|sync              the folders, repositories and sites a server keeps in sync, and
+                                 a sync now (agent-data sources --help)
 
-Options of import and export:
+Options of import, export and sources:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
   --api-key-file FILE   the API key, read from a file (default: AGENT_DATA_API_KEY)
   --help                this text
@@ -109,6 +111,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runMcpCommand(rest);
       case 'models':
         return await runModelsCommand(rest);
+      case 'sources':
+        return await (await import('./sources-command')).runSources(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -116,13 +120,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (
       error instanceof UsageError ||
       error instanceof McpUsageError ||
-      error instanceof ModelsUsageError ||
+      error instanceof CommandUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       const usage =
         error instanceof McpUsageError
           ? MCP_USAGE
-          : error instanceof ModelsUsageError
+          : error instanceof CommandUsageError
             ? error.usage
             : USAGE;
       process.stderr.write(`agent-data: ${(error as Error).message}\n\n${usage}\n`);
@@ -133,19 +137,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-const COMMON = {
-  server: { type: 'string' },
-  'api-key-file': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const;
-
 async function runImport(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
     options: {
-      ...COMMON,
+      ...SERVER_OPTIONS,
       prefix: { type: 'string' },
       mirror: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
@@ -167,7 +164,7 @@ async function runImport(args: readonly string[]): Promise<number> {
     throw new UsageError('--max-bytes must be a number of bytes');
   const { importFolder, summaryOf } = await import('./import-folder');
   const bar = progressBar(values.json === true);
-  const report = await importFolder(client(values), {
+  const report = await importFolder(serverClient(values, USAGE), {
     dir,
     prefix: values.prefix,
     mirror: values.mirror === true,
@@ -193,7 +190,7 @@ async function runExport(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: COMMON,
+    options: SERVER_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(`${EXPORT_USAGE}\n`);
@@ -203,7 +200,7 @@ async function runExport(args: readonly string[]): Promise<number> {
   const [folder, dir] = positionals;
   const { exportFolder } = await import('./export-folder');
   const bar = progressBar(values.json === true);
-  const report = await exportFolder(client(values), folder, dir, bar?.update);
+  const report = await exportFolder(serverClient(values, USAGE), folder, dir, bar?.update);
   bar?.stop();
   if (values.json) {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -264,31 +261,4 @@ async function runModelsCommand(args: readonly string[]): Promise<number> {
   // Loaded only for this command: it brings ONNX Runtime and the configuration's parser.
   const { runModels } = await import('./models-command');
   return runModels(args, process.env);
-}
-
-function client(values: { server?: string; 'api-key-file'?: string }): RestClient {
-  const server = (values.server ?? process.env.AGENT_DATA_URL ?? 'http://127.0.0.1:8080').replace(
-    /\/+$/,
-    '',
-  );
-  try {
-    new URL(server);
-  } catch {
-    throw new UsageError(`--server ${server} is not a URL`);
-  }
-  return new RestClient(server, apiKey(values['api-key-file']), (line) =>
-    process.stderr.write(`${line}\n`),
-  );
-}
-
-/** The key from --api-key-file, else AGENT_DATA_API_KEY. */
-function apiKey(file: string | undefined): string | undefined {
-  if (file === undefined) return process.env.AGENT_DATA_API_KEY || undefined;
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new Error(
-      `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
-  }
 }

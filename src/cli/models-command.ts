@@ -12,9 +12,10 @@ import {
   MODELS_LIST_USAGE,
   MODELS_PULL_USAGE,
   MODELS_USAGE,
-  ModelsUsageError,
 } from './models-usage';
 import { progressBar, type ProgressBar } from './progress-bar';
+import { table } from './table';
+import { CommandUsageError } from './usage-error';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -37,9 +38,9 @@ export async function runModels(args: readonly string[], env: Env): Promise<numb
     case 'list':
       return list(rest, env);
     case undefined:
-      throw new ModelsUsageError('models needs a command: pull, add or list', MODELS_USAGE);
+      throw new CommandUsageError('models needs a command: pull, add or list', MODELS_USAGE);
     default:
-      throw new ModelsUsageError(`unknown models command "${command}"`, MODELS_USAGE);
+      throw new CommandUsageError(`unknown models command "${command}"`, MODELS_USAGE);
   }
 }
 
@@ -47,7 +48,7 @@ async function pull(args: readonly string[], env: Env): Promise<number> {
   const { values, positionals } = parse(args, MODELS_PULL_USAGE, {});
   if (values.help) return help(MODELS_PULL_USAGE);
   if (positionals.length !== 1) {
-    throw new ModelsUsageError('models pull takes one model name', MODELS_PULL_USAGE);
+    throw new CommandUsageError('models pull takes one model name', MODELS_PULL_USAGE);
   }
   const config = configOf(env);
   const json = values.json === true;
@@ -109,7 +110,7 @@ async function add(args: readonly string[], env: Env): Promise<number> {
   const { values, positionals } = parse(args, MODELS_ADD_USAGE, {});
   if (values.help) return help(MODELS_ADD_USAGE);
   if (positionals.length !== 2) {
-    throw new ModelsUsageError('models add takes a model name and a PATH', MODELS_ADD_USAGE);
+    throw new CommandUsageError('models add takes a model name and a PATH', MODELS_ADD_USAGE);
   }
   const config = configOf(env);
   const [name, path] = positionals;
@@ -124,7 +125,7 @@ async function list(args: readonly string[], env: Env): Promise<number> {
   const { values, positionals } = parse(args, MODELS_LIST_USAGE, { check: { type: 'boolean' } });
   if (values.help) return help(MODELS_LIST_USAGE);
   if (positionals.length > 0) {
-    throw new ModelsUsageError('models list takes no argument', MODELS_LIST_USAGE);
+    throw new CommandUsageError('models list takes no argument', MODELS_LIST_USAGE);
   }
   const config = configOf(env);
   const overview = await modelsOverview(config.modelsDir, {
@@ -307,7 +308,7 @@ function parse<O extends Record<string, { type: 'boolean' | 'string' }>>(
       },
     });
   } catch (error) {
-    throw new ModelsUsageError((error as Error).message, usage);
+    throw new CommandUsageError((error as Error).message, usage);
   }
 }
 
@@ -322,19 +323,4 @@ function out(line: string): void {
 
 function megabytes(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
-}
-
-/** Rows in columns two spaces apart, the last one as long as it is. */
-function table(rows: readonly string[][]): string {
-  const widths = rows[0].map((_, column) =>
-    Math.max(...rows.map((row) => (row[column] ?? '').length)),
-  );
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column])))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }

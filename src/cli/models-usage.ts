@@ -74,13 +74,3 @@ licences, and the model the server runs.
   --check   also check each model's files against the SHA-256 recorded when it was installed,
             load it and embed a text
   --json    print a machine-readable report`;
-
-/** A wrong command or option of `agent-data models` (exit code 2), answered with `usage`. */
-export class ModelsUsageError extends Error {
-  constructor(
-    message: string,
-    readonly usage: string,
-  ) {
-    super(message);
-  }
-}

@@ -1,5 +1,4 @@
 import type { ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import type { z } from 'zod';
 import {
   createSchema,
   patchSchema,
@@ -15,25 +14,8 @@ import {
   FOLDER_TREE_MAX_FOLDERS,
 } from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
-import type { ResponseSchemaName } from './openapi.schemas';
-
-/** What the OpenAPI document says about one admin REST operation. */
-export interface OperationDoc {
-  readonly tag: 'Documents' | 'Search' | 'Vectors' | 'Operations';
-  readonly summary: string;
-  readonly description?: string;
-  readonly parameters?: readonly ParameterObject[];
-  /** The zod schema the controller validates the body with. */
-  readonly body?: { readonly schema: z.ZodType; readonly required: boolean };
-  /** Successful answers: status → description and component schema (JSON unless `text`). */
-  readonly responses: Readonly<
-    Record<number, { description: string; schema?: ResponseSchemaName; text?: boolean }>
-  >;
-  /** Error answers (body: the `Error` component): status → when it happens. */
-  readonly errors?: Readonly<Record<number, string>>;
-  /** Reachable without an API key (probes and scrapes). */
-  readonly public?: true;
-}
+import { header, type OperationDoc, query } from './operation-doc';
+import { SOURCES_API_OPERATIONS } from './sources-api.operations';
 
 const idParameter: ParameterObject = {
   name: 'id',
@@ -44,18 +26,6 @@ const idParameter: ParameterObject = {
     'literal `/`, or that ends in `/history`, `/restore` or `/move`, is sent with that slash as `%2F`.',
   schema: { type: 'string' },
 };
-
-const query = (name: string, description: string, schema: object, required = false) =>
-  ({ name, in: 'query', required, description, schema }) as ParameterObject;
-
-const header = (name: string, description: string) =>
-  ({
-    name,
-    in: 'header',
-    required: false,
-    description,
-    schema: { type: 'string' },
-  }) as ParameterObject;
 
 const page = (max: number, fallback: number) => [
   query('limit', `Page size, 1 to ${max} (more is an error, not a silent clamp)`, {
@@ -360,6 +330,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     responses: { 202: { description: 'Queued', schema: 'ReindexResult' } },
     errors: { 415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json' },
   },
+  ...SOURCES_API_OPERATIONS,
   'GET /health/live': {
     tag: 'Operations',
     summary: 'Liveness: the process serves HTTP',

@@ -15,14 +15,21 @@ import {
   folderTreeSchema,
 } from '../documents/document.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
+import { sourceDeclarationSchema } from '../sources/source-declaration';
+import {
+  sourceDetailSchema,
+  sourceListSchema,
+  sourceRunSchema,
+  sourceRunsSchema,
+} from '../sources/sources.schemas';
 import { searchResponseSchema } from '../vectors/search/search.schemas';
 import { reindexResultSchema, vectorsStatusSchema } from '../vectors/vectors-admin.schemas';
 
 /**
  * The components of the admin REST answers in the OpenAPI document: each shape is the one
  * its module describes (document.schemas.ts, search.schemas.ts, vectors-admin.schemas.ts,
- * health.schemas.ts); only the error body, which every edge of HTTP handling answers, is
- * described here. Request bodies are the controllers' own zod schemas, converted where the
+ * sources.schemas.ts, health.schemas.ts); only the error body, which every edge of HTTP
+ * handling answers, is described here. Request bodies are the controllers' own zod schemas, converted where the
  * document is built. test/published-shapes.e2e-spec.ts checks real answers against them.
  */
 
@@ -73,6 +80,13 @@ export const RESPONSE_SCHEMAS = {
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,
+  SourceList: sourceListSchema,
+  Source: sourceDetailSchema,
+  SourceRun: sourceRunSchema,
+  SourceRuns: sourceRunsSchema,
+  SourceDeclaration: sourceDeclarationSchema.describe(
+    'A source as SOURCES_FILE and POST /sources declare it: a folder, a git repository or a web site',
+  ),
   Live: liveSchema,
   Ready: readySchema,
   Error: errorSchema,

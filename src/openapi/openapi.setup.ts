@@ -8,8 +8,9 @@ import type {
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
 import { SERVER_VERSION } from '../mcp/server-info';
-import { ADMIN_API_OPERATIONS, OperationDoc } from './admin-api.operations';
+import { ADMIN_API_OPERATIONS } from './admin-api.operations';
 import { RESPONSE_SCHEMAS } from './openapi.schemas';
+import type { OperationDoc } from './operation-doc';
 
 /** The MCP routes speak JSON-RPC over Streamable HTTP; docs/mcp.md documents them, not OpenAPI. */
 const MCP_PATH = /^\/((gpt-)?mcp|readonly\/|gpt\/|gpt-full\/)/;
@@ -84,7 +85,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Agent Data admin API')
     .setDescription(
-      'Documents, semantic search and vector sync administration. Every route except ' +
+      'Documents, semantic search, vector sync administration and the sources kept in sync ' +
+        'with folders of the knowledge base. Every route except ' +
         '`/health/*` and `/metrics` needs an API key with the `admin` profile, in `X-API-Key` ' +
         'or `Authorization: Bearer`. Errors are `{"error": {"code", "message", ...}}`. ' +
         'Agents use the MCP endpoints (`/mcp`, `/readonly/mcp`, `/gpt/mcp`, `/gpt-full/mcp`) ' +
@@ -99,6 +101,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Documents', 'Markdown documents addressed by path-like ids')
     .addTag('Search', 'Semantic search over the documents')
     .addTag('Vectors', 'The embedding pipeline')
+    .addTag('Sources', 'Folders, git repositories and web sites kept in sync with a folder')
     .addTag('Operations', 'Probes and metrics (no API key)')
     .build();
   const document = SwaggerModule.createDocument(app, config);

@@ -6,12 +6,8 @@ import type { BulkItem, DocumentsService } from '../documents/documents.service'
 import type { Enumeration, SourceItem } from './connectors/connector';
 import type { SourceDeclaration } from './source-declaration';
 import { SOURCE_DEFAULTS } from './source-declaration';
-import {
-  NO_COUNTS,
-  type ItemRow,
-  type RunCounts,
-  type SourcesRepository,
-} from './sources.repository';
+import { NO_COUNTS, type ItemRow, type SourcesRepository } from './sources.repository';
+import type { RunCounts } from './sources.schemas';
 
 /** Items written per bulk call, and items read (loaded, converted) at once. */
 const BATCH = 200;

@@ -7,7 +7,8 @@ import { ConnectorFactory } from './connectors/connector-factory';
 import { messageOf, Reconciliation } from './reconcile';
 import { durationMs, SOURCE_DEFAULTS, type SourceDeclaration } from './source-declaration';
 import { SourcesMetrics } from './sources.metrics';
-import { NO_COUNTS, type RunRow, type RunStatus, SourcesRepository } from './sources.repository';
+import { NO_COUNTS, type RunRow, SourcesRepository } from './sources.repository';
+import type { RunStatus } from './sources.schemas';
 
 /** How often a server looks for due and queued runs, and for runs whose server died. */
 const POLL_MS = 2000;

@@ -17,7 +17,8 @@ import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error'
 import { queryInteger, queryParameters } from '../common/validation';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import type { Access } from '../documents/access';
-import { SourcesService, type RunView, type SourceView } from './sources.service';
+import type { RunView, SourceView } from './sources.schemas';
+import { SourcesService } from './sources.service';
 
 const RUNS_DEFAULT_LIMIT = 20;
 const RUNS_MAX_LIMIT = 200;

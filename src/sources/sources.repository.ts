@@ -2,23 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { KnownItem } from './connectors/connector';
 import type { SourceDeclaration } from './source-declaration';
-
-/** A run's states: queued and running are active (one per source), the others ended. */
-export type RunStatus =
-  'queued' | 'running' | 'succeeded' | 'completed_with_errors' | 'failed' | 'cancelled';
-
-/** What a run did, by kind of outcome. */
-export interface RunCounts {
-  checked: number;
-  created: number;
-  updated: number;
-  moved: number;
-  unchanged: number;
-  deleted: number;
-  held: number;
-  skipped: number;
-  failed: number;
-}
+import type { RunCounts, RunStatus, RunTrigger } from './sources.schemas';
 
 export const NO_COUNTS: RunCounts = {
   checked: 0,
@@ -34,7 +18,7 @@ export const NO_COUNTS: RunCounts = {
 
 export interface SourceRow {
   id: string;
-  kind: string;
+  kind: SourceDeclaration['kind'];
   mount: string;
   declaration: SourceDeclaration;
   origin: 'file' | 'api';
@@ -52,7 +36,7 @@ export interface RunRow {
   id: string;
   source_id: string;
   status: RunStatus;
-  trigger: string;
+  trigger: RunTrigger;
   confirm_deletions: boolean;
   queued_at: Date;
   started_at: Date | null;
@@ -184,7 +168,7 @@ export class SourcesRepository {
    * Queues a run unless one is queued or running already (on any replica): the run that
    * will happen either way.
    */
-  async enqueue(sourceId: string, trigger: string, confirmDeletions = false): Promise<RunRow> {
+  async enqueue(sourceId: string, trigger: RunTrigger, confirmDeletions = false): Promise<RunRow> {
     const rows: RunRow[] = await this.dataSource.query(
       `INSERT INTO kb_source_runs (source_id, status, trigger, confirm_deletions)
        VALUES ($1, 'queued', $2, $3)

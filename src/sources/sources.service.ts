@@ -9,35 +9,13 @@ import { DocumentsService } from '../documents/documents.service';
 import { SourceRunner } from './source-runner';
 import { sourceDeclarationSchema, type SourceDeclaration } from './source-declaration';
 import { readSourcesFile } from './sources-file';
-import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository';
+import { NO_COUNTS, type RunRow, type SourceRow, SourcesRepository } from './sources.repository';
+import type { RunView, SourceDetail, SourceList, SourceView } from './sources.schemas';
 
 /** How often every server re-reads the mounts (so that its writers respect a new source). */
 const MOUNTS_REFRESH_MS = 5000;
 /** How often the sources file is looked at for a change (besides SIGHUP). */
 const FILE_POLL_MS = 2000;
-
-/** A source as the routes show it. */
-export interface SourceView {
-  id: string;
-  kind: string;
-  mount: string;
-  origin: 'file' | 'api';
-  declaration: SourceDeclaration;
-  state: 'idle' | 'queued' | 'running' | 'paused' | 'failing';
-  /** Documents the source owns; `null` for a caller who may not read the whole mount. */
-  documents: number | null;
-  next_run_at: string | null;
-  last_success_at: string | null;
-  failures: number;
-  held_deletions: number;
-  last_run: RunView | null;
-}
-
-export type RunView = Omit<RunRow, 'queued_at' | 'started_at' | 'finished_at'> & {
-  queued_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-};
 
 /**
  * The declared sources: from `SOURCES_FILE` (the whole truth when set: read at start, when
@@ -102,7 +80,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     this.runner.nudge();
   }
 
-  async list(): Promise<{ sources: SourceView[]; file: string | null; file_error: string | null }> {
+  async list(): Promise<SourceList> {
     const [sources, runs, counts] = await Promise.all([
       this.repository.all(),
       this.repository.lastRuns(),
@@ -115,7 +93,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     };
   }
 
-  async get(id: string): Promise<SourceView & { file_error: string | null }> {
+  async get(id: string): Promise<SourceDetail> {
     const source = await this.found(id);
     const [runs, counts] = await Promise.all([
       this.repository.runs(id, 1, null),
@@ -137,7 +115,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     return runViewOf(run);
   }
 
-  async create(input: unknown): Promise<SourceView> {
+  async create(input: unknown): Promise<SourceDetail> {
     this.refuseWhenFile();
     const declaration = parseInput(sourceDeclarationSchema, input);
     if ((await this.repository.find(declaration.id)) !== null) {
@@ -152,7 +130,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     return this.get(declaration.id);
   }
 
-  async replace(id: string, input: unknown): Promise<SourceView> {
+  async replace(id: string, input: unknown): Promise<SourceDetail> {
     this.refuseWhenFile();
     const declaration = parseInput(sourceDeclarationSchema, input);
     if (declaration.id !== id) {
@@ -258,12 +236,24 @@ function viewOf(source: SourceRow, run: RunRow | null, counts: Map<string, numbe
   };
 }
 
+/**
+ * A run as the routes show it: the lease's bookkeeping (runner, heartbeat) left out, and the
+ * counts of a run not ended yet given as zeros.
+ */
 function runViewOf(run: RunRow): RunView {
   return {
-    ...run,
+    id: run.id,
+    source_id: run.source_id,
+    status: run.status,
+    trigger: run.trigger,
+    confirm_deletions: run.confirm_deletions,
     queued_at: iso(run.queued_at)!,
     started_at: iso(run.started_at),
     finished_at: iso(run.finished_at),
+    version: run.version,
+    counts: { ...NO_COUNTS, ...run.counts },
+    failed_items: run.failed_items,
+    message: run.message,
   };
 }
 

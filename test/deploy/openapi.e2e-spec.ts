@@ -5,7 +5,13 @@ import { startTestApp, TestApp } from '../support/app';
 interface Operation {
   summary?: string;
   parameters?: { name: string; in: string; required?: boolean }[];
-  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+  tags?: string[];
+  requestBody?: {
+    content: Record<
+      string,
+      { schema: { properties?: Record<string, unknown>; oneOf?: { properties: object }[] } }
+    >;
+  };
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
   security?: unknown[];
 }
@@ -15,7 +21,10 @@ type OpenApi = {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
 };
 
-/** The admin REST routes (docs/documents.md, search.md, operations.md), as OpenAPI writes them. */
+/**
+ * The admin REST routes (docs/documents.md, search.md, operations.md, and the sources), as
+ * OpenAPI writes them.
+ */
 const ADMIN_ROUTES = [
   'GET /documents',
   'POST /documents',
@@ -31,6 +40,13 @@ const ADMIN_ROUTES = [
   'GET /search',
   'GET /admin/vectors/status',
   'POST /admin/vectors/reindex',
+  'GET /sources',
+  'POST /sources',
+  'GET /sources/{id}',
+  'PUT /sources/{id}',
+  'DELETE /sources/{id}',
+  'GET /sources/{id}/runs',
+  'POST /sources/{id}/sync',
   'GET /health/live',
   'GET /health/ready',
   'GET /metrics',
@@ -150,6 +166,51 @@ describe('OpenAPI document of the admin API (/docs-json)', () => {
     });
     expect(body('PUT /documents/{id}').properties).toHaveProperty('expected_revision');
     expect(body('POST /admin/vectors/reindex').properties).toHaveProperty('prefix');
+    // A source's declaration is one of three kinds, each with its own fields.
+    for (const route of ['POST /sources', 'PUT /sources/{id}']) {
+      expect(body(route).oneOf!.map((kind) => kind.properties)).toEqual([
+        expect.objectContaining({
+          kind: { type: 'string', enum: ['folder'] },
+          path: expect.anything(),
+        }),
+        expect.objectContaining({
+          kind: { type: 'string', enum: ['git'] },
+          ref: expect.anything(),
+        }),
+        expect.objectContaining({
+          kind: { type: 'string', enum: ['web'] },
+          max_pages: expect.anything(),
+        }),
+      ]);
+    }
+  });
+
+  it('groups the sources under their tag, with what each answers', () => {
+    const sources = documented().filter((route) => route.includes(' /sources'));
+    expect(sources).toHaveLength(7);
+    for (const route of sources) {
+      const [method, path] = route.split(' ');
+      expect({ route, tags: spec.paths[path][method.toLowerCase()].tags }).toEqual({
+        route,
+        tags: ['Sources'],
+      });
+    }
+    const answer = (route: string, status: number) => {
+      const [method, path] = route.split(' ');
+      return spec.paths[path][method.toLowerCase()].responses[status].content?.['application/json']
+        .schema.$ref;
+    };
+    expect(answer('GET /sources', 200)).toBe('#/components/schemas/SourceList');
+    expect(answer('GET /sources/{id}', 200)).toBe('#/components/schemas/Source');
+    expect(answer('POST /sources', 201)).toBe('#/components/schemas/Source');
+    expect(answer('GET /sources/{id}/runs', 200)).toBe('#/components/schemas/SourceRuns');
+    expect(answer('POST /sources/{id}/sync', 202)).toBe('#/components/schemas/SourceRun');
+    expect(answer('GET /sources/{id}', 404)).toBe('#/components/schemas/Error');
+    expect(answer('POST /sources', 409)).toBe('#/components/schemas/Error');
+    expect(spec.paths['/sources/{id}'].delete.responses['204']).toEqual({ description: 'Removed' });
+    expect(spec.components.schemas.SourceDeclaration).toMatchObject({
+      oneOf: [expect.any(Object), expect.any(Object), expect.any(Object)],
+    });
   });
 
   it('refers only to schemas it defines, and answers errors with the Error shape', async () => {

@@ -129,7 +129,7 @@ function SourceCard({
         <dt>State</dt>
         <dd>{stateText(source)}</dd>
         <dt>Documents</dt>
-        <dd>{source.documents}</dd>
+        <dd>{source.documents ?? 'not all readable'}</dd>
         <dt>Last run</dt>
         <dd>
           {run === null ? (
