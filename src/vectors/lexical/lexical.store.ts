@@ -102,6 +102,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   };
   private timer: NodeJS.Timeout | undefined;
   private readonly kept: SemanticModelRepository;
+  private keptModel?: Promise<void>;
   /** Whether this process queues again what an older analyzer indexed (not a web worker). */
   private readonly requeueHere: boolean;
 
@@ -213,18 +214,26 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       .finally(() => (this.semantic.training = undefined));
   }
 
-  /** The model kept by an earlier run (semantic-model.repository.ts), used if none is yet. */
-  private async useKeptModel(): Promise<void> {
+  /**
+   * The model kept by an earlier run (semantic-model.repository.ts), used if none is yet; one
+   * attempt per process (the index's first load may be asked for by several checks at once).
+   */
+  private useKeptModel(): Promise<void> {
+    this.keptModel ??= this.loadKeptModel();
+    return this.keptModel;
+  }
+
+  private async loadKeptModel(): Promise<void> {
     if (this.replica.semanticModel !== undefined || this.semantic.training) return;
     const kept = await this.kept.load();
     if (kept === undefined || this.replica.semanticModel !== undefined) return;
     const started = Date.now();
-    await this.replica.useModel(kept.model);
+    // Known before the vectors are computed, so that no check meanwhile learns it again.
     this.semantic.learntAt = kept.learntAt;
+    await this.replica.useModel(kept.model);
     this.logger.log(
       `semantic model kept from an earlier run (learnt at ${kept.learntAt} documents) in use after ${Date.now() - started} ms`,
     );
-    this.learnWhenDue();
   }
 
   private async learn(documentsHeld: number): Promise<void> {
