@@ -21,13 +21,38 @@ const WORDS = `import export folder markdown document heading section paragraph 
   .split(/\s+/)
   .filter(Boolean);
 
+/** The `i`th document's markdown: some 2–6 KB. */
+export function bulkBody(i) {
+  const words = 300 + ((i * 7919) % 600);
+  const text = Array.from({ length: words }, (_, k) => WORDS[(i + k * 13) % WORDS.length]);
+  return `# Imported ${i}\n\n${text.join(' ')}\n`;
+}
+
+/** `count` files of {@link bulkBody} in `dir`: `f<i % 50>/doc-<i>.md`. */
+export function writeBulkFiles(dir, count) {
+  for (let i = 0; i < count; i++) {
+    const file = join(dir, `f${i % 50}`, `doc-${i}.md`);
+    if (i < 50) mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, bulkBody(i));
+  }
+}
+
+/**
+ * Runs the built `agent-data import dir --prefix prefix` against `baseUrl`: its time in
+ * seconds (the command's start included) and its last line, the counts.
+ */
+export async function timedImport(dir, prefix, baseUrl, apiKey) {
+  const started = performance.now();
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [BIN, 'import', dir, '--prefix', prefix],
+    { env: { ...process.env, AGENT_DATA_URL: baseUrl, AGENT_DATA_API_KEY: apiKey } },
+  );
+  return { seconds: (performance.now() - started) / 1000, summary: stdout.trim() };
+}
+
 export default async function bulk({ load, baseUrl, headers, settle, log }) {
   const run = Date.now().toString(36);
-  const body = (i) => {
-    const words = 300 + ((i * 7919) % 600); // some 2–6 KB
-    const text = Array.from({ length: words }, (_, k) => WORDS[(i + k * 13) % WORDS.length]);
-    return `# Imported ${i}\n\n${text.join(' ')}\n`;
-  };
   const requests = Math.ceil(DOCUMENTS / PER_REQUEST);
   let imported;
   const started = performance.now();
@@ -47,7 +72,7 @@ export default async function bulk({ load, baseUrl, headers, settle, log }) {
             return {
               op: 'create',
               document_id: `bench-bulk/${run}/f${i % 50}/doc-${i}.md`,
-              body: body(i),
+              body: bulkBody(i),
             };
           },
         ),
@@ -62,25 +87,14 @@ export default async function bulk({ load, baseUrl, headers, settle, log }) {
   // The same through the command line, from files.
   const dir = mkdtempSync(join(tmpdir(), 'agent-data-import-'));
   try {
-    for (let i = 0; i < DOCUMENTS; i++) {
-      const file = join(dir, `f${i % 50}`, `doc-${i}.md`);
-      if (i < 50) mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, body(i));
-    }
-    const t0 = performance.now();
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [BIN, 'import', dir, '--prefix', `bench-import/${run}`],
-      {
-        env: { ...process.env, AGENT_DATA_URL: baseUrl, AGENT_DATA_API_KEY: headers['X-API-Key'] },
-      },
+    writeBulkFiles(dir, DOCUMENTS);
+    const { seconds: importSeconds, summary } = await timedImport(
+      dir,
+      `bench-import/${run}`,
+      baseUrl,
+      headers['X-API-Key'],
     );
-    const importSeconds = (performance.now() - t0) / 1000;
-    imported = {
-      seconds: importSeconds,
-      perSecond: round(DOCUMENTS / importSeconds),
-      summary: stdout.trim(),
-    };
+    imported = { seconds: importSeconds, perSecond: round(DOCUMENTS / importSeconds), summary };
     log(
       `bulk: agent-data import of ${DOCUMENTS} files in ${round(importSeconds)} s: ${imported.perSecond} documents/s (${imported.summary})`,
     );

@@ -124,24 +124,51 @@ export class SourcesRepository {
   }
 
   /**
-   * Claims an item's document for the source before writing it, so that a run cut between
+   * Claims items' documents for the source before writing them, so that a run cut between
    * the write and its record still owns what it wrote (the next run finds the claim, with
-   * no version, and writes the item again).
+   * no version, and writes the item again). One statement for a whole batch: a statement per
+   * item made a first sync of 10 000 files wait on 10 000 round trips.
    */
-  async claim(sourceId: string, key: string, documentId: string, uri: string): Promise<void> {
+  async claim(
+    sourceId: string,
+    claims: ReadonlyArray<{ key: string; documentId: string; uri: string }>,
+  ): Promise<void> {
+    if (claims.length === 0) return;
     await this.dataSource.query(
       `INSERT INTO kb_source_items (source_id, key, document_id, version, uri)
-       VALUES ($1, $2, $3, NULL, $4)
+       SELECT DISTINCT ON (c.key) $1, c.key, c.document_id, NULL, c.uri
+         FROM unnest($2::text[], $3::text[], $4::text[]) AS c(key, document_id, uri)
        ON CONFLICT (source_id, key) DO UPDATE SET document_id = EXCLUDED.document_id`,
-      [sourceId, key, documentId, uri],
+      [
+        sourceId,
+        claims.map((claim) => claim.key),
+        claims.map((claim) => claim.documentId),
+        claims.map((claim) => claim.uri),
+      ],
     );
   }
 
-  async recordItem(sourceId: string, key: string, item: KnownItem): Promise<void> {
+  /** What items were written as (their version, provenance and validators): one statement. */
+  async recordItems(
+    sourceId: string,
+    items: ReadonlyArray<KnownItem & { key: string }>,
+  ): Promise<void> {
+    if (items.length === 0) return;
     await this.dataSource.query(
-      `UPDATE kb_source_items SET version = $3, uri = $4, validators = $5, fetched_at = now()
-        WHERE source_id = $1 AND key = $2`,
-      [sourceId, key, item.version, item.uri, item.validators ?? null],
+      `UPDATE kb_source_items AS i
+          SET version = r.version, uri = r.uri, validators = r.validators, fetched_at = now()
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[])
+              AS r(key, version, uri, validators)
+        WHERE i.source_id = $1 AND i.key = r.key`,
+      [
+        sourceId,
+        items.map((item) => item.key),
+        items.map((item) => item.version),
+        items.map((item) => item.uri),
+        items.map((item) =>
+          item.validators === undefined ? null : JSON.stringify(item.validators),
+        ),
+      ],
     );
   }
 
