@@ -1,3 +1,6 @@
+// Longer than most files: every write of a document passes here (create, update, patch, delete,
+// restore, move, bulk) with its validation, access and revision rules, kept together so that
+// they cannot drift apart.
 import { Injectable } from '@nestjs/common';
 import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';

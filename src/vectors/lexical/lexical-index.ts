@@ -1,3 +1,5 @@
+// Longer than most files: the in-memory index is one data structure (postings in slabs, the
+// records, the dictionary, the folder and tag sets) whose parts change together.
 import type { LexicalRecord } from './lexical-record';
 import {
   bodyCount,
