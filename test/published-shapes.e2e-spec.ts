@@ -316,14 +316,16 @@ describe('published shapes', () => {
       path: '/sources/shapes/sync',
     });
     expect(asked.status).toBe(202);
-    await waitFor(
+    const ended = await waitFor(
       async () => {
         const { body } = await send(t.baseUrl, { path: '/sources/shapes', headers: HEADERS });
-        return body.last_run?.id === asked.body.id && body.last_run.status === 'succeeded';
+        const run = body.last_run;
+        return run?.id === asked.body.id && !['queued', 'running'].includes(run.status) && run;
       },
       'the sync to end',
-      { timeoutMs: 30_000, intervalMs: 100 },
+      { timeoutMs: 45_000, intervalMs: 100 },
     );
+    expect(ended).toMatchObject({ status: 'succeeded', message: null });
     const listed = await rest('/sources', { path: '/sources' });
     expect(listed.body.sources[0].documents).toBe(1);
     await rest('/sources/{id}', { path: '/sources/shapes' });
@@ -384,7 +386,7 @@ describe('published shapes', () => {
       headers: HEADERS,
     });
     expect(removed.status).toBe(204);
-  });
+  }, 60_000);
 
   it.each(['2025-06-18', '2026-07-28'])(
     'every tool answers the outputSchema of tools/list (%s)',
