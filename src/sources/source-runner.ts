@@ -122,7 +122,10 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
     this.connectors.forgetAllBut(new Set(sources.map((source) => source.id)));
     const wanted = new Map(
       sources
+        // Watched from the end of its first sync on: that run lists everything anyway, and a
+        // watch's own first scan of a large folder would compete with it.
         .filter((s) => s.kind === 'folder' && s.declaration.enabled !== false)
+        .filter((s) => s.last_success_at !== null)
         .map((source) => [source.id, source.declaration]),
     );
     for (const [id, watch] of this.watches) {
@@ -142,19 +145,18 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
       };
       this.watches.set(id, entry);
       const connector = this.connectors.connectorFor(declaration);
-      entry.stop = connector.watch?.(
-        () => {
-          void this.repository
-            .enqueue(id, 'watch')
-            .then(() => this.nudge())
-            .catch((error) => this.logger.warn(`source ${id}: ${messageOf(error)}`));
-        },
-        (error) => {
-          this.logger.warn(`source ${id}: the folder is no longer watched: ${error.message}`);
-          entry.stop = undefined;
-          entry.retryAt = Date.now() + WATCH_RETRY_MS;
-        },
-      );
+      // What changed between the last run and the watch's start is found by one run now.
+      const queue = () =>
+        void this.repository
+          .enqueue(id, 'watch')
+          .then(() => this.nudge())
+          .catch((error) => this.logger.warn(`source ${id}: ${messageOf(error)}`));
+      queue();
+      entry.stop = connector.watch?.(queue, (error) => {
+        this.logger.warn(`source ${id}: the folder is no longer watched: ${error.message}`);
+        entry.stop = undefined;
+        entry.retryAt = Date.now() + WATCH_RETRY_MS;
+      });
     }
   }
 
