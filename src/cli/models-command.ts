@@ -15,7 +15,7 @@ import {
 } from './models-usage';
 import { progressBar, type ProgressBar } from './progress-bar';
 import { table } from './table';
-import { CommandUsageError } from './usage-error';
+import { CommandUsageError, help, out } from './usage-error';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -310,15 +310,6 @@ function parse<O extends Record<string, { type: 'boolean' | 'string' }>>(
   } catch (error) {
     throw new CommandUsageError((error as Error).message, usage);
   }
-}
-
-function help(usage: string): number {
-  out(usage);
-  return 0;
-}
-
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
 }
 
 function megabytes(bytes: number): string {

@@ -4,7 +4,7 @@ import type { RunView, SourceList, SourceView } from '../sources/sources.schemas
 import { RequestFailed, type RestClient } from './rest-client';
 import { SERVER_OPTIONS, serverClient } from './server-client';
 import { table } from './table';
-import { CommandUsageError } from './usage-error';
+import { CommandUsageError, help, out, err } from './usage-error';
 
 const SOURCES_USAGE = `agent-data sources <list|sync> [options]
 
@@ -219,17 +219,4 @@ function parse<O extends Record<string, { type: 'boolean' | 'string' }>>(
   } catch (error) {
     throw new CommandUsageError((error as Error).message, usage);
   }
-}
-
-function help(usage: string): number {
-  out(usage);
-  return 0;
-}
-
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-function err(line: string): void {
-  process.stderr.write(`${line}\n`);
 }

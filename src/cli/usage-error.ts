@@ -10,3 +10,19 @@ export class CommandUsageError extends Error {
     super(message);
   }
 }
+
+/** Prints a command's help; its exit code. */
+export function help(usage: string): number {
+  out(usage);
+  return 0;
+}
+
+/** A line on standard output. */
+export function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** A line on standard error. */
+export function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}

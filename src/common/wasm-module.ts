@@ -86,3 +86,26 @@ export function oneFunctionModule(exported: string, code: number[]): Uint8Array 
 export function compiled(bytes: Uint8Array): WebAssembly.Module | null {
   return WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
 }
+
+/**
+ * The memory layout both scans use (vector-table.ts over floats, int8-rows.ts over bytes): the
+ * first page holds the query (up to 4 096 bytes) and one chunk's results, the rows start on
+ * the second page.
+ */
+export const DOTS_LAYOUT = {
+  pageBytes: 65536,
+  queryAt: 0,
+  maxQueryBytes: 4096,
+  outAt: 4096,
+  chunkRows: (65536 - 4096) / 4,
+  rowsAt: 65536,
+} as const;
+
+/** The exported scan: `count` rows of `stride` bytes from `rows`, against `query`, into `out`. */
+export type DotsFunction = (
+  rows: number,
+  count: number,
+  stride: number,
+  query: number,
+  out: number,
+) => void;

@@ -1,4 +1,14 @@
-import { compiled, I32, oneFunctionModule, op, simd, V128, vector } from '../../common/wasm-module';
+import {
+  compiled,
+  I32,
+  oneFunctionModule,
+  op,
+  simd,
+  V128,
+  vector,
+  DOTS_LAYOUT,
+  type DotsFunction,
+} from '../../common/wasm-module';
 
 /**
  * Vectors of one length back to back in WebAssembly memory, and the dot product of each with
@@ -103,21 +113,14 @@ export class VectorTable {
   }
 }
 
-type DotsFunction = (
-  rows: number,
-  count: number,
-  stride: number,
-  query: number,
-  out: number,
-) => void;
-
-const PAGE_BYTES = 65536;
-/** The first page holds the query (up to 1 024 floats) and one chunk's products. */
-const QUERY_AT = 0;
-const MAX_QUERY_FLOATS = 1024;
-const OUT_AT = 4096;
-const CHUNK_ROWS = (PAGE_BYTES - OUT_AT) / 4;
-const ROWS_AT = PAGE_BYTES;
+const {
+  pageBytes: PAGE_BYTES,
+  queryAt: QUERY_AT,
+  outAt: OUT_AT,
+  chunkRows: CHUNK_ROWS,
+  rowsAt: ROWS_AT,
+} = DOTS_LAYOUT;
+const MAX_QUERY_FLOATS = DOTS_LAYOUT.maxQueryBytes / 4;
 
 let dots: WebAssembly.Module | null | undefined;
 

@@ -1,4 +1,14 @@
-import { compiled, I32, oneFunctionModule, op, simd, V128, vector } from '../../common/wasm-module';
+import {
+  compiled,
+  I32,
+  oneFunctionModule,
+  op,
+  simd,
+  V128,
+  vector,
+  DOTS_LAYOUT,
+  type DotsFunction,
+} from '../../common/wasm-module';
 
 /**
  * Unit vectors quantized to one signed byte a dimension (each vector with its own scale: its
@@ -136,21 +146,14 @@ function quantize(vector: Float32Array, dimensions: number, into: Int8Array, at:
   return scale;
 }
 
-type DotsFunction = (
-  rows: number,
-  count: number,
-  stride: number,
-  query: number,
-  out: number,
-) => void;
-
-const PAGE_BYTES = 65536;
-/** The first page holds the query (up to 4 096 bytes) and one chunk's sums. */
-const QUERY_AT = 0;
-const MAX_QUERY_BYTES = 4096;
-const OUT_AT = 4096;
-const CHUNK_ROWS = (PAGE_BYTES - OUT_AT) / 4;
-const ROWS_AT = PAGE_BYTES;
+const {
+  pageBytes: PAGE_BYTES,
+  queryAt: QUERY_AT,
+  outAt: OUT_AT,
+  chunkRows: CHUNK_ROWS,
+  rowsAt: ROWS_AT,
+} = DOTS_LAYOUT;
+const MAX_QUERY_BYTES = DOTS_LAYOUT.maxQueryBytes;
 
 let module8: WebAssembly.Module | null | undefined;
 
