@@ -8,7 +8,8 @@ import { waitFor } from './support/wait';
 /**
  * The sources' routes under an access policy: a source whose mount the caller may not read
  * at all is answered as an absent one, whatever the route; a run's failed items name only
- * documents the caller may read; a mount read only in part gives no count of its documents.
+ * documents the caller may read; a mount read only in part gives no count of its documents;
+ * search names a source's document, and where it came from, only to a caller who may read it.
  */
 const KEYS = { ops: 'ops-sources-key-0123456789abcdef', reader: 'reader-sources-key-0123456789ab' };
 const POLICY = {
@@ -50,9 +51,10 @@ describe('sources under an access policy', () => {
       API_KEYS: `ops:${KEYS.ops}:admin;reader:${KEYS.reader}:admin`,
       ACCESS_POLICY: JSON.stringify(POLICY),
       DATA_DIR: dir,
+      VECTOR_SYNC_ENABLED: 'true',
     });
-    await folder('open', { 'a.md': '# A\n', 'bad.md': broken });
-    await folder('closed', { 'b.md': '# B\n', 'bad.md': broken });
+    await folder('open', { 'a.md': '# A\n\nWhere the quokkas sleep.\n', 'bad.md': broken });
+    await folder('closed', { 'b.md': '# B\n\nWhere the quokkas hide.\n', 'bad.md': broken });
     await folder('mixed', { 'seen/c.md': '# C\n', 'seen/bad.md': broken, 'hidden/bad.md': broken });
   }, 90_000);
   afterAll(async () => {
@@ -100,5 +102,33 @@ describe('sources under an access policy', () => {
     expect(JSON.stringify(runs.body)).not.toContain('hidden');
     const open = await request(t.baseUrl).get('/sources/open').set(as('reader')).expect(200);
     expect(open.body.documents).toBe(1);
+  });
+
+  it('names a source’s document and its origin in search only to those who may read it', async () => {
+    const hits = async (who: keyof typeof KEYS, mode: string) => {
+      const { body } = await request(t.baseUrl)
+        .get('/search')
+        .query({ query: 'quokkas', mode })
+        .set(as(who))
+        .expect(200);
+      return body.results as Array<{ document_id: string; source_uri?: string }>;
+    };
+    // Both documents are found once the pipeline has indexed them (ops reads everything).
+    await waitFor(
+      async () => (await hits('ops', 'lexical')).length === 2,
+      'both sources’ documents to be searchable',
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    for (const mode of ['lexical', 'hybrid', 'vector']) {
+      const seen = await hits('reader', mode);
+      expect(seen.map((hit) => hit.document_id)).toEqual(['open/a.md']);
+      expect(seen[0].source_uri).toBe(join(dir, 'open', 'a.md'));
+      expect(JSON.stringify(seen)).not.toContain('closed');
+    }
+    const all = await hits('ops', 'lexical');
+    expect(all.map((hit) => hit.source_uri).sort()).toEqual([
+      join(dir, 'closed', 'b.md'),
+      join(dir, 'open', 'a.md'),
+    ]);
   });
 });

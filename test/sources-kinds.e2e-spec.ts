@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile, mkdir, unlink } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile, mkdir, rename, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -11,7 +11,8 @@ import { waitFor } from './support/wait';
  * A watched folder and a web site as sources declared over `/sources` (no SOURCES_FILE):
  * what each holds appears under its mount, a change of a file shows up without asking, a
  * changed page after the next sync with only conditional requests for the others, a page
- * gone is deleted; under an access policy a run's failed items name only readable documents.
+ * gone is deleted, and a site that cannot be read deletes nothing; a folder gone from the
+ * disk deletes nothing either.
  */
 const KEY = 'sources-kinds-key-0123456789abcdef';
 const AS = { 'X-API-Key': KEY };
@@ -39,9 +40,12 @@ describe('folder and web sources', () => {
       etag: '"b1"',
     },
   };
+  /** While set, the site answers every request with this status (an outage). */
+  let down: number | undefined;
   const page =
     (path: string): Route =>
     (req, res) => {
+      if (down !== undefined) return res.writeHead(down, { 'Retry-After': '1' }).end('down');
       const entry = pages[path];
       if (entry === undefined) return res.writeHead(404).end('gone');
       if (req.headers['if-none-match'] === entry.etag) return res.writeHead(304).end();
@@ -167,5 +171,35 @@ describe('folder and web sources', () => {
     expect(run.counts).toMatchObject({ updated: 1, deleted: 1 });
     expect((await get(idPath('site/a.md')).expect(200)).body.body).toContain('changed');
     await get(idPath('site/b.md')).expect(404);
+  });
+
+  it('deletes nothing when the site cannot be read, and says why', async () => {
+    const before = (await get('/documents?prefix=site/').expect(200)).body;
+    down = 503;
+    try {
+      const run = await sync('site');
+      expect(run.status).toBe('failed');
+      expect(run.message).toMatch(/503/);
+      expect(run.counts).toMatchObject({ deleted: 0, held: 0 });
+    } finally {
+      down = undefined;
+    }
+    const after = (await get('/documents?prefix=site/').expect(200)).body;
+    expect(after).toEqual(before);
+    expect((await get(idPath('site/a.md')).expect(200)).body.body).toContain('changed');
+  });
+
+  it('deletes nothing when the folder is gone from the disk, and says why', async () => {
+    const moved = join(dir, 'notes-away');
+    await rename(join(dir, 'notes'), moved);
+    try {
+      const run = await sync('notes');
+      expect(run.status).toBe('failed');
+      expect(run.message).toContain(join(dir, 'notes'));
+      expect(run.counts).toMatchObject({ deleted: 0 });
+      await get(idPath('notes/one.md')).expect(200);
+    } finally {
+      await rename(moved, join(dir, 'notes'));
+    }
   });
 });

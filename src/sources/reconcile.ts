@@ -12,6 +12,12 @@ import type { RunCounts } from './sources.schemas';
 /** Items written per bulk call, and items read (loaded, converted) at once. */
 const BATCH = 200;
 const READERS = 8;
+/**
+ * Bulk writes in flight at once: while PostgreSQL commits one batch, the server prepares the
+ * next (its ids looked up, its claims written, its documents checked), as `agent-data import`
+ * keeps two requests in flight.
+ */
+const WRITERS = 2;
 /** Failed items kept in a run's record (the count says how many in all). */
 const FAILED_KEPT = 200;
 
@@ -84,14 +90,26 @@ export class Reconciliation {
     for (let at = 0; at < renoted.length; at += BATCH) {
       await this.repository.recordItems(this.input.declaration.id, renoted.slice(at, at + BATCH));
     }
-    // The next batch is read while this one is written: reading and writing each take about
-    // half of a first sync's time, and wait on different things (the disk, PostgreSQL).
-    let reading = readAll(changed.slice(0, BATCH));
-    for (let at = 0; at < changed.length; at += BATCH) {
-      this.input.signal.throwIfAborted();
-      const documents = await reading;
-      reading = readAll(changed.slice(at + BATCH, at + 2 * BATCH));
-      await this.write(changed.slice(at, at + BATCH), documents, current);
+    // The next batch is read while the ones before it are written: reading and writing each
+    // take about half of a first sync's time, and wait on different things (the disk,
+    // PostgreSQL). Batches hold distinct keys, so their writes do not depend on each other.
+    const writing: Array<Promise<void>> = [];
+    try {
+      let reading = readAll(changed.slice(0, BATCH));
+      for (let at = 0; at < changed.length; at += BATCH) {
+        this.input.signal.throwIfAborted();
+        const documents = await reading;
+        reading = readAll(changed.slice(at + BATCH, at + 2 * BATCH));
+        const write = this.write(changed.slice(at, at + BATCH), documents, current);
+        // Awaited below, in order; a failure while an earlier one is awaited is not lost.
+        write.catch(() => undefined);
+        writing.push(write);
+        if (writing.length >= WRITERS) await writing.shift();
+      }
+      while (writing.length > 0) await writing.shift();
+    } finally {
+      // A run that stops (aborted, a write failed) ends once nothing of it is still writing.
+      await Promise.allSettled(writing);
     }
     return this.result(await this.deletions(movedFrom));
   }
