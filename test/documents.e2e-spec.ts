@@ -126,6 +126,19 @@ describe('documents REST API: create, read, update, patch', () => {
       });
     });
 
+    it('answers 405 with Allow for a method a path lacks, and 404 for a path no route has', async () => {
+      const trace = await request(t.baseUrl).trace('/documents').expect(405);
+      expect(trace.headers.allow).toBe('GET, HEAD, POST');
+      expect(trace.body.error).toEqual({
+        code: 'METHOD_NOT_ALLOWED',
+        message: 'TRACE is not allowed on /documents; allowed: GET, HEAD, POST',
+      });
+      const post = await request(t.baseUrl).post('/search').send({}).expect(405);
+      expect(post.headers.allow).toBe('GET, HEAD');
+      const nowhere = await request(t.baseUrl).trace('/no-such-route').expect(404);
+      expect(nowhere.body.error.code).toBe('NOT_FOUND');
+    });
+
     it('honours If-None-Match with 304 and the ETag', async () => {
       const document = await createDocument(t);
       const path = idPath(document.document_id);
@@ -394,16 +407,20 @@ describe('documents REST API: create, read, update, patch', () => {
   });
 
   describe('routes', () => {
-    it('answers unknown routes and methods with 404 JSON', async () => {
+    it('answers unknown routes with 404 JSON, and a method a route lacks with 405 JSON', async () => {
       for (const [method, path] of [
         ['get', '/nope'],
         ['post', '/documents-x'],
-        ['patch', '/documents'],
-        ['delete', '/documents'],
       ] as const) {
         const response = await request(t.baseUrl)[method](path).expect(404);
         expect(response.headers['content-type']).toMatch(/^application\/json/);
         expect(response.body.error.code).toBe('NOT_FOUND');
+      }
+      for (const method of ['patch', 'delete'] as const) {
+        const response = await request(t.baseUrl)[method]('/documents').expect(405);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(response.headers.allow).toBe('GET, HEAD, POST');
+        expect(response.body.error.code).toBe('METHOD_NOT_ALLOWED');
       }
     });
 

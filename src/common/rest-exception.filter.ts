@@ -5,9 +5,11 @@ import {
   HttpException,
   HttpStatus,
   Logger,
+  NotFoundException,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
+import { allowedMethods } from './allowed-methods';
 import { DomainError, ErrorCode } from './domain-error';
 import { faultOf, logFault, RETRY_AFTER_SECONDS } from './fault';
 import { HttpRefusal } from './http-refusal';
@@ -78,6 +80,8 @@ export class RestExceptionFilter implements ExceptionFilter {
 
     let status: number;
     let error: Record<string, unknown>;
+    // A path that some route has, asked with another method: 405 with what it allows.
+    const allowed = noRouteFor(exception) ? allowedMethods(request) : [];
     const fault = faultOf(exception);
     if (fault !== undefined) {
       if (!(exception instanceof DomainError)) logFault(this.logger, 'REST', exception);
@@ -93,6 +97,13 @@ export class RestExceptionFilter implements ExceptionFilter {
       for (const [name, value] of Object.entries(exception.headers)) {
         response.setHeader(name, value);
       }
+    } else if (allowed.length > 0) {
+      status = HttpStatus.METHOD_NOT_ALLOWED;
+      error = {
+        code: HTTP_CODES[status],
+        message: `${request.method} is not allowed on ${request.path}; allowed: ${allowed.join(', ')}`,
+      };
+      response.setHeader('Allow', allowed.join(', '));
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       error = {
@@ -120,6 +131,11 @@ export class RestExceptionFilter implements ExceptionFilter {
     }
     response.status(status).json({ error });
   }
+}
+
+/** Nest's answer when no route has the request's method and path. */
+function noRouteFor(exception: unknown): boolean {
+  return exception instanceof NotFoundException && /^Cannot [A-Z]+ /.test(exception.message);
 }
 
 function isDataException(exception: unknown): exception is QueryFailedError {

@@ -14,7 +14,7 @@ import {
   FOLDER_TREE_MAX_FOLDERS,
 } from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
-import { header, type OperationDoc, query } from './operation-doc';
+import { header, linksById, type OperationDoc, query } from './operation-doc';
 import { SOURCES_API_OPERATIONS } from './sources-api.operations';
 
 const idParameter: ParameterObject = {
@@ -75,7 +75,19 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     parameters: [prefer],
     body: { schema: createSchema, required: true },
     responses: {
-      201: { description: 'Created; `Location` and `ETag` headers', schema: 'WrittenDocument' },
+      201: {
+        description: 'Created; `Location` and `ETag` headers',
+        schema: 'WrittenDocument',
+        links: linksById('document_id', {
+          GetDocument: 'DocumentsController_get',
+          UpdateDocument: 'DocumentsController_update',
+          PatchDocument: 'DocumentsController_patch',
+          MoveDocument: 'DocumentsController_move',
+          DocumentHistory: 'DocumentsController_history',
+          DeleteDocument: 'DocumentsController_remove',
+          RestoreDocument: 'DocumentsController_restore',
+        }),
+      },
     },
     errors: {
       409: 'ALREADY_EXISTS: a document with this id is alive',
@@ -129,14 +141,25 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       query('operation', 'Only this operation (`update`, `refused:update`...), exactly', {
         type: 'string',
       }),
-      query('since', 'ISO 8601 time with its offset: changes at or after it', {
-        type: 'string',
-        format: 'date-time',
-      }),
-      query('until', 'ISO 8601 time with its offset: changes before it (after `since`)', {
-        type: 'string',
-        format: 'date-time',
-      }),
+      // An empty filter is no filter (`since=` as if absent), as for every filter of the feed.
+      {
+        ...query('since', 'ISO 8601 time with its offset: changes at or after it; empty: any', {
+          type: 'string',
+          format: 'date-time',
+        }),
+        allowEmptyValue: true,
+      },
+      {
+        ...query(
+          'until',
+          'ISO 8601 time with its offset: changes before it (after `since`); empty: any',
+          {
+            type: 'string',
+            format: 'date-time',
+          },
+        ),
+        allowEmptyValue: true,
+      },
       query('limit', `Page size, 1 to ${CHANGES_MAX_LIMIT}`, {
         type: 'integer',
         minimum: 1,

@@ -33,6 +33,7 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
   for (const [status, answer] of Object.entries(doc.responses)) {
     responses[status] = {
       description: answer.description,
+      ...(answer.links && { links: answer.links }),
       ...(answer.text
         ? { content: { 'text/plain': { schema: { type: 'string' } } } }
         : answer.schema && { content: { 'application/json': { schema: ref(answer.schema) } } }),

@@ -12,7 +12,19 @@ export interface OperationDoc {
   readonly body?: { readonly schema: z.ZodType; readonly required: boolean };
   /** Successful answers: status → description and component schema (JSON unless `text`). */
   readonly responses: Readonly<
-    Record<number, { description: string; schema?: ResponseSchemaName; text?: boolean }>
+    Record<
+      number,
+      {
+        description: string;
+        schema?: ResponseSchemaName;
+        text?: boolean;
+        /**
+         * Operations the answer leads to (OpenAPI links): the created resource read, changed
+         * and deleted by the id in the answer. Clients and a stateful fuzzer follow them.
+         */
+        links?: Readonly<Record<string, ResponseLink>>;
+      }
+    >
   >;
   /** Error answers (body: the `Error` component): status → when it happens. */
   readonly errors?: Readonly<Record<number, string>>;
@@ -31,3 +43,23 @@ export const header = (name: string, description: string) =>
     description,
     schema: { type: 'string' },
   }) as ParameterObject;
+
+/** An OpenAPI link: an operation of this document and its parameters from the answer. */
+export interface ResponseLink {
+  readonly operationId: string;
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly description?: string;
+}
+
+/** Links from an answer whose body names a resource's `field` to the operations on `{id}`. */
+export function linksById(
+  field: string,
+  operations: Readonly<Record<string, string>>,
+): Record<string, ResponseLink> {
+  return Object.fromEntries(
+    Object.entries(operations).map(([name, operationId]) => [
+      name,
+      { operationId, parameters: { id: `$response.body#/${field}` } },
+    ]),
+  );
+}

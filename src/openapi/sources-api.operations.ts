@@ -1,6 +1,6 @@
 import type { ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { sourceDeclarationSchema } from '../sources/source-declaration';
-import { type OperationDoc, query } from './operation-doc';
+import { linksById, type OperationDoc, query } from './operation-doc';
 
 const sourceId: ParameterObject = {
   name: 'id',
@@ -39,7 +39,19 @@ export const SOURCES_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       '`mount` of the knowledge base; its first run follows at once. Only when SOURCES_FILE ' +
       'is not set: otherwise the file declares every source.',
     body: declarationBody(true),
-    responses: { 201: { description: 'Declared', schema: 'Source' } },
+    responses: {
+      201: {
+        description: 'Declared',
+        schema: 'Source',
+        links: linksById('id', {
+          GetSource: 'SourcesController_get',
+          ReplaceSource: 'SourcesController_replace',
+          SourceRuns: 'SourcesController_runs',
+          SyncSource: 'SourcesController_sync',
+          DeleteSource: 'SourcesController_remove',
+        }),
+      },
+    },
     errors: {
       400: 'INVALID_ARGUMENT: the declaration is invalid, or its mount overlaps the mount of another source (`error.field` names the field)',
       403: declaredInFile,
