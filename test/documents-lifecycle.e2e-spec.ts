@@ -138,6 +138,15 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
       expect(restored.body).toMatchObject({ body: 'v1', title: 'T1', revision: 4, changed: true });
       const current = await request(t.baseUrl).get(idPath(id)).expect(200);
       expect(current.body).toMatchObject({ body: 'v1', revision: 4 });
+      // Audited as what it was, and the next write as what it is.
+      await request(t.baseUrl).put(idPath(id)).send({ body: 'v5' }).expect(200);
+      expect(await auditOf(db, id)).toEqual([
+        { operation: 'create', revision: 1, actor: 'local' },
+        { operation: 'update', revision: 2, actor: 'local' },
+        { operation: 'update', revision: 3, actor: 'local' },
+        { operation: 'restore', revision: 4, actor: 'local' },
+        { operation: 'update', revision: 5, actor: 'local' },
+      ]);
     });
 
     it('writes nothing when the earlier revision holds the current content', async () => {

@@ -361,6 +361,8 @@ export class DocumentsRepository {
       'kb_documents_restore_snapshot',
       actor,
       `${ACTOR},
+       -- The audit trigger records this update as a restore (it spends the setting).
+       operation AS (SELECT set_config('app.operation', 'restore', true)),
        snapshot AS (
            SELECT title, tags, body, metadata, content_hash FROM kb_document_snapshots
             WHERE document_id = $1 AND revision = $2
@@ -369,7 +371,7 @@ export class DocumentsRepository {
          UPDATE kb_documents d
             SET title = s.title, tags = s.tags, body = s.body, metadata = s.metadata,
                 content_hash = s.content_hash, deleted_at = NULL, revision = d.revision + 1
-           FROM snapshot s, actor
+           FROM snapshot s, actor, operation
           WHERE d.document_id = $1
             AND (d.title, d.tags, d.body, d.metadata, d.deleted_at)
                 IS DISTINCT FROM (s.title, s.tags, s.body, s.metadata, NULL)
