@@ -3,6 +3,7 @@ import request from 'supertest';
 import { IdempotencyExpiryJob } from '../src/idempotency/idempotency-expiry.job';
 import { auditOf, createDocument, tableCounts } from './documents-helpers';
 import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
 
 const ALICE = 'idem-alice-key-3b8e1f0c7d';
 const BOB = 'idem-bob-key-9a4c2e6b1f';
@@ -334,11 +335,11 @@ describe('Idempotency-Key on REST writes', () => {
   });
 });
 
-async function waitForState(db: Client, key: string, state: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await db.query(`SELECT state FROM kb_idempotency_keys WHERE key = $1`, [key]);
-    if (rows[0]?.state === state) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`key ${key} never became ${state}`);
+function waitForState(db: Client, key: string, state: string): Promise<unknown> {
+  return waitFor(
+    async () =>
+      (await db.query(`SELECT state FROM kb_idempotency_keys WHERE key = $1`, [key])).rows[0]
+        ?.state === state,
+    `key ${key} to be ${state}`,
+  );
 }
