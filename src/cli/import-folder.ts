@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { RequestFailed, RestClient } from './rest-client';
 import { readSource, sourceFiles, type SourceDocument } from './source-files';
 
@@ -152,7 +153,12 @@ export async function importFolder(
   }
   for (const move of moves) {
     try {
-      await client.call('POST', `/documents/${encodeId(move.from)}/move`, { to: move.to });
+      await client.call(
+        'POST',
+        `/documents/${encodeId(move.from)}/move`,
+        { to: move.to },
+        { idempotencyKey: randomUUID() },
+      );
       report.moved.push(move);
       // Its fields may have changed too: checked (and written only if so) with the updates.
       items.push({ op: 'update', document_id: move.to, ...fieldsOf(wanted.get(move.to)!) });
@@ -164,7 +170,14 @@ export async function importFolder(
   const all = [...batches(items)];
   await inParallel(all.length, SENDERS, async (b) => {
     const batch = all[b];
-    const answer = await client.call<BulkResult>('POST', '/documents/bulk', { items: batch });
+    // A key per request, kept across its retries: a request cut after the server committed
+    // it is answered from the stored answer rather than written twice.
+    const answer = await client.call<BulkResult>(
+      'POST',
+      '/documents/bulk',
+      { items: batch },
+      { idempotencyKey: randomUUID() },
+    );
     answer.results.forEach((result, k) => {
       const op = batch[k].op;
       const moved = op === 'update' && movedTo.has(result.document_id);

@@ -12,14 +12,17 @@ export class RequestFailed extends Error {
   }
 }
 
-/** Attempts of a request the server asked to retry (429, 503) or that found no server. */
+/**
+ * Attempts of a request the server asked to retry (429, 503, 409 IDEMPOTENCY_KEY_IN_USE) or
+ * whose connection failed.
+ */
 const ATTEMPTS = 6;
 
 /**
  * The admin REST API of one server, as the command line uses it: JSON in and out, the key in
- * `X-API-Key`, and 429 / 503 / a refused connection retried with backoff (honouring
+ * `X-API-Key`, and 429 / 503 / a failed connection retried with backoff (honouring
  * `Retry-After`), so that a server restarting or a rate limit slows a run down without
- * failing it.
+ * failing it. A write is retried after a cut connection safely only with an idempotency key.
  */
 export class RestClient {
   constructor(
@@ -28,9 +31,20 @@ export class RestClient {
     private readonly log: (line: string) => void = () => undefined,
   ) {}
 
-  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /**
+   * One request, retried as above. With `idempotencyKey` (sent as `Idempotency-Key`, the same
+   * on every attempt) a write whose connection was cut is retried too and runs once on the
+   * server; a retry that finds the first attempt still running waits for its answer.
+   */
+  async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
+      let text: string;
       try {
         response = await fetch(`${this.baseUrl}${path}`, {
           method,
@@ -38,9 +52,13 @@ export class RestClient {
             Accept: 'application/json',
             ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
             ...(this.apiKey === undefined ? {} : { 'X-API-Key': this.apiKey }),
+            ...(options.idempotencyKey === undefined
+              ? {}
+              : { 'Idempotency-Key': options.idempotencyKey }),
           },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
+        text = await response.text();
       } catch (error) {
         const reason = (error as { cause?: { code?: string } }).cause?.code ?? 'no answer';
         if (attempt >= ATTEMPTS) {
@@ -49,12 +67,15 @@ export class RestClient {
         await this.pause(attempt, undefined, `no server at ${this.baseUrl} (${reason})`);
         continue;
       }
-      const text = await response.text();
       const parsed = text === '' ? undefined : safeJson(text);
       if (response.ok) return parsed as T;
       const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
       const message = error?.message ?? `HTTP ${response.status}`;
-      if ((response.status === 429 || response.status === 503) && attempt < ATTEMPTS) {
+      const retried =
+        response.status === 429 ||
+        response.status === 503 ||
+        (response.status === 409 && error?.code === 'IDEMPOTENCY_KEY_IN_USE');
+      if (retried && attempt < ATTEMPTS) {
         await this.pause(attempt, response.headers.get('retry-after'), message);
         continue;
       }

@@ -14,6 +14,10 @@ export enum ErrorCode {
   NOT_IMPLEMENTED = 'NOT_IMPLEMENTED',
   /** A dependency (PostgreSQL) is down for now: the same request should work later. */
   UNAVAILABLE = 'UNAVAILABLE',
+  /** An idempotency key already used by this caller for another request. */
+  IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
+  /** The first request with this idempotency key is still running: retry in a moment. */
+  IDEMPOTENCY_KEY_IN_USE = 'IDEMPOTENCY_KEY_IN_USE',
 }
 
 /**

@@ -43,6 +43,10 @@ export function restStatus(code: ErrorCode, request?: Request): number {
       return HttpStatus.NOT_IMPLEMENTED;
     case ErrorCode.UNAVAILABLE:
       return HttpStatus.SERVICE_UNAVAILABLE;
+    case ErrorCode.IDEMPOTENCY_KEY_REUSED:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
+    case ErrorCode.IDEMPOTENCY_KEY_IN_USE:
+      return HttpStatus.CONFLICT;
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);
@@ -91,6 +95,8 @@ export class RestExceptionFilter implements ExceptionFilter {
     } else if (exception instanceof DomainError) {
       status = restStatus(exception.code, request);
       error = exception.toJSON();
+      const retryAfter = exception.details.retry_after_seconds;
+      if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
     } else if (exception instanceof HttpRefusal) {
       status = exception.getStatus();
       error = { code: exception.code, message: exception.message, ...exception.details };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { PreparedStatements } from '../database/prepared-statements';
 import type { Access } from './access';
 
 /** Where a synced document came from (`kb_source_items`, written by src/sources/). */
@@ -19,7 +19,7 @@ export interface Provenance {
 export class DocumentSources {
   private mounts: readonly string[] = [];
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly statements: PreparedStatements) {}
 
   /** The folders sources own, as `mount/`. */
   setMounts(mounts: readonly string[]): void {
@@ -52,7 +52,10 @@ export class DocumentSources {
   async provenance(ids: readonly string[]): Promise<Map<string, Provenance>> {
     const owned = ids.filter((id) => this.underAMount(id));
     if (owned.length === 0) return new Map();
-    const rows: Array<Provenance & { document_id: string }> = await this.dataSource.query(
+    // A prepared statement, so that within a write sent with an idempotency key it joins the
+    // write's transaction rather than taking a second connection from the pool.
+    const rows = await this.statements.query<Provenance & { document_id: string }>(
+      'kb_source_items_provenance',
       `SELECT document_id, source_id, uri AS source_uri FROM kb_source_items
         WHERE document_id = ANY($1::text[])`,
       [owned],

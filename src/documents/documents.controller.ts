@@ -13,6 +13,7 @@ import {
   Req,
   Res,
   UseGuards,
+  UseInterceptors,
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -23,6 +24,7 @@ import { restStatus } from '../common/rest-exception.filter';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger, queryParameters } from '../common/validation';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { DocumentsService } from './documents.service';
 import { DocumentListingsService } from './document-listings.service';
 import { ChangeFeedService } from './change-feed.service';
@@ -107,7 +109,8 @@ type IdSegments = string[] | string;
 
 /**
  * Admin REST API (docs/documents.md). Ids contain `/`, so each route ends in a wildcard; a document
- * whose id ends in `/history` is reached with that slash encoded (`%2Fhistory`).
+ * whose id ends in `/history` is reached with that slash encoded (`%2Fhistory`). Every write
+ * takes an `Idempotency-Key` (IdempotencyInterceptor): a retry gets the first answer.
  */
 @Controller('documents')
 @UseGuards(AdminGuard)
@@ -143,6 +146,7 @@ export class DocumentsController {
   }
 
   @Post()
+  @UseInterceptors(IdempotencyInterceptor)
   @HttpCode(201)
   async create(
     @Body() body: unknown,
@@ -172,6 +176,7 @@ export class DocumentsController {
    * items were refused.
    */
   @Post('bulk')
+  @UseInterceptors(IdempotencyInterceptor)
   @HttpCode(200)
   async bulk(@Body() body: unknown, @Req() request: AuthenticatedRequest): Promise<BulkResult> {
     const { items } = parseInput(bulkSchema, body);
@@ -256,6 +261,7 @@ export class DocumentsController {
   }
 
   @Post('*id/restore')
+  @UseInterceptors(IdempotencyInterceptor)
   @HttpCode(200)
   async restore(
     @Param('id') id: IdSegments,
@@ -275,6 +281,7 @@ export class DocumentsController {
   }
 
   @Post('*id/move')
+  @UseInterceptors(IdempotencyInterceptor)
   @HttpCode(200)
   async move(
     @Param('id') id: IdSegments,
@@ -316,6 +323,7 @@ export class DocumentsController {
   }
 
   @Put('*id')
+  @UseInterceptors(IdempotencyInterceptor)
   async update(
     @Param('id') id: IdSegments,
     @Body() body: unknown,
@@ -341,6 +349,7 @@ export class DocumentsController {
   }
 
   @Patch('*id')
+  @UseInterceptors(IdempotencyInterceptor)
   async patch(
     @Param('id') id: IdSegments,
     @Body() body: unknown,
@@ -364,6 +373,7 @@ export class DocumentsController {
   }
 
   @Delete('*id')
+  @UseInterceptors(IdempotencyInterceptor)
   async remove(
     @Param('id') id: IdSegments,
     @Headers('if-match') ifMatch: string | undefined,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { AccessPolicyService } from './access-policy.service';
 import { ChangeFeedRepository } from './change-feed.repository';
 import { ChangeFeedService } from './change-feed.service';
@@ -11,6 +12,7 @@ import { DocumentsService } from './documents.service';
 import { FolderCountsRepository } from './folder-counts.repository';
 
 @Module({
+  imports: [IdempotencyModule],
   controllers: [DocumentsController],
   providers: [
     DocumentsRepository,

@@ -108,7 +108,8 @@ export class DocumentsRepository {
     documentId: string,
     readable: Readable = null,
   ): Promise<{ revision: number; deleted: boolean } | null> {
-    const rows: { revision: number; deleted: boolean }[] = await this.dataSource.query(
+    const rows = await this.statements.query<{ revision: number; deleted: boolean }>(
+      'kb_documents_find_state',
       `SELECT revision, deleted_at IS NOT NULL AS deleted FROM kb_documents
         WHERE document_id = $1 AND ${readableIds(2)}`,
       [documentId, readable],
@@ -175,8 +176,8 @@ export class DocumentsRepository {
     | { kind: 'conflict'; revision: number }
     | { kind: 'taken' }
   > {
-    return this.dataSource.transaction(async (manager) => {
-      const [source]: Array<{ revision: number }> = await manager.query(
+    return this.statements.transaction(async (query) => {
+      const [source] = await query<{ revision: number }>(
         `SELECT revision FROM kb_documents
           WHERE document_id = $1 AND deleted_at IS NULL FOR UPDATE`,
         [from],
@@ -185,17 +186,15 @@ export class DocumentsRepository {
       if (expectedRevision !== undefined && source.revision !== expectedRevision) {
         return { kind: 'conflict', revision: source.revision } as const;
       }
-      const taken: unknown[] = await manager.query(
-        `SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE`,
-        [to],
-      );
+      const taken = await query(`SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE`, [
+        to,
+      ]);
       if (taken.length > 0) return { kind: 'taken' } as const;
       for (const table of ['kb_chunk_vectors', 'kb_passages', 'kb_lexical_documents']) {
-        await manager.query(`DELETE FROM ${table} WHERE document_id = $1`, [from]);
+        await query(`DELETE FROM ${table} WHERE document_id = $1`, [from]);
       }
-      await manager.query(`SELECT set_config('app.actor', $1::text, true)`, [actor]);
-      // TypeORM answers an UPDATE … RETURNING with [rows, count].
-      const [[row]]: [DocumentRow[], number] = await manager.query(
+      await query(`SELECT set_config('app.actor', $1::text, true)`, [actor]);
+      const [row] = await query<DocumentRow>(
         `UPDATE kb_documents
             SET document_id = $2, parent_id = $3, vector_status = 'pending',
                 vector_queued_at = now(), vector_attempts = 0, vector_next_attempt_at = NULL,
@@ -205,21 +204,18 @@ export class DocumentsRepository {
          RETURNING ${COLUMNS}`,
         [from, to, parentOfTo],
       );
-      await manager.query(
-        `UPDATE kb_document_snapshots SET document_id = $2 WHERE document_id = $1`,
-        [from, to],
-      );
-      await manager.query(`UPDATE kb_audit SET document_id = $2 WHERE document_id = $1`, [
+      await query(`UPDATE kb_document_snapshots SET document_id = $2 WHERE document_id = $1`, [
         from,
         to,
       ]);
-      await manager.query(
+      await query(`UPDATE kb_audit SET document_id = $2 WHERE document_id = $1`, [from, to]);
+      await query(
         `INSERT INTO kb_audit (operation, document_id, revision, actor)
          VALUES ('moved-away', $1, $3, $4), ('move', $2, $3, $4)`,
         [from, to, row.revision, actor],
       );
       // The old id is gone (a store without foreign keys drops its points), the new one waits.
-      await manager.query(
+      await query(
         `SELECT pg_notify('kb_vector_sync', json_build_object('op', 'delete', 'document_id', $1::text)::text),
                 pg_notify('kb_vector_sync', json_build_object('op', 'update', 'document_id', $2::text,
                                                               'revision', $3::integer)::text)`,
@@ -231,7 +227,8 @@ export class DocumentsRepository {
 
   /** Records a write the access policy refused, in the audit trail (`refused:<operation>`). */
   async recordRefusal(operation: string, documentId: string, actor: string): Promise<void> {
-    await this.dataSource.query(
+    await this.statements.write(
+      'kb_audit_record_refusal',
       `INSERT INTO kb_audit (operation, document_id, revision, actor) VALUES ($1, $2, NULL, $3)`,
       [`refused:${operation}`, documentId, actor],
     );

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DocumentsModule } from '../documents/documents.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { TransportModule } from '../transport/transport.module';
 import { VectorsModule } from '../vectors/vectors.module';
 import { ArgumentCompleter } from './completion/argument-completer';
@@ -47,7 +48,7 @@ const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentProm
  * three prompts (one class per file), documents as resources, and completions.
  */
 @Module({
-  imports: [DocumentsModule, VectorsModule, TransportModule],
+  imports: [DocumentsModule, VectorsModule, TransportModule, IdempotencyModule],
   controllers: [McpController],
   providers: [
     ...TOOLS,

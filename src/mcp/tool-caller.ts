@@ -8,8 +8,16 @@ import {
   type ProgressToken,
   type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
-import { DomainError } from '../common/domain-error';
+import { DomainError, type ErrorCode } from '../common/domain-error';
 import { faultOf, logFault } from '../common/fault';
+import { restStatus } from '../common/rest-exception.filter';
+import {
+  fingerprintOf,
+  IDEMPOTENCY_KEY_META,
+  keyOwnerOf,
+  parseIdempotencyKey,
+} from '../idempotency/idempotency-key';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AppConfig } from '../config/app-config';
 import { PreSerialized } from '../transport/framing';
 import { supportsResourceLinks } from '../transport/protocol-version';
@@ -39,6 +47,7 @@ export class ToolCaller {
     private readonly guard: ProfileGuard,
     private readonly metrics: ToolMetrics,
     private readonly config: AppConfig,
+    private readonly keys: IdempotencyService,
   ) {}
 
   async call(
@@ -62,13 +71,15 @@ export class ToolCaller {
     try {
       const input = parseToolArguments(tool, params.arguments);
       documentId = tool.documentIdOf(input) ?? documentId;
-      const output = (await tool.run(input, {
-        actor: actorOf(context.principal),
-        profile: context.profile,
-        access: context.access,
-        signal: context.signal,
-        progress: progressReporter(params._meta?.progressToken, context.notify),
-      })) as Record<string, unknown>;
+      const run = () =>
+        tool.run(input, {
+          actor: actorOf(context.principal),
+          profile: context.profile,
+          access: context.access,
+          signal: context.signal,
+          progress: progressReporter(params._meta?.progressToken, context.notify),
+        });
+      const output = (await this.once(tool, params, context, run)) as Record<string, unknown>;
       outcome = 'ok';
       return success(output, this.linksWanted(context) ? tool.links(output) : []);
     } catch (error) {
@@ -94,6 +105,36 @@ export class ToolCaller {
       this.metrics.record(context.profile, tool.name, outcome, ms / 1000);
       this.log(context, tool.name, documentId, outcome, ms);
     }
+  }
+
+  /**
+   * Runs a write tool called with an idempotency key in `_meta` (this server's extension,
+   * docs/mcp.md) once per caller and key, as a REST write with `Idempotency-Key` runs: a
+   * repeated call gets the first call's output, or its error again. A read-only tool ignores
+   * the key; a key that is not 1 to 255 printable ASCII characters is INVALID_ARGUMENT.
+   */
+  private async once(
+    tool: McpTool,
+    params: CallToolRequest['params'],
+    context: McpContext,
+    run: () => Promise<unknown>,
+  ): Promise<unknown> {
+    const field = `_meta["${IDEMPOTENCY_KEY_META}"]`;
+    const key = parseIdempotencyKey(params._meta?.[IDEMPOTENCY_KEY_META], field);
+    if (key === undefined || tool.annotations.readOnlyHint === true) return run();
+    const { answer } = await this.keys.once(
+      {
+        owner: keyOwnerOf(context.principal),
+        key,
+        fingerprint: fingerprintOf(['tools/call', tool.name, params.arguments ?? {}]),
+      },
+      async () => ({ status: 200, body: await run() }),
+      (error) => ({ status: restStatus(error.code), body: { error: error.toJSON() } }),
+    );
+    if (answer.status < 400) return answer.body;
+    // A refusal stored by the first call: the same error again.
+    const { code, message, ...details } = (answer.body as { error: StoredError }).error;
+    throw new DomainError(code, message, details);
   }
 
   /**
@@ -136,6 +177,9 @@ export class ToolCaller {
     });
   }
 }
+
+/** A DomainError as stored with its key: `toJSON()`'s fields. */
+type StoredError = { code: ErrorCode; message: string } & Record<string, unknown>;
 
 /**
  * `{content: [{type: "text", text: <json>}, ...links], structuredContent: <json>}`,

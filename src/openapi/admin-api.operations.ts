@@ -67,6 +67,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'POST /documents': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Create a document',
     description:
       'Give `document_id` (or `path`) and `body` (or `content`). Answers once PostgreSQL has ' +
@@ -97,6 +98,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'POST /documents/bulk': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Create, update and delete many documents',
     description:
       `Up to ${BULK_MAX_ITEMS} items, each \`{"op": "create" | "update" | "delete", "document_id", ...}\` ` +
@@ -105,7 +107,9 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       'audited and written as that single write would be; one refused item does not stop ' +
       'the others (partial success), and its result carries the status and error the single ' +
       'write would have answered. A database outage answers the items not yet written with ' +
-      'UNAVAILABLE (503): send those again.',
+      'UNAVAILABLE (503): send those again. With `Idempotency-Key` the items are written in one ' +
+      'transaction with the stored answer: an outage rolls the whole request back and answers ' +
+      '503, to be sent again with the same key.',
     parameters: [],
     body: { schema: bulkSchema, required: true },
     responses: { 200: { description: 'One result per item, in order', schema: 'BulkResult' } },
@@ -198,6 +202,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'PUT /documents/{id}': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Update a document',
     description:
       'Replaces the given fields. With `expected_revision` (or If-Match) the write is a ' +
@@ -215,6 +220,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'PATCH /documents/{id}': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Replace a string in a document',
     description:
       'Exactly one occurrence of `old_str` is replaced by `new_str` (`replace_all` replaces ' +
@@ -233,6 +239,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'DELETE /documents/{id}': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Delete a document (soft)',
     description: 'The document leaves list, read and search; `restore` brings it back.',
     parameters: [idParameter, ifMatch],
@@ -244,6 +251,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'POST /documents/{id}/restore': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Restore a deleted document, or an earlier revision',
     description:
       'Without `revision`, undeletes; with it, brings back that snapshot as a new revision.',
@@ -276,6 +284,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   },
   'POST /documents/{id}/move': {
     tag: 'Documents',
+    idempotent: true,
     summary: 'Move a document to a new id',
     description:
       'Atomically gives the document the id `to`, keeping its revision, its earlier versions ' +

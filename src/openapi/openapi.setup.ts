@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { SERVER_VERSION } from '../mcp/server-info';
 import { ADMIN_API_OPERATIONS } from './admin-api.operations';
 import { RESPONSE_SCHEMAS } from './openapi.schemas';
-import type { OperationDoc } from './operation-doc';
+import { header, type OperationDoc } from './operation-doc';
 
 /** The MCP routes speak JSON-RPC over Streamable HTTP; docs/mcp.md documents them, not OpenAPI. */
 const MCP_PATH = /^\/((gpt-)?mcp|readonly\/|gpt\/|gpt-full\/)/;
@@ -28,12 +28,44 @@ function toOpenApi(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+const IDEMPOTENCY_KEY = header(
+  'Idempotency-Key',
+  '1 to 255 printable ASCII characters, a new one (a UUID) per write: the write runs once, ' +
+    'and a retry with the same key and the same request gets its first answer again ' +
+    '(status, body, `ETag`, `Location`) with `Idempotent-Replayed: true`, on any replica, ' +
+    'for 24 hours. See "Retrying writes safely" in docs/documents.md',
+);
+
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+/** The answers an idempotent write adds, beside those of its own (joined to them). */
+const IDEMPOTENCY_ERRORS: Readonly<Record<number, string>> = {
+  409: 'IDEMPOTENCY_KEY_IN_USE: the first request with this Idempotency-Key is still running; retry after `Retry-After` (1) seconds for its answer',
+  422: 'IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used for another request (method, path, body, If-Match or Prefer differ)',
+};
+
+function withIdempotency(errors: Record<string, string>): Record<string, string> {
+  const joined = { ...errors };
+  for (const [status, description] of Object.entries(IDEMPOTENCY_ERRORS)) {
+    joined[status] =
+      joined[status] === undefined ? description : `${joined[status]}; ${description}`;
+  }
+  return joined;
+}
+
 function describe(operation: OperationObject, doc: OperationDoc, method: string): OperationObject {
   const responses: Record<string, ResponseObject> = {};
   for (const [status, answer] of Object.entries(doc.responses)) {
     responses[status] = {
       description: answer.description,
       ...(answer.links && { links: answer.links }),
+      ...(doc.idempotent && { headers: REPLAYED_HEADER }),
       ...(answer.text
         ? { content: { 'text/plain': { schema: { type: 'string' } } } }
         : answer.schema && { content: { 'application/json': { schema: ref(answer.schema) } } }),
@@ -57,7 +89,9 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
         }),
     ...doc.errors,
   };
-  for (const [status, description] of Object.entries(errors)) {
+  for (const [status, description] of Object.entries(
+    doc.idempotent ? withIdempotency(errors) : errors,
+  )) {
     responses[status] = { description, content: { 'application/json': { schema: ref('Error') } } };
   }
   return {
@@ -65,7 +99,7 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
     tags: [doc.tag],
     summary: doc.summary,
     ...(doc.description && { description: doc.description }),
-    parameters: [...(doc.parameters ?? [])],
+    parameters: [...(doc.parameters ?? []), ...(doc.idempotent ? [IDEMPOTENCY_KEY] : [])],
     ...(doc.body && {
       requestBody: {
         required: doc.body.required,

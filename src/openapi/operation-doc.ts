@@ -30,6 +30,12 @@ export interface OperationDoc {
   readonly errors?: Readonly<Record<number, string>>;
   /** Reachable without an API key (probes and scrapes). */
   readonly public?: true;
+  /**
+   * A write that takes `Idempotency-Key` (docs/documents.md, "Retrying writes safely"): the
+   * header, the `Idempotent-Replayed` answer header and the 409 and 422 it may answer are
+   * added to what the entry says.
+   */
+  readonly idempotent?: true;
 }
 
 export const query = (name: string, description: string, schema: object, required = false) =>

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { DocumentsController } from '../../src/documents/documents.controller';
+import { IdempotencyInterceptor } from '../../src/idempotency/idempotency.interceptor';
 import { ADMIN_API_OPERATIONS } from '../../src/openapi/admin-api.operations';
 import { startTestApp, TestApp } from '../support/app';
 
@@ -150,6 +152,41 @@ describe('OpenAPI document of the admin API (/docs-json)', () => {
       apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
+  });
+
+  it('declares Idempotency-Key on every write under /documents, with its 409 and 422', () => {
+    const writes = documented().filter((route) =>
+      /^(POST|PUT|PATCH|DELETE) \/documents/.test(route),
+    );
+    expect(writes).toHaveLength(7);
+    for (const route of writes) {
+      const [method, path] = route.split(' ');
+      const operation = spec.paths[path][method.toLowerCase()] as Operation & {
+        responses: Record<string, { description: string; headers?: Record<string, unknown> }>;
+      };
+      expect({ route, parameters: operation.parameters }).toEqual({
+        route,
+        parameters: expect.arrayContaining([
+          expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+        ]),
+      });
+      expect(operation.responses['409'].description).toContain('IDEMPOTENCY_KEY_IN_USE');
+      expect(operation.responses['422'].description).toContain('IDEMPOTENCY_KEY_REUSED');
+      const success = Object.keys(operation.responses).find((status) => Number(status) < 300)!;
+      expect(operation.responses[success].headers).toHaveProperty('Idempotent-Replayed');
+    }
+    // Each of those routes runs through the interceptor that honours the header.
+    const handlers = Object.getOwnPropertyNames(DocumentsController.prototype).filter((name) =>
+      ['create', 'bulk', 'update', 'patch', 'remove', 'restore', 'move'].includes(name),
+    );
+    expect(handlers).toHaveLength(7);
+    for (const name of handlers) {
+      const handler = (DocumentsController.prototype as unknown as Record<string, object>)[name];
+      expect({ name, interceptors: Reflect.getMetadata('__interceptors__', handler) }).toEqual({
+        name,
+        interceptors: [IdempotencyInterceptor],
+      });
+    }
   });
 
   it('documents request bodies from the zod schemas the controllers validate with', () => {

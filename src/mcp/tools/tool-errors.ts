@@ -31,6 +31,10 @@ export function toolErrorHint(code: ErrorCode): string {
       return 'This operation is not available on this server.';
     case ErrorCode.UNAVAILABLE:
       return 'The knowledge base is briefly unavailable (its database is not reachable): retry in a few seconds. If this was a write, read the document first: a write cut off at the moment of failure may already be applied.';
+    case ErrorCode.IDEMPOTENCY_KEY_REUSED:
+      return 'This idempotency key was sent before with other arguments: give each distinct write a key of its own, and resend a key only with the very same call.';
+    case ErrorCode.IDEMPOTENCY_KEY_IN_USE:
+      return 'The first call with this idempotency key is still running: repeat the same call in a second to get its result.';
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);
