@@ -14,6 +14,10 @@ export enum ErrorCode {
   NOT_IMPLEMENTED = 'NOT_IMPLEMENTED',
   /** A dependency (PostgreSQL) is down for now: the same request should work later. */
   UNAVAILABLE = 'UNAVAILABLE',
+  /** A restore into a knowledge base that already holds documents, audit rows or sources. */
+  NOT_EMPTY = 'NOT_EMPTY',
+  /** A backup that is cut, corrupt, of another format or of a newer schema. */
+  INVALID_BACKUP = 'INVALID_BACKUP',
 }
 
 /**

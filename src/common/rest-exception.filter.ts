@@ -41,6 +41,10 @@ export function restStatus(code: ErrorCode, request?: Request): number {
       return HttpStatus.NOT_IMPLEMENTED;
     case ErrorCode.UNAVAILABLE:
       return HttpStatus.SERVICE_UNAVAILABLE;
+    case ErrorCode.NOT_EMPTY:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.INVALID_BACKUP:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);

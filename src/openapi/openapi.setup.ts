@@ -35,11 +35,15 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
       description: answer.description,
       ...(answer.text
         ? { content: { 'text/plain': { schema: { type: 'string' } } } }
-        : answer.schema && { content: { 'application/json': { schema: ref(answer.schema) } } }),
+        : answer.binary
+          ? { content: { [answer.binary]: { schema: { type: 'string', format: 'binary' } } } }
+          : answer.schema && {
+              content: { 'application/json': { schema: ref(answer.schema) } },
+            }),
     };
   }
   const errors: Record<string, string> = {
-    ...(doc.parameters?.length || doc.body
+    ...(doc.parameters?.length || doc.body || doc.binaryBody
       ? { 400: 'INVALID_ARGUMENT: a parameter or field is invalid (`error.field` names it)' }
       : {}),
     ...(doc.public
@@ -69,6 +73,13 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
       requestBody: {
         required: doc.body.required,
         content: { 'application/json': { schema: toOpenApi(doc.body.schema, 'input') } },
+      },
+    }),
+    ...(doc.binaryBody && {
+      requestBody: {
+        required: true,
+        description: doc.binaryBody.description,
+        content: { [doc.binaryBody.mediaType]: { schema: { type: 'string', format: 'binary' } } },
       },
     }),
     responses,
@@ -102,6 +113,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Search', 'Semantic search over the documents')
     .addTag('Vectors', 'The embedding pipeline')
     .addTag('Sources', 'Folders, git repositories and web sites kept in sync with a folder')
+    .addTag('Backup', 'A backup of the knowledge base, and its restore into an empty one')
     .addTag('Operations', 'Probes and metrics (no API key)')
     .build();
   const document = SwaggerModule.createDocument(app, config);

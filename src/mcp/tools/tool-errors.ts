@@ -31,6 +31,10 @@ export function toolErrorHint(code: ErrorCode): string {
       return 'This operation is not available on this server.';
     case ErrorCode.UNAVAILABLE:
       return 'The knowledge base is briefly unavailable (its database is not reachable): retry in a few seconds. If this was a write, read the document first: a write cut off at the moment of failure may already be applied.';
+    case ErrorCode.NOT_EMPTY:
+    case ErrorCode.INVALID_BACKUP:
+      // Backups and restores are admin REST operations; no tool answers these.
+      return 'Backups are restored by an operator with the agent-data command, not by a tool.';
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);
