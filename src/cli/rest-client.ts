@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A failure of one request, with the server's error code when it gave one. */
@@ -29,17 +30,41 @@ export class RestClient {
   ) {}
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.open(
+      method,
+      path,
+      body === undefined
+        ? {}
+        : { body: () => JSON.stringify(body), contentType: 'application/json' },
+    );
+    const text = await response.text();
+    return (text === '' ? undefined : safeJson(text)) as T;
+  }
+
+  /**
+   * A request whose answer is read by the caller (a stream of bytes): resolves with the
+   * response once it is a success, its body unread; a refusal throws as {@link call} does.
+   * `body` gives the request body afresh for each attempt (a stream is sent as it is read).
+   */
+  async open(
+    method: string,
+    path: string,
+    options: { body?: () => string | Readable; contentType?: string; accept?: string } = {},
+  ): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
+        const body = options.body?.();
         response = await fetch(`${this.baseUrl}${path}`, {
           method,
           headers: {
-            Accept: 'application/json',
-            ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+            Accept: options.accept ?? 'application/json',
+            ...(options.contentType === undefined ? {} : { 'Content-Type': options.contentType }),
             ...(this.apiKey === undefined ? {} : { 'X-API-Key': this.apiKey }),
           },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          // Node's fetch sends an async iterable as it is read (with duplex: 'half').
+          body: body as string | undefined,
+          ...(body instanceof Readable ? { duplex: 'half' } : {}),
         });
       } catch (error) {
         const reason = (error as { cause?: { code?: string } }).cause?.code ?? 'no answer';
@@ -49,9 +74,9 @@ export class RestClient {
         await this.pause(attempt, undefined, `no server at ${this.baseUrl} (${reason})`);
         continue;
       }
+      if (response.ok) return response;
       const text = await response.text();
       const parsed = text === '' ? undefined : safeJson(text);
-      if (response.ok) return parsed as T;
       const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
       const message = error?.message ?? `HTTP ${response.status}`;
       if ((response.status === 429 || response.status === 503) && attempt < ATTEMPTS) {
