@@ -14,6 +14,11 @@ export const restoreResultSchema = z.object({
     .number()
     .int()
     .describe('Documents indexed for lexical search before this answer; vectors follow'),
+  lexical_complete: z
+    .boolean()
+    .describe(
+      'Whether every document was indexed lexically before the answer; if not, the rest follows in the background',
+    ),
   seconds: z.number(),
 });
 export type RestoreResult = z.output<typeof restoreResultSchema>;

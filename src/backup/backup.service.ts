@@ -168,23 +168,46 @@ export class BackupService {
       schema: header.schema,
       created_at: header.created_at,
       audit_through: header.audit_through,
-      lexically_indexed: lexical,
+      lexically_indexed: lexical.indexed,
+      lexical_complete: lexical.complete,
       seconds,
     };
   }
 
-  /** The lexical pass over the restored documents; a failure is left to the pipeline. */
-  private async indexLexically(): Promise<number> {
-    try {
-      return await this.vectors.indexLexicallyNow();
-    } catch (error) {
-      this.logger.warn(
-        `lexical indexing after the restore stopped, the pipeline goes on with it: ${(error as Error).message}`,
+  /**
+   * The lexical pass over the restored documents, waited for at most {@link LEXICAL_WAIT_MS}
+   * (a proxy in front would cut a longer silence): it goes on in the background after, and a
+   * failure leaves the rest to the pipeline.
+   */
+  private async indexLexically(): Promise<{ indexed: number; complete: boolean }> {
+    let indexed = 0;
+    const pass = this.vectors
+      .indexLexicallyNow((sofar) => (indexed = sofar))
+      .then(
+        (all) => ({ indexed: all, complete: true }),
+        (error: Error) => {
+          this.logger.warn(
+            `lexical indexing after the restore stopped, the pipeline goes on with it: ${error.message}`,
+          );
+          return { indexed, complete: false };
+        },
       );
-      return 0;
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), LEXICAL_WAIT_MS);
+    });
+    const done = await Promise.race([pass, waited]);
+    clearTimeout(timer);
+    return done ?? { indexed, complete: false };
   }
 }
+
+/**
+ * How long a restore's answer waits for the lexical pass: long enough for a knowledge base of
+ * some thousands of documents, under the 60 s an ingress or load balancer allows a silent
+ * request by default.
+ */
+const LEXICAL_WAIT_MS = 30_000;
 
 const TABLE_WORDS: Record<string, string> = {
   kb_documents: 'documents',

@@ -120,6 +120,7 @@ export async function runRestore(args: readonly string[]): Promise<number> {
   const answer = (await response.json()) as {
     restored: Record<string, number>;
     lexically_indexed: number;
+    lexical_complete: boolean;
     seconds: number;
   };
   bar?.stop();
@@ -128,7 +129,7 @@ export async function runRestore(args: readonly string[]): Promise<number> {
   } else {
     const { restored } = answer;
     out(
-      `restored ${restored.kb_documents} documents, ${restored.kb_document_snapshots} earlier versions, ${restored.kb_audit} audit rows and ${restored.kb_sources} sources from ${file} in ${answer.seconds.toFixed(1)} s; search finds them now, their vectors follow`,
+      `restored ${restored.kb_documents} documents, ${restored.kb_document_snapshots} earlier versions, ${restored.kb_audit} audit rows and ${restored.kb_sources} sources from ${file} in ${answer.seconds.toFixed(1)} s; ${answer.lexical_complete ? 'search finds them now' : `search finds ${answer.lexically_indexed} of them now and the others shortly`}, their vectors follow`,
     );
   }
   return 0;

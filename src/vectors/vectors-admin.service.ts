@@ -90,11 +90,12 @@ export class VectorsAdminService {
   /**
    * Indexes lexically, now and in this process, every pending document not indexed at its
    * revision (after a restore: all of them), so that search finds them before the pipeline
-   * embeds them; how many. Nothing when the pipeline is off (VECTOR_SYNC_ENABLED=false).
+   * embeds them; how many (so far: `onBatch`). Nothing when the pipeline is off
+   * (VECTOR_SYNC_ENABLED=false).
    */
-  async indexLexicallyNow(): Promise<number> {
+  async indexLexicallyNow(onBatch?: (indexed: number) => void): Promise<number> {
     if (!this.config.vectorSyncEnabled) return 0;
-    const indexed = await this.lane.catchUp();
+    const indexed = await this.lane.catchUp(onBatch);
     if (this.config.vectorWorkHere) this.worker.wake();
     return indexed;
   }

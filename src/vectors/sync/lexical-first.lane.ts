@@ -106,13 +106,18 @@ export class LexicalFirstLane {
   /**
    * Indexes lexically every pending document whose record is not of its revision, now, in
    * queue order, whether or not the lane runs (after a restore every document is pending and
-   * none is indexed); resolves with how many it indexed. Failures are the caller's.
+   * none is indexed); resolves with how many it indexed, told after each batch to `onBatch`.
+   * Failures are the caller's.
    */
-  async catchUp(signal: AbortSignal = new AbortController().signal): Promise<number> {
+  async catchUp(
+    onBatch: (indexed: number) => void = () => undefined,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<number> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
     let indexed = 0;
     for (let done = await this.step(null, skipped, signal); done;) {
       indexed += done.indexed;
+      onBatch(indexed);
       done = await this.step(done.cursor, skipped, signal);
     }
     return indexed;
