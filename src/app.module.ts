@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
+import { BackupModule } from './backup/backup.module';
 import { JsonBodyMiddleware } from './auth/json-body.middleware';
 import { RestExceptionFilter } from './common/rest-exception.filter';
 import { AppConfig } from './config/app-config';
@@ -39,6 +40,7 @@ export class AppModule implements NestModule {
         DocumentsModule,
         VectorsModule,
         SourcesModule,
+        BackupModule,
         ConsoleModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: RestExceptionFilter }],

@@ -36,7 +36,11 @@ const VALUE_SETS = [
   {
     name: 'existing Secret',
     files: ['ci/existing-secret-values.yaml'],
-    external: ['Secret/agent-data-credentials', 'ServiceAccount/agent-data'],
+    external: [
+      'Secret/agent-data-credentials',
+      'ServiceAccount/agent-data',
+      'PersistentVolumeClaim/agent-data-backups',
+    ],
   },
 ];
 

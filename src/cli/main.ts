@@ -20,8 +20,10 @@ Commands:
                                  (agent-data models --help)
   sources list|sync              the folders, repositories and sites a server keeps in sync, and
                                  a sync now (agent-data sources --help)
+  backup FILE [--json]           save a backup of the server's knowledge base into FILE
+  restore FILE [--json]          restore a backup into the server's empty knowledge base
 
-Options of import, export and sources:
+Options of import, export, sources, backup and restore:
   --server URL          the server (default AGENT_DATA_URL, else http://127.0.0.1:8080)
   --api-key-file FILE   the API key, read from a file (default: AGENT_DATA_API_KEY)
   --help                this text
@@ -113,6 +115,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await runModelsCommand(rest);
       case 'sources':
         return await (await import('./sources-command')).runSources(rest);
+      case 'backup':
+        return await (await import('./backup-command')).runBackup(rest);
+      case 'restore':
+        return await (await import('./backup-command')).runRestore(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -1,8 +1,8 @@
 import { SingleBar } from 'cli-progress';
 
 export interface ProgressBar {
-  /** `done` of `total` items (or bytes); the first call shows the bar. */
-  update(done: number, total: number): void;
+  /** `done` of `total` items (or bytes), and what is under way; the first call shows the bar. */
+  update(done: number, total: number, detail?: string): void;
   stop(): void;
 }
 
@@ -19,7 +19,7 @@ export function progressBar(
   const label = options.label === undefined ? '' : `${options.label} `;
   const bar = new SingleBar({
     stream: process.stderr,
-    format: `${label}{bar} {value}/{total}${options.bytes ? ' MB' : ''} {percentage}%`,
+    format: `${label}{bar} {value}/{total}${options.bytes ? ' MB' : ''} {percentage}% {detail}`,
     formatValue: (value, _options, type) =>
       options.bytes && (type === 'value' || type === 'total')
         ? (value / 1e6).toFixed(1)
@@ -28,13 +28,13 @@ export function progressBar(
   });
   let started = false;
   return {
-    update: (done, total) => {
+    update: (done, total, detail = '') => {
       if (!started) {
-        bar.start(total, done);
+        bar.start(total, done, { detail });
         started = true;
       } else {
         bar.setTotal(total);
-        bar.update(done);
+        bar.update(done, { detail });
       }
     },
     stop: () => started && bar.stop(),

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A failure of one request, with the server's error code when it gave one. */
@@ -32,8 +33,8 @@ export class RestClient {
   ) {}
 
   /**
-   * One request, retried as above. With `idempotencyKey` (sent as `Idempotency-Key`, the same
-   * on every attempt) a write whose connection was cut is retried too and runs once on the
+   * One JSON request, retried as above. With `idempotencyKey` (sent as `Idempotency-Key`, the
+   * same on every attempt) a write whose connection was cut is retried too and runs once on the
    * server; a retry that finds the first attempt still running waits for its answer.
    */
   async call<T>(
@@ -42,23 +43,64 @@ export class RestClient {
     body?: unknown,
     options: { idempotencyKey?: string } = {},
   ): Promise<T> {
+    const { text } = await this.attempts(method, path, {
+      ...(body === undefined
+        ? {}
+        : { body: () => JSON.stringify(body), contentType: 'application/json' }),
+      idempotencyKey: options.idempotencyKey,
+      read: true,
+    });
+    return (text === '' ? undefined : safeJson(text)) as T;
+  }
+
+  /**
+   * A request whose answer is read by the caller (a stream of bytes): resolves with the
+   * response once it is a success, its body unread; a refusal throws as {@link call} does.
+   * `body` gives the request body afresh for each attempt (a stream is sent as it is read).
+   */
+  async open(
+    method: string,
+    path: string,
+    options: { body?: () => string | Readable; contentType?: string; accept?: string } = {},
+  ): Promise<Response> {
+    return (await this.attempts(method, path, { ...options, read: false })).response;
+  }
+
+  /**
+   * The attempts of one request. With `read`, a success's body is read within the attempt,
+   * so that a connection cut while the answer arrives is retried as one cut before it.
+   */
+  private async attempts(
+    method: string,
+    path: string,
+    options: {
+      body?: () => string | Readable;
+      contentType?: string;
+      accept?: string;
+      idempotencyKey?: string;
+      read: boolean;
+    },
+  ): Promise<{ response: Response; text: string }> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
-      let text: string;
+      let text = '';
       try {
+        const body = options.body?.();
         response = await fetch(`${this.baseUrl}${path}`, {
           method,
           headers: {
-            Accept: 'application/json',
-            ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+            Accept: options.accept ?? 'application/json',
+            ...(options.contentType === undefined ? {} : { 'Content-Type': options.contentType }),
             ...(this.apiKey === undefined ? {} : { 'X-API-Key': this.apiKey }),
             ...(options.idempotencyKey === undefined
               ? {}
               : { 'Idempotency-Key': options.idempotencyKey }),
           },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          // Node's fetch sends an async iterable as it is read (with duplex: 'half').
+          body: body as string | undefined,
+          ...(body instanceof Readable ? { duplex: 'half' } : {}),
         });
-        text = await response.text();
+        if (options.read || !response.ok) text = await response.text();
       } catch (error) {
         const reason = (error as { cause?: { code?: string } }).cause?.code ?? 'no answer';
         if (attempt >= ATTEMPTS) {
@@ -67,8 +109,8 @@ export class RestClient {
         await this.pause(attempt, undefined, `no server at ${this.baseUrl} (${reason})`);
         continue;
       }
+      if (response.ok) return { response, text };
       const parsed = text === '' ? undefined : safeJson(text);
-      if (response.ok) return parsed as T;
       const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
       const message = error?.message ?? `HTTP ${response.status}`;
       const retried =

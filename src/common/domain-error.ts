@@ -18,6 +18,10 @@ export enum ErrorCode {
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   /** The first request with this idempotency key is still running: retry in a moment. */
   IDEMPOTENCY_KEY_IN_USE = 'IDEMPOTENCY_KEY_IN_USE',
+  /** A restore into a knowledge base that already holds documents, audit rows or sources. */
+  NOT_EMPTY = 'NOT_EMPTY',
+  /** A backup that is cut, corrupt, of another format or of a newer schema. */
+  INVALID_BACKUP = 'INVALID_BACKUP',
 }
 
 /**

@@ -47,6 +47,10 @@ export function restStatus(code: ErrorCode, request?: Request): number {
       return HttpStatus.UNPROCESSABLE_ENTITY;
     case ErrorCode.IDEMPOTENCY_KEY_IN_USE:
       return HttpStatus.CONFLICT;
+    case ErrorCode.NOT_EMPTY:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.INVALID_BACKUP:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);

@@ -15,6 +15,7 @@ import {
 } from '../documents/document.schemas';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import { header, linksById, type OperationDoc, query } from './operation-doc';
+import { BACKUP_API_OPERATIONS } from './backup-api.operations';
 import { SOURCES_API_OPERATIONS } from './sources-api.operations';
 
 const idParameter: ParameterObject = {
@@ -363,6 +364,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     errors: { 415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json' },
   },
   ...SOURCES_API_OPERATIONS,
+  ...BACKUP_API_OPERATIONS,
   'GET /health/live': {
     tag: 'Operations',
     summary: 'Liveness: the process serves HTTP',

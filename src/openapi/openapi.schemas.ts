@@ -14,6 +14,7 @@ import {
   changeFeedSchema,
   folderTreeSchema,
 } from '../documents/document.schemas';
+import { restoreResultSchema } from '../backup/backup.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
 import { sourceDeclarationSchema } from '../sources/source-declaration';
 import {
@@ -80,6 +81,7 @@ export const RESPONSE_SCHEMAS = {
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,
+  RestoreResult: restoreResultSchema,
   SourceList: sourceListSchema,
   Source: sourceDetailSchema,
   SourceRun: sourceRunSchema,

@@ -68,11 +68,15 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
       ...(doc.idempotent && { headers: REPLAYED_HEADER }),
       ...(answer.text
         ? { content: { 'text/plain': { schema: { type: 'string' } } } }
-        : answer.schema && { content: { 'application/json': { schema: ref(answer.schema) } } }),
+        : answer.binary
+          ? { content: { [answer.binary]: { schema: { type: 'string', format: 'binary' } } } }
+          : answer.schema && {
+              content: { 'application/json': { schema: ref(answer.schema) } },
+            }),
     };
   }
   const errors: Record<string, string> = {
-    ...(doc.parameters?.length || doc.body
+    ...(doc.parameters?.length || doc.body || doc.binaryBody
       ? { 400: 'INVALID_ARGUMENT: a parameter or field is invalid (`error.field` names it)' }
       : {}),
     ...(doc.public
@@ -106,6 +110,13 @@ function describe(operation: OperationObject, doc: OperationDoc, method: string)
         content: { 'application/json': { schema: toOpenApi(doc.body.schema, 'input') } },
       },
     }),
+    ...(doc.binaryBody && {
+      requestBody: {
+        required: true,
+        description: doc.binaryBody.description,
+        content: { [doc.binaryBody.mediaType]: { schema: { type: 'string', format: 'binary' } } },
+      },
+    }),
     responses,
     security: doc.public ? [] : [{ apiKey: [] }, { bearer: [] }],
   };
@@ -137,6 +148,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Search', 'Semantic search over the documents')
     .addTag('Vectors', 'The embedding pipeline')
     .addTag('Sources', 'Folders, git repositories and web sites kept in sync with a folder')
+    .addTag('Backup', 'A backup of the knowledge base, and its restore into an empty one')
     .addTag('Operations', 'Probes and metrics (no API key)')
     .build();
   const document = SwaggerModule.createDocument(app, config);

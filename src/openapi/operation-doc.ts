@@ -4,13 +4,18 @@ import type { ResponseSchemaName } from './openapi.schemas';
 
 /** What the OpenAPI document says about one admin REST operation. */
 export interface OperationDoc {
-  readonly tag: 'Documents' | 'Search' | 'Vectors' | 'Sources' | 'Operations';
+  readonly tag: 'Documents' | 'Search' | 'Vectors' | 'Sources' | 'Backup' | 'Operations';
   readonly summary: string;
   readonly description?: string;
   readonly parameters?: readonly ParameterObject[];
   /** The zod schema the controller validates the body with. */
   readonly body?: { readonly schema: z.ZodType; readonly required: boolean };
-  /** Successful answers: status → description and component schema (JSON unless `text`). */
+  /** A body of bytes rather than JSON (a backup): its media type. */
+  readonly binaryBody?: { readonly mediaType: string; readonly description: string };
+  /**
+   * Successful answers: status → description and component schema (JSON unless `text`, or
+   * `binary`: bytes of that media type).
+   */
   readonly responses: Readonly<
     Record<
       number,
@@ -18,6 +23,7 @@ export interface OperationDoc {
         description: string;
         schema?: ResponseSchemaName;
         text?: boolean;
+        binary?: string;
         /**
          * Operations the answer leads to (OpenAPI links): the created resource read, changed
          * and deleted by the id in the answer. Clients and a stateful fuzzer follow them.

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import type { Access } from '../documents/access';
 import { validatePrefix } from '../documents/document-id';
 import { LexicalStore } from './lexical/lexical.store';
+import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { EmbeddingsChoice } from '../config/embeddings-choice';
@@ -26,6 +27,7 @@ export class VectorsAdminService {
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     private readonly lexical: LexicalStore,
     private readonly choice: EmbeddingsChoice,
+    private readonly lane: LexicalFirstLane,
   ) {}
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
@@ -74,7 +76,6 @@ export class VectorsAdminService {
     };
   }
 
-  /** Queues every document, or those whose id starts with `prefix`, for embedding again. */
   /** Queues the documents under `prefix` that `access` may read to be embedded again. */
   async reindex(prefix: string | undefined, access: Access): Promise<ReindexResult> {
     const queued = await this.queue.requeueAll(
@@ -84,5 +85,18 @@ export class VectorsAdminService {
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorWorkHere) this.worker.wake();
     return { queued, prefix: prefix ?? null };
+  }
+
+  /**
+   * Indexes lexically, now and in this process, every pending document not indexed at its
+   * revision (after a restore: all of them), so that search finds them before the pipeline
+   * embeds them; how many (so far: `onBatch`). Nothing when the pipeline is off
+   * (VECTOR_SYNC_ENABLED=false).
+   */
+  async indexLexicallyNow(onBatch?: (indexed: number) => void): Promise<number> {
+    if (!this.config.vectorSyncEnabled) return 0;
+    const indexed = await this.lane.catchUp(onBatch);
+    if (this.config.vectorWorkHere) this.worker.wake();
+    return indexed;
   }
 }

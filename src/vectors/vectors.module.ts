@@ -75,7 +75,7 @@ import { VectorWorkerCalls } from './vector-worker.calls';
     VectorsHealth,
     VectorWorkerCalls,
   ],
-  exports: [SearchService],
+  exports: [SearchService, VectorsAdminService],
 })
 export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('VectorsModule');

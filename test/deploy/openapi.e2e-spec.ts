@@ -49,6 +49,8 @@ const ADMIN_ROUTES = [
   'DELETE /sources/{id}',
   'GET /sources/{id}/runs',
   'POST /sources/{id}/sync',
+  'GET /admin/backup',
+  'POST /admin/restore',
   'GET /health/live',
   'GET /health/ready',
   'GET /metrics',

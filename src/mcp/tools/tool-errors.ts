@@ -35,6 +35,10 @@ export function toolErrorHint(code: ErrorCode): string {
       return 'This idempotency key was sent before with other arguments: give each distinct write a key of its own, and resend a key only with the very same call.';
     case ErrorCode.IDEMPOTENCY_KEY_IN_USE:
       return 'The first call with this idempotency key is still running: repeat the same call in a second to get its result.';
+    case ErrorCode.NOT_EMPTY:
+    case ErrorCode.INVALID_BACKUP:
+      // Backups and restores are admin REST operations; no tool answers these.
+      return 'Backups are restored by an operator with the agent-data command, not by a tool.';
     default: {
       const unmapped: never = code;
       throw new Error(`unmapped error code ${String(unmapped)}`);

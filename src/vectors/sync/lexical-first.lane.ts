@@ -84,20 +84,13 @@ export class LexicalFirstLane {
         rescanAt = Date.now() + RESCAN_MS;
       }
       try {
-        const rows = await this.queue.lexicalBehind(
-          cursor,
-          ANALYZER_VERSION,
-          skipped,
-          LEXICAL_BATCH,
-        );
-        if (rows.length === 0) {
+        const done = await this.step(cursor, skipped, this.abort.signal);
+        if (done === null) {
           cursor = null;
           await this.sleep(IDLE_MS);
           continue;
         }
-        await this.processor.indexLexically(rows, this.abort.signal);
-        const last = rows[rows.length - 1];
-        cursor = { queuedAt: last.queued_at, documentId: last.document_id };
+        cursor = done.cursor;
       } catch (error) {
         if (!this.running) break;
         if (!isDatabaseUnavailable(error)) {
@@ -108,6 +101,39 @@ export class LexicalFirstLane {
         await this.sleep(FAILURE_MS);
       }
     }
+  }
+
+  /**
+   * Indexes lexically every pending document whose record is not of its revision, now, in
+   * queue order, whether or not the lane runs (after a restore every document is pending and
+   * none is indexed); resolves with how many it indexed, told after each batch to `onBatch`.
+   * Failures are the caller's.
+   */
+  async catchUp(
+    onBatch: (indexed: number) => void = () => undefined,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<number> {
+    const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
+    let indexed = 0;
+    for (let done = await this.step(null, skipped, signal); done;) {
+      indexed += done.indexed;
+      onBatch(indexed);
+      done = await this.step(done.cursor, skipped, signal);
+    }
+    return indexed;
+  }
+
+  /** One batch after `cursor`: how many it indexed and where it ended; `null` when none was behind. */
+  private async step(
+    cursor: QueueCursor | null,
+    skipped: string[],
+    signal: AbortSignal,
+  ): Promise<{ cursor: QueueCursor; indexed: number } | null> {
+    const rows = await this.queue.lexicalBehind(cursor, ANALYZER_VERSION, skipped, LEXICAL_BATCH);
+    if (rows.length === 0) return null;
+    const indexed = await this.processor.indexLexically(rows, signal);
+    const last = rows[rows.length - 1];
+    return { cursor: { queuedAt: last.queued_at, documentId: last.document_id }, indexed };
   }
 
   private async sleep(ms: number): Promise<void> {

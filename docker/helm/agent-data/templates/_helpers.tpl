@@ -88,6 +88,7 @@ openaiApiKey: OPENAI_API_KEY
 qdrantApiKey: QDRANT_API_KEY
 gptRouteToken: GPT_ROUTE_TOKEN
 oauthIntrospectionClientSecret: OAUTH_INTROSPECTION_CLIENT_SECRET
+backupApiKey: AGENT_DATA_API_KEY
 {{- end }}
 
 {{/* Seconds the pod has to stop: endpoint removal, request draining, then app.close(). */}}
