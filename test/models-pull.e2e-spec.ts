@@ -7,6 +7,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -282,6 +283,30 @@ describeWithModels('the tests of models pull with real models')(
         download: { 'model.onnx': { received: 0, verified: 'sha256' } },
       });
       expect(hub.requests.filter((r) => r.method === 'GET')).toEqual([]);
+    });
+
+    it('mends a damaged install, saying it replaced it', async () => {
+      hub.serve(REPO, MODEL, { data: files.model, lfs: true });
+      hub.serve(REPO, TOKENIZER, { data: files.tokenizer });
+      const modelsDir = join(dir, 'damaged');
+      const added = await agentDataProcess(['models', 'add', 'bge-small-en-v1.5', JARS.bge], {
+        MODELS_DIR: modelsDir,
+        EMBEDDINGS_MODEL: '',
+      });
+      expect(added.code).toBe(0);
+      const installedOn = JSON.parse(
+        readFileSync(join(modelsDir, 'bge-small-en-v1.5', 'model.json'), 'utf8'),
+      ).installed_at.slice(0, 10);
+      truncateSync(join(modelsDir, 'bge-small-en-v1.5', 'model.onnx'), 1000);
+      const result = await pull(modelsDir);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout.split('\n').slice(0, 2)).toEqual([
+        `installed bge-small-en-v1.5 (34.7 MB) in ${join(modelsDir, 'bge-small-en-v1.5')}, from ${base}/${REPO}/resolve/main`,
+        `replaced the installed bge-small-en-v1.5 (from ${JARS.bge}, installed ${installedOn})`,
+      ]);
+      expect(statSync(join(modelsDir, 'bge-small-en-v1.5', 'model.onnx')).size).toBe(
+        files.model.length,
+      );
     });
 
     it('resumes a download cut at 40 % with a range request, and installs', async () => {
