@@ -4,6 +4,7 @@ import { AppModule } from './app.module';
 import { createRootLogger, PinoNestLogger, requestLogging } from './common/logging';
 import { observing, TunedExpressAdapter } from './common/http-server';
 import { AppConfig } from './config/app-config';
+import { isStartupRefusal } from './config/config-values';
 import { documentsFastPath } from './documents/documents-fast-path';
 import { mcpFastPath } from './mcp/mcp-fast-path';
 import { httpMetrics } from './metrics/http-metrics';
@@ -26,11 +27,12 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     adapter,
     {
       bodyParser: false,
-      bufferLogs: true,
+      // Given at once rather than after (bufferLogs): each line of the start is written, with
+      // its time, as it happens, and a refusal to start is left to the caller's one line.
+      logger: new PinoNestLogger(root, isStartupRefusal),
       abortOnError: false,
     },
   );
-  app.useLogger(new PinoNestLogger(root));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');

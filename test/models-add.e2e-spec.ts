@@ -90,7 +90,18 @@ describe('agent-data models add: what it refuses', () => {
     const onnxOnly = folder('onnx-only', { 'onnx/model_quantized.onnx': tinyOnnx({ width: 384 }) });
     await expectRefusal(
       ['add', 'bge-small-en-v1.5', onnxOnly],
-      /holds no tokenizer file \(tokenizer\.json, or NAME-tokenizer\.json\) beside onnx\/model_quantized\.onnx$/,
+      /holds no tokenizer file \(tokenizer\.json, or model_quantized-tokenizer\.json\) beside onnx\/model_quantized\.onnx$/,
+    );
+  });
+
+  it('refuses a tokenizer named for another ONNX file than the one it holds', async () => {
+    const path = folder('other-name', {
+      'e5-small-v2-q.onnx': tinyOnnx({ width: 384 }),
+      'bge-small-en-v1.5-q-tokenizer.json': tinyTokenizer(),
+    });
+    await expectRefusal(
+      ['add', 'bge-small-en-v1.5', path],
+      /other-name holds no tokenizer file \(tokenizer\.json, or e5-small-v2-q-tokenizer\.json\) beside e5-small-v2-q\.onnx \(bge-small-en-v1\.5-q-tokenizer\.json: named for another ONNX file\)$/,
     );
   });
 
@@ -183,7 +194,7 @@ describe('agent-data models add: what it refuses', () => {
     expect(lines.slice(0, 2)).toEqual([`MODELS_DIR ${modelsDir}`, 'no model installed']);
     expect(lines.filter((line) => / agent-data models pull \S+$/.test(line))).toHaveLength(5);
     expect(lines.at(-1)).toBe(
-      `the server would not start: the model e5-small-v2 is not installed in ${modelsDir}: run \`agent-data models pull e5-small-v2\`, or \`agent-data models add e5-small-v2 PATH\` with its files`,
+      `the server's next start would fail: the model e5-small-v2 is not installed in ${modelsDir}: run \`agent-data models pull e5-small-v2\`, or \`agent-data models add e5-small-v2 PATH\` with its files`,
     );
   });
 
@@ -223,6 +234,8 @@ describeWithModels('the tests of models add and list with real models')(
         dir: join(modelsDir, 'bge-small-en-v1.5'),
         source: JARS.bge,
         files: { 'model.onnx': { bytes: 34_014_426 }, 'tokenizer.json': { bytes: 711_396 } },
+        check: 'fingerprint',
+        replaced: null,
         server: { embedder: 'model', model: 'bge-small-en-v1.5' },
       });
       expect(readdirSync(modelsDir)).toEqual(['bge-small-en-v1.5']);
@@ -242,7 +255,7 @@ describeWithModels('the tests of models add and list with real models')(
       expect(result).toMatchObject({ code: 0, stderr: '' });
       expect(result.stdout).toBe(
         `installed all-MiniLM-L6-v2 (23.7 MB) in ${join(modelsDir, 'all-MiniLM-L6-v2')}, from ${snapshot}\n` +
-          `the server runs: the latent-semantic model learnt from the documents: 2 models are installed in ${modelsDir} (all-MiniLM-L6-v2, bge-small-en-v1.5): set EMBEDDINGS_MODEL to the one to use\n`,
+          `at its next start the server runs: the latent-semantic model, learnt from the documents once the knowledge base holds 50 (hashed vectors until then): 2 models are installed in ${modelsDir} (all-MiniLM-L6-v2, bge-small-en-v1.5): set EMBEDDINGS_MODEL to the one to use\n`,
       );
     });
 
@@ -268,7 +281,7 @@ describeWithModels('the tests of models add and list with real models')(
         ),
       );
       expect(lines.at(-2)).toBe(
-        `the server runs: bge-small-en-v1.5, the one model installed in ${modelsDir} (not usable: all-MiniLM-L6-v2: damaged (model.onnx has 1000 bytes, 22972370 were installed))`,
+        `at its next start the server runs: bge-small-en-v1.5, the one model installed in ${modelsDir} (not usable: all-MiniLM-L6-v2: damaged (model.onnx has 1000 bytes, 22972370 were installed))`,
       );
 
       const json = JSON.parse((await modelsHere('list', '--json')).stdout);
@@ -316,6 +329,79 @@ describeWithModels('the tests of models add and list with real models')(
       } finally {
         writeFileSync(file, original);
       }
+    });
+  },
+);
+
+describeWithModels('the tests that tell one model from another', ['e5'])(
+  'agent-data models add: files of another model of the same dimension',
+  () => {
+    let dir: string;
+    let modelsDir: string;
+    const models = (...args: string[]) =>
+      agentDataProcess(['models', ...args], { MODELS_DIR: modelsDir, EMBEDDINGS_MODEL: '' });
+    const manifestOf = (name: string) =>
+      JSON.parse(readFileSync(join(modelsDir, name, 'model.json'), 'utf8'));
+
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'agent-data-models-other-'));
+      modelsDir = join(dir, 'models');
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("refuses e5-small-v2's files as bge-small-en-v1.5, keeping the model installed", async () => {
+      expect((await models('add', 'bge-small-en-v1.5', JARS.bge)).code).toBe(0);
+      const before = manifestOf('bge-small-en-v1.5');
+      const result = await models('add', 'bge-small-en-v1.5', JARS.e5);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^agent-data: the files in ${JARS.e5.replace(/[.+]/g, '\\$&')} are not bge-small-en-v1\\.5: their embedding of the check text differs \\(cosine -?0\\.\\d\\d\\); they are e5-small-v2's files \\(\`agent-data models add e5-small-v2 PATH\` installs them as that\\)\\n$`,
+        ),
+      );
+      expect(manifestOf('bge-small-en-v1.5')).toEqual(before);
+      expect(readdirSync(modelsDir)).toEqual(['bge-small-en-v1.5']);
+    });
+
+    it('installs them as e5-small-v2, its tokenizer named for its ONNX file', async () => {
+      const result = await models('add', 'e5-small-v2', JARS.e5, '--json');
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        name: 'e5-small-v2',
+        check: 'fingerprint',
+        replaced: null,
+        files: { 'model.onnx': { bytes: 34_014_367 }, 'tokenizer.json': { bytes: 711_396 } },
+      });
+    });
+
+    it('refuses them as a model without a fingerprint, since they are recognisably e5-small-v2', async () => {
+      const result = await models('add', 'multilingual-e5-small', JARS.e5);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        /are not multilingual-e5-small: they are e5-small-v2's files \(`agent-data models add e5-small-v2 PATH` installs them as that\)\n$/,
+      );
+      expect(readdirSync(modelsDir).sort()).toEqual(['bge-small-en-v1.5', 'e5-small-v2']);
+    });
+
+    it('says when it replaces an installed model, and that the server uses it from its next start', async () => {
+      const before = manifestOf('bge-small-en-v1.5');
+      const result = await models('add', 'bge-small-en-v1.5', JARS.bge);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout.split('\n')).toEqual([
+        `installed bge-small-en-v1.5 (34.7 MB) in ${join(modelsDir, 'bge-small-en-v1.5')}, from ${JARS.bge}`,
+        `replaced the installed bge-small-en-v1.5 (from ${JARS.bge}, installed ${before.installed_at.slice(0, 10)})`,
+        `at its next start the server runs: the latent-semantic model, learnt from the documents once the knowledge base holds 50 (hashed vectors until then): 2 models are installed in ${modelsDir} (bge-small-en-v1.5, e5-small-v2): set EMBEDDINGS_MODEL to the one to use`,
+        '',
+      ]);
+      const named = await agentDataProcess(['models', 'add', 'bge-small-en-v1.5', JARS.bge], {
+        MODELS_DIR: modelsDir,
+        EMBEDDINGS_MODEL: 'bge-small-en-v1.5',
+      });
+      expect(named.stdout).toMatch(
+        new RegExp(
+          `\\nthe server uses it from its next start: bge-small-en-v1\\.5 \\(EMBEDDINGS_MODEL\\), from ${join(modelsDir, 'bge-small-en-v1.5').replace(/[.+]/g, '\\$&')}\\n$`,
+        ),
+      );
     });
   },
 );

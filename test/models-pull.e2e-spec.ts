@@ -7,6 +7,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,20 +182,26 @@ describe('agent-data models pull: what goes wrong', () => {
   });
 
   it('starts afresh when the server answers a range request with the whole file', async () => {
-    // A small encoder of the right shape (test/support/tiny-model.ts): installable.
+    // A small encoder of the right shape (test/support/tiny-model.ts): it loads and runs, so
+    // only its vector of the check text tells it is not bge-small-en-v1.5 once it is whole.
     const model = tinyOnnx({ width: 384 });
     hub.serve(REPO, MODEL, { data: model, lfs: true, cutAt: 0.4, ignoresRanges: true });
     hub.serve(REPO, TOKENIZER, { data: Buffer.from(tinyTokenizer()) });
     expect((await pull()).stderr).toMatch(/was cut/);
     const second = await pull({}, agentDataProcess);
-    expect(second).toMatchObject({ code: 0, stderr: '' });
     const asked = hub.requests.filter((r) => r.server === 'cdn' && r.method === 'GET');
     expect(asked.map((r) => r.headers.range)).toEqual([
       undefined,
       expect.stringMatching(/^bytes=\d+-$/),
     ]);
-    expect(readdirSync(modelsDir)).toEqual(['bge-small-en-v1.5']);
-    expect(statSync(join(modelsDir, 'bge-small-en-v1.5', 'model.onnx')).size).toBe(model.length);
+    // Whole and as announced (its SHA-256 checked), then refused as another model's files.
+    await expectFailure(
+      second,
+      new RegExp(
+        `^agent-data: the files of ${REPO} at ${base} are not bge-small-en-v1\\.5 \\(they were removed\\): their embedding of the check text differs \\(cosine -?\\d\\.\\d\\d\\)$`,
+      ),
+    );
+    expect(readdirSync(modelsDir)).toEqual([]);
   });
 });
 
@@ -238,7 +245,7 @@ describeWithModels('the tests of models pull with real models')(
       expect(result.stdout).toBe(
         `installed bge-small-en-v1.5 (34.7 MB) in ${join(modelsDir, 'bge-small-en-v1.5')}, from ${base}/${REPO}/resolve/main\n` +
           'received 34.7 MB; each file checked against the hash the server announced\n' +
-          `the server runs: bge-small-en-v1.5, the one model installed in ${modelsDir}\n`,
+          `the server uses it from its next start: bge-small-en-v1.5, the one model installed in ${modelsDir}\n`,
       );
       expect(readdirSync(modelsDir)).toEqual(['bge-small-en-v1.5']);
       expect(hub.requests.map((r) => `${r.server} ${r.method} ${r.path}`)).toEqual([
@@ -276,6 +283,30 @@ describeWithModels('the tests of models pull with real models')(
         download: { 'model.onnx': { received: 0, verified: 'sha256' } },
       });
       expect(hub.requests.filter((r) => r.method === 'GET')).toEqual([]);
+    });
+
+    it('mends a damaged install, saying it replaced it', async () => {
+      hub.serve(REPO, MODEL, { data: files.model, lfs: true });
+      hub.serve(REPO, TOKENIZER, { data: files.tokenizer });
+      const modelsDir = join(dir, 'damaged');
+      const added = await agentDataProcess(['models', 'add', 'bge-small-en-v1.5', JARS.bge], {
+        MODELS_DIR: modelsDir,
+        EMBEDDINGS_MODEL: '',
+      });
+      expect(added.code).toBe(0);
+      const installedOn = JSON.parse(
+        readFileSync(join(modelsDir, 'bge-small-en-v1.5', 'model.json'), 'utf8'),
+      ).installed_at.slice(0, 10);
+      truncateSync(join(modelsDir, 'bge-small-en-v1.5', 'model.onnx'), 1000);
+      const result = await pull(modelsDir);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout.split('\n').slice(0, 2)).toEqual([
+        `installed bge-small-en-v1.5 (34.7 MB) in ${join(modelsDir, 'bge-small-en-v1.5')}, from ${base}/${REPO}/resolve/main`,
+        `replaced the installed bge-small-en-v1.5 (from ${JARS.bge}, installed ${installedOn})`,
+      ]);
+      expect(statSync(join(modelsDir, 'bge-small-en-v1.5', 'model.onnx')).size).toBe(
+        files.model.length,
+      );
     });
 
     it('resumes a download cut at 40 % with a range request, and installs', async () => {

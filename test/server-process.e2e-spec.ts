@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { freePort, live, ServerProcess, startServer } from './server-process-helpers';
 import { createTestDatabase, TestDatabase } from './support/database';
@@ -13,6 +16,8 @@ describe('the server process', () => {
     let server: ServerProcess;
     let baseUrl: string;
     let exitCode: number | null;
+    /** When the server's first connection to its database began, by PostgreSQL's clock. */
+    let firstConnection: number;
 
     beforeAll(async () => {
       db = await createTestDatabase();
@@ -27,6 +32,15 @@ describe('the server process', () => {
         VECTOR_SYNC_ENABLED: 'false',
       });
       await live(server, baseUrl);
+      const client = await db.client();
+      const asked = Date.now();
+      const { rows } = await client.query<{ started: Date; now: Date }>(
+        `SELECT min(backend_start) AS started, now() FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      // On this machine's clock, should TEST_DATABASE_URL name a server with another.
+      const skew = rows[0].now.getTime() - (asked + Date.now()) / 2;
+      firstConnection = rows[0].started.getTime() - skew;
 
       await request(baseUrl)
         .post('/documents')
@@ -83,6 +97,16 @@ describe('the server process', () => {
         .map((line) => JSON.parse(line));
     }
 
+    it('writes each line of the start when it happens, not all at once when it is over', () => {
+      const timeOf = (msg: string) => logLines().find((line) => line.msg === msg)?.time as number;
+      // Logs held back until the application is built would all carry a time after its first
+      // connection to PostgreSQL.
+      expect(timeOf('Starting Nest application...')).toBeLessThanOrEqual(firstConnection);
+      expect(timeOf('DatabaseModule dependencies initialized')).toBeGreaterThanOrEqual(
+        firstConnection - 1,
+      );
+    });
+
     it('stops cleanly on SIGTERM', () => {
       expect(exitCode).toBe(0);
     });
@@ -129,6 +153,49 @@ describe('the server process', () => {
       }
       expect(output).toContain('[redacted]');
     });
+  });
+
+  describe('refusing to start once the application is being built', () => {
+    let db: TestDatabase;
+    let modelsDir: string;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      modelsDir = mkdtempSync(join(tmpdir(), 'agent-data-no-models-'));
+    });
+    afterAll(async () => {
+      await db.drop();
+      rmSync(modelsDir, { recursive: true, force: true });
+    });
+
+    it.each([
+      [
+        'a model named that is not installed',
+        { EMBEDDINGS_MODEL: 'e5-small-v2' },
+        () =>
+          `agent-data: failed to start: the model e5-small-v2 is not installed in ${modelsDir}: run \`agent-data models pull e5-small-v2\`, or \`agent-data models add e5-small-v2 PATH\` with its files`,
+      ],
+      [
+        'an access policy that cannot be read',
+        { ACCESS_POLICY: '{"rules": [', API_KEYS },
+        () => expect.stringMatching(/^agent-data: invalid configuration: ACCESS_POLICY: /),
+      ],
+    ])(
+      'exits 1 with one line for %s, no stack, in the log or on stderr',
+      async (_, env, line) => {
+        const server = startServer({
+          DATABASE_URL: db.url,
+          MIGRATIONS_RUN: 'false',
+          LOG_LEVEL: 'info',
+          MODELS_DIR: modelsDir,
+          ...env,
+        });
+        expect(await server.exit).toBe(1);
+        expect(server.stderr().trimEnd().split('\n')).toEqual([line()]);
+        expect(server.stdout()).not.toMatch(/ExceptionHandler|\bat \S+ \(/);
+        expect(server.stderr()).not.toMatch(/\n\s+at /);
+      },
+      30_000,
+    );
   });
 
   describe('with a bad configuration', () => {

@@ -6,7 +6,7 @@ import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
 import type { McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
 import { AppConfig } from '../config/app-config';
-import { startupFailure } from '../config/config-values';
+import { isStartupRefusal, startupFailure } from '../config/config-values';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
 import { McpDispatcher } from '../mcp/mcp.dispatcher';
@@ -67,12 +67,12 @@ async function openApplication(config: AppConfig): Promise<INestApplicationConte
     import('../app.module'),
   ]);
   const root = createRootLogger(config, pino.destination({ fd: 2, sync: true }));
-  const app = await NestFactory.createApplicationContext(AppModule.register(config), {
-    bufferLogs: true,
+  // The logger from the first line, as the server's (app.factory.ts): a refusal to start is
+  // the one line runMcp writes.
+  return NestFactory.createApplicationContext(AppModule.register(config), {
+    logger: new PinoNestLogger(root, isStartupRefusal),
     abortOnError: false,
   });
-  app.useLogger(new PinoNestLogger(root));
-  return app;
 }
 
 /** Who the session acts as: the key's principal, or the local user. */

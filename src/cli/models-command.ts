@@ -4,7 +4,8 @@ import { ConfigError } from '../config/config-values';
 import { EmbeddingsChoice } from '../config/embeddings-choice';
 import { loadConfig } from '../config/load-config';
 import { addModel } from '../models/add-model';
-import type { InstalledModel } from '../models/model-store';
+import type { ModelCheck } from '../models/model-check';
+import type { InstalledModel, ReplacedInstall } from '../models/model-store';
 import { modelsOverview, type ModelEntry } from '../models/models-overview';
 import { pullModel, waitingDownloads, type PullReport } from '../models/pull-model';
 import {
@@ -100,6 +101,8 @@ async function pull(args: readonly string[], env: Env): Promise<number> {
       ];
   await reportInstalled(report.installed, config, json, {
     upToDate: report.upToDate,
+    replaced: report.replaced,
+    check: report.check,
     lines,
     extra: { up_to_date: report.upToDate, download: report.files },
   });
@@ -114,10 +117,16 @@ async function add(args: readonly string[], env: Env): Promise<number> {
   }
   const config = configOf(env);
   const [name, path] = positionals;
-  const installed = await addModel(config.modelsDir, name, path, {
+  const report = await addModel(config.modelsDir, name, path, {
     threads: config.modelThreads,
   });
-  await reportInstalled(installed, config, values.json === true);
+  await reportInstalled(report.installed, config, values.json === true, {
+    upToDate: false,
+    replaced: report.replaced,
+    check: report.check,
+    lines: [],
+    extra: {},
+  });
   return 0;
 }
 
@@ -211,14 +220,28 @@ function stateOf(entry: ModelEntry): string {
   return entry.check.loads ? 'loads' : `does not load: ${entry.check.error}`;
 }
 
-/** What a model installed is, and what the server runs now. */
+/** What `models add` or `models pull` did beside installing. */
+interface InstallNotes {
+  readonly upToDate: boolean;
+  readonly replaced?: ReplacedInstall;
+  /** How the files were told to be the model's; none when nothing was installed. */
+  readonly check?: ModelCheck;
+  readonly lines: readonly string[];
+  readonly extra: Record<string, unknown>;
+}
+
+/**
+ * What a model installed is, what it replaced, and what the server will run: a running
+ * server keeps the embedder it started with, so an install counts from its next start.
+ */
 async function reportInstalled(
   installed: InstalledModel,
   config: AppConfig,
   json: boolean,
-  pulled?: { upToDate: boolean; lines: string[]; extra: Record<string, unknown> },
+  notes: InstallNotes,
 ): Promise<void> {
   const server = await serverChoice(config);
+  const name = installed.model.name;
   if (json) {
     const { manifest } = installed;
     out(
@@ -230,7 +253,9 @@ async function reportInstalled(
           source: manifest.source,
           installed_at: manifest.installed_at,
           files: manifest.files,
-          ...pulled?.extra,
+          ...(notes.check ? { check: notes.check } : {}),
+          replaced: notes.replaced ?? null,
+          ...notes.extra,
           server,
         },
         null,
@@ -240,12 +265,31 @@ async function reportInstalled(
     return;
   }
   out(
-    pulled?.upToDate
-      ? `${installed.model.name} is installed already with the files ${installed.manifest.source} announces (${installed.dir}): nothing to download`
-      : `installed ${installed.model.name} (${megabytes(installed.bytes)}) in ${installed.dir}, from ${installed.manifest.source}`,
+    notes.upToDate
+      ? `${name} is installed already with the files ${installed.manifest.source} announces (${installed.dir}): nothing to download`
+      : `installed ${name} (${megabytes(installed.bytes)}) in ${installed.dir}, from ${installed.manifest.source}`,
   );
-  for (const line of pulled?.lines ?? []) out(line);
-  out(serverLine(server));
+  if (notes.replaced) out(`replaced the installed ${name}${replacedFrom(notes.replaced)}`);
+  for (const line of notes.lines) out(line);
+  if (notes.check === 'dimensions') {
+    out(
+      `${name} has no recorded vector to check files against: these were checked by the length of their vectors (${installed.model.dimensions}) only`,
+    );
+  }
+  out(
+    server.starts && server.model === name && !notes.upToDate
+      ? `the server uses it from its next start: ${server.reason}`
+      : serverLine(server),
+  );
+}
+
+/** Where a replaced install came from, as its manifest said. */
+function replacedFrom(replaced: ReplacedInstall): string {
+  const parts = [
+    replaced.source && `from ${replaced.source}`,
+    replaced.installed_at && `installed ${replaced.installed_at.slice(0, 10)}`,
+  ].filter(Boolean);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /**
@@ -275,10 +319,11 @@ interface ServerChoice {
   readonly reason: string;
 }
 
+/** What the configuration makes a server started now run: a running one keeps its own. */
 function serverLine(server: ServerChoice): string {
   return server.starts
-    ? `the server runs: ${server.reason}`
-    : `the server would not start: ${server.reason}`;
+    ? `at its next start the server runs: ${server.reason}`
+    : `the server's next start would fail: ${server.reason}`;
 }
 
 function configOf(env: Env): AppConfig {

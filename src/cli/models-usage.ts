@@ -13,7 +13,8 @@ export const MODELS_USAGE = `agent-data models <pull|add|list> [options]
 
 Installs the embedding models the server runs, in MODELS_DIR (default DATA_DIR/models), and
 lists them. The server runs EMBEDDINGS_MODEL, else the one model installed, else the
-latent-semantic model it learns from the documents.
+latent-semantic model it learns from the documents; a running server keeps the one it started
+with until it restarts.
 
   pull NAME [--json]        download NAME from MODELS_BASE_URL (Hugging Face, or a mirror of
                             it), each file checked against the hash the server announces; run
@@ -21,7 +22,7 @@ latent-semantic model it learns from the documents.
   add NAME PATH [--json]    install NAME from a folder or a zip archive (.zip, .jar) holding its
                             .onnx file and its tokenizer.json: for machines that cannot download
   list [--check] [--json]   the installed models, the known ones not installed, and the one the
-                            server runs
+                            server runs from its next start
 
 Known models:
   ${KNOWN}.
@@ -51,9 +52,10 @@ Known models:
 export const MODELS_ADD_USAGE = `agent-data models add NAME PATH [--json]
 
 Installs the model NAME from PATH: a folder or a zip archive (.zip, .jar) that holds, at any
-depth, exactly one .onnx file and one tokenizer (tokenizer.json, or NAME-tokenizer.json). The
-files are loaded and run as NAME (inputs, outputs, dimension) before they are installed; when
-they are not right nothing is left behind. For a machine without access to Hugging Face, the
+depth, exactly one .onnx file and its tokenizer (tokenizer.json, or for FILE.onnx
+FILE-tokenizer.json). The files are loaded and run as NAME (inputs, outputs, dimension, and
+their vector of a check text against NAME's) before they are installed; when they are not
+right, or are another model's, nothing is left behind. For a machine without access to Hugging Face, the
 Maven jars of langchain4j hold the same files (docs/cli.md lists them):
 
   mvn dependency:copy -DoutputDirectory=. \\
@@ -69,7 +71,7 @@ export const MODELS_LIST_USAGE = `agent-data models list [--check] [--json]
 
 Lists the models in MODELS_DIR (size, when and from where each was installed, whether its files
 are whole), the downloads waiting to be resumed, the known models not installed with their
-licences, and the model the server runs.
+licences, and the model the server runs from its next start.
 
   --check   also check each model's files against the SHA-256 recorded when it was installed,
             load it and embed a text

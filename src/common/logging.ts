@@ -73,14 +73,23 @@ export function requestLogging(root: Logger): RequestObserver {
   };
 }
 
-/** Nest's logger interface on top of pino: `context` becomes a field, objects are merged. */
+/**
+ * Nest's logger interface on top of pino: `context` becomes a field, objects are merged.
+ * `leftToCaller` names the errors Nest's ExceptionHandler is not to log: Nest logs what stops
+ * its start, stack and all, before NestFactory rejects with it, and a refusal the process
+ * states in one line itself (a setting, a model not installed) needs no second telling.
+ */
 export class PinoNestLogger implements LoggerService {
-  constructor(private readonly root: Logger) {}
+  constructor(
+    private readonly root: Logger,
+    private readonly leftToCaller: (error: unknown) => boolean = () => false,
+  ) {}
 
   log(message: unknown, ...rest: unknown[]): void {
     this.write('info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
+    if (rest[rest.length - 1] === 'ExceptionHandler' && this.leftToCaller(message)) return;
     this.write('error', message, rest);
   }
   warn(message: unknown, ...rest: unknown[]): void {

@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { validateCronExpression } from 'cron';
 import type { VariableName } from './variables';
+import { ModelError } from '../models/model-store';
 
 /** Profiles an API key or a scope may grant. `admin` grants the REST API; the others are MCP endpoints. */
 export const PROFILES = ['internal', 'readonly', 'gpt', 'gpt-full', 'admin'] as const;
@@ -24,6 +25,15 @@ export function startupFailure(error: unknown): string {
   return error instanceof ConfigError
     ? `agent-data: invalid configuration: ${error.message}\n`
     : `agent-data: failed to start: ${error instanceof Error ? error.message : String(error)}\n`;
+}
+
+/**
+ * Whether `error` is a refusal to start that startupFailure states whole in one line: a
+ * setting, or a model (EMBEDDINGS_MODEL) that is not installed whole. Anything else is a fault,
+ * whose stack is worth logging.
+ */
+export function isStartupRefusal(error: unknown): boolean {
+  return error instanceof ConfigError || error instanceof ModelError;
 }
 
 /**

@@ -10,6 +10,13 @@ import {
 import { knownModel, type KnownModel } from '../models/known-models';
 import { listFolders, readInstalled, type InstalledModel } from '../models/model-store';
 
+/**
+ * Documents the knowledge base holds before the latent-semantic model is learnt (the lexical
+ * store's SEMANTIC_MIN_DOCUMENTS, which embeddings-choice.spec.ts holds this to): said here,
+ * where the choice is made before any document is counted.
+ */
+export const LSA_MIN_DOCUMENTS = 50;
+
 /** The model suggested when none is installed: the strongest of the known small ones. */
 export const SUGGESTED_MODEL = 'bge-small-en-v1.5';
 
@@ -89,7 +96,7 @@ export class EmbeddingsChoice {
         : `${installed.length} models are installed in ${config.modelsDir} (${installed.map((i) => i.model.name).join(', ')}): set EMBEDDINGS_MODEL to the one to use`;
     const ranking =
       config.localSemantic === 'lsa'
-        ? 'the latent-semantic model learnt from the documents'
+        ? `the latent-semantic model, learnt from the documents once the knowledge base holds ${LSA_MIN_DOCUMENTS} (hashed vectors until then)`
         : 'hashed vectors (LOCAL_SEMANTIC=off)';
     return new EmbeddingsChoice('hashing', `${ranking}: ${why}`, weight(LOCAL_VECTOR_WEIGHTS));
   }

