@@ -15,6 +15,7 @@ import { SemanticModel1763800130000 } from './1763800130000-semantic-model';
 import { Sources1763800140000 } from './1763800140000-sources';
 import { IdempotencyKeys1763800150000 } from './1763800150000-idempotency-keys';
 import { RestoreAudited1763800160000 } from './1763800160000-restore-audited';
+import { ChangeNotifications1763800170000 } from './1763800170000-change-notifications';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   Sources1763800140000,
   IdempotencyKeys1763800150000,
   RestoreAudited1763800160000,
+  ChangeNotifications1763800170000,
 ];

@@ -1,13 +1,16 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { HealthService } from './health/health.service';
+import { ChangeSubscriptions } from './mcp/subscriptions/change-subscriptions';
 
 /**
  * SIGTERM / SIGINT, in three steps:
  *
  * 1. Drain (`SHUTDOWN_DRAIN_MS`, 1 s): readiness answers 503 (load balancers stop sending),
  *    and every request still arriving, on a new or a kept-alive connection, is answered
- *    with `Connection: close`. Keep-alive clients learn from their next answer that the
+ *    with `Connection: close`. MCP change listeners end at once, with the empty result that
+ *    tells a client to listen again (elsewhere): their streams would otherwise hold the
+ *    close below until its timeout. Keep-alive clients learn from their next answer that the
  *    connection ends, instead of having it reset under a request already on the wire.
  * 2. Close: stop listening, close the connections left idle, let requests in flight finish
  *    (at most `timeoutMs`, then their connections are cut).
@@ -33,6 +36,7 @@ export function installGracefulShutdown(
     closing = true;
     logger.log(`${signal} received: draining requests`);
     app.get(HealthService).shuttingDown();
+    app.get(ChangeSubscriptions, { strict: false }).endAll();
     for (const response of inFlight) {
       if (!response.headersSent) response.setHeader('Connection', 'close');
     }

@@ -10,6 +10,7 @@ import { isStartupRefusal, startupFailure } from '../config/config-values';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
 import { McpDispatcher } from '../mcp/mcp.dispatcher';
+import { ChangeSubscriptions } from '../mcp/subscriptions/change-subscriptions';
 import { pauseStdin, serveStdio, takeStdout } from './stdio-serve';
 
 /**
@@ -50,6 +51,7 @@ export async function runMcp(
       access: policy.accessOf(principal, 'mcp'),
       write: stdout,
       backpressure: pauseStdin,
+      subscriptions: app.get(ChangeSubscriptions, { strict: false }),
     });
     await serveStdio(session, config.maxRequestBytes);
     await close();

@@ -114,6 +114,12 @@ export class AppConfig {
   readonly vectorWorkThreads: number;
   /** `MCP_SSE_KEEPALIVE_MS`: a `: keepalive` comment this often on an SSE answer still being worked out. */
   readonly mcpSseKeepAliveMs: number;
+  /** `MCP_LISTENERS_PER_PRINCIPAL`: open change listeners one principal may hold. */
+  readonly mcpListenersPerPrincipal: number;
+  /** `MCP_LISTENERS_MAX`: open change listeners in this process, all principals together. */
+  readonly mcpListenersMax: number;
+  /** `MCP_LISTEN_QUEUE`: notifications kept for a slow listener before its stream is ended. */
+  readonly mcpListenQueue: number;
   /**
    * `MCP_TOOL_RESOURCE_LINKS`: which requests get `resource_link` items in tool results:
    * `modern` (2026-07-28 only), `always` (every revision that defines them, from

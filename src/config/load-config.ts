@@ -193,6 +193,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       optionalInteger(read, 'VECTOR_WORK_THREADS', 1, 64) ??
       Math.min(4, Math.max(1, availableParallelism() - 1)),
     mcpSseKeepAliveMs: integer(read, 'MCP_SSE_KEEPALIVE_MS', 10, 600_000),
+    mcpListenersPerPrincipal: integer(read, 'MCP_LISTENERS_PER_PRINCIPAL', 1, 10_000),
+    mcpListenersMax: integer(read, 'MCP_LISTENERS_MAX', 1, 100_000),
+    mcpListenQueue: integer(read, 'MCP_LISTEN_QUEUE', 1, 100_000),
     mcpToolResourceLinks: oneOf(read, 'MCP_TOOL_RESOURCE_LINKS', ['modern', 'always', 'never']),
     allowedOrigins:
       read('ALLOWED_ORIGINS') === undefined ? undefined : list(read('ALLOWED_ORIGINS')!),

@@ -237,6 +237,23 @@ export const VARIABLES = {
     meaning: '`: keepalive` comment interval on an SSE answer still being worked out',
     value: '15000',
   },
+  MCP_LISTENERS_PER_PRINCIPAL: {
+    group: 'MCP',
+    meaning:
+      'open `subscriptions/listen` streams (and stdio subscriptions) one principal may hold at once',
+    value: '10',
+  },
+  MCP_LISTENERS_MAX: {
+    group: 'MCP',
+    meaning: 'open change listeners one server process holds at once, all principals together',
+    value: '1000',
+  },
+  MCP_LISTEN_QUEUE: {
+    group: 'MCP',
+    meaning:
+      'notifications kept for a listener that reads slower than changes come; one more ends its stream',
+    value: '1000',
+  },
   ALLOWED_ORIGINS: {
     group: 'MCP',
     meaning: 'browser origins allowed on MCP routes (comma-separated)',

@@ -3,6 +3,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { AccessPolicyService } from './access-policy.service';
 import { ChangeFeedRepository } from './change-feed.repository';
 import { ChangeFeedService } from './change-feed.service';
+import { DocumentChangesListener } from './document-changes.listener';
 import { DocumentListingsRepository } from './document-listings.repository';
 import { DocumentListingsService } from './document-listings.service';
 import { DocumentSources } from './document-sources';
@@ -24,7 +25,14 @@ import { FolderCountsRepository } from './folder-counts.repository';
     ChangeFeedService,
     AccessPolicyService,
     DocumentSources,
+    DocumentChangesListener,
   ],
-  exports: [DocumentsService, DocumentListingsService, AccessPolicyService, DocumentSources],
+  exports: [
+    DocumentsService,
+    DocumentListingsService,
+    AccessPolicyService,
+    DocumentSources,
+    DocumentChangesListener,
+  ],
 })
 export class DocumentsModule {}

@@ -7,7 +7,7 @@ import {
 import type { Principal } from '../auth/api-key.service';
 import type { McpProfile } from '../auth/mcp-routes';
 import type { Access } from '../documents/access';
-import { serialize } from '../transport/framing';
+import { PreSerialized, serialize } from '../transport/framing';
 import { InFlightLimit } from '../transport/in-flight-limit';
 import { jsonRpcError } from '../transport/json-rpc-error';
 import { classify, parseBody } from '../transport/json-rpc-messages';
@@ -16,6 +16,11 @@ import { DEFAULT_PROTOCOL_VERSION, negotiateProtocolVersion } from '../transport
 import { oversizedLine, unparsableLine } from '../transport/stdio-lines';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import type { JsonRpcAnswer, McpDispatcher } from './mcp.dispatcher';
+import { RpcError } from './rpc-error';
+import { STDIO_LEGACY_CAPABILITIES } from './server-info';
+import type { ChangeSubscriptions } from './subscriptions/change-subscriptions';
+import { LISTEN_METHOD } from './subscriptions/listen-request';
+import { StdioSubscriptions } from './subscriptions/stdio-subscriptions';
 
 export interface StdioSessionOptions {
   readonly dispatcher: McpDispatcher;
@@ -26,6 +31,8 @@ export interface StdioSessionOptions {
   readonly write: (line: string) => void;
   /** Stops (`true`) or resumes (`false`) reading stdin. */
   readonly backpressure?: (paused: boolean) => void;
+  /** Change notifications (both eras); without them the session offers none. */
+  readonly subscriptions?: ChangeSubscriptions;
 }
 
 /**
@@ -35,16 +42,24 @@ export interface StdioSessionOptions {
  * else by the 2025 rules, whose `initialize` fixes the version the later requests speak.
  * Requests run concurrently (answers may come out of order, matched by id);
  * `notifications/cancelled` aborts the named request, whose answer is then never sent, as
- * the revisions ask. Progress notifications go out on the same stream.
+ * the revisions ask. Progress notifications go out on the same stream, and so do change
+ * notifications: `subscriptions/listen` (2026) and `resources/subscribe` (2025), see
+ * {@link StdioSubscriptions}.
  */
 export class McpStdioSession {
   private legacyVersion = DEFAULT_PROTOCOL_VERSION;
   private readonly running = new Map<RequestId, AbortController>();
   private readonly limit: InFlightLimit;
   private readonly settled = new Set<Promise<void>>();
+  private readonly listeners: StdioSubscriptions | undefined;
 
   constructor(private readonly options: StdioSessionOptions) {
     this.limit = new InFlightLimit(options.backpressure);
+    if (options.subscriptions !== undefined) {
+      this.listeners = new StdioSubscriptions(options.subscriptions, options.principal, (m) =>
+        this.send(m),
+      );
+    }
   }
 
   /** Handles one line read from stdin. */
@@ -71,9 +86,10 @@ export class McpStdioSession {
     while (this.settled.size > 0) await Promise.all([...this.settled]);
   }
 
-  /** Aborts every running request (the client went away). */
+  /** Aborts every running request and ends every listener (the client went away). */
   cancelAll(): void {
     for (const controller of this.running.values()) controller.abort();
+    this.listeners?.endAll();
   }
 
   private async handle(value: unknown): Promise<void> {
@@ -105,6 +121,15 @@ export class McpStdioSession {
   }
 
   private async request(request: JSONRPCRequest): Promise<void> {
+    // A listener answers only when it ends: it is not a running request, and holds no slot.
+    if (this.listeners && request.method === LISTEN_METHOD && isModernRequest({}, request)) {
+      const checked = checkUnframedRequest(request);
+      if (checked.kind === 'refused') return this.send(checked.error);
+      if (checked.kind !== 'request') return;
+      const refused = await this.listeners.listen(checked.request);
+      if (refused !== undefined) this.send(refused);
+      return;
+    }
     const controller = new AbortController();
     this.running.set(request.id, controller);
     try {
@@ -137,7 +162,20 @@ export class McpStdioSession {
       if ('result' in answer && typeof requested === 'string') {
         this.legacyVersion = negotiateProtocolVersion(requested);
       }
-      return answer;
+      return this.listeners && 'result' in answer ? offeringSubscribe(answer) : answer;
+    }
+    const listeners = this.listeners;
+    if (listeners && LEGACY_SUBSCRIPTIONS.has(request.method)) {
+      try {
+        const result =
+          request.method === 'resources/subscribe'
+            ? await listeners.subscribe(request)
+            : listeners.unsubscribe(request);
+        return { jsonrpc: '2.0', id: request.id, result };
+      } catch (error) {
+        if (!(error instanceof RpcError)) throw error;
+        return jsonRpcError(request.id, error.code, error.detail, error.data);
+      }
     }
     return dispatcher.answer(request, this.legacyContext(signal));
   }
@@ -145,7 +183,9 @@ export class McpStdioSession {
   private notification(notification: JSONRPCNotification): void {
     if (notification.method !== 'notifications/cancelled') return;
     const id = (notification.params as { requestId?: unknown } | undefined)?.requestId;
-    if (typeof id === 'string' || typeof id === 'number') this.running.get(id)?.abort();
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    if (this.listeners?.cancel(id) === true) return;
+    this.running.get(id)?.abort();
   }
 
   private legacyContext(signal: AbortSignal | undefined): McpContext {
@@ -165,4 +205,19 @@ export class McpStdioSession {
   private send(payload: JsonRpcAnswer | JsonRpcAnswer[] | JSONRPCNotification | object): void {
     this.options.write(`${serialize(payload)}\n`);
   }
+}
+
+/** The 2025 methods a stdio session answers itself: its subscriptions. */
+const LEGACY_SUBSCRIPTIONS: ReadonlySet<string> = new Set([
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+
+/** An `initialize` answer whose capabilities offer `resources/subscribe` (stdio only). */
+function offeringSubscribe(answer: JsonRpcAnswer): JsonRpcAnswer {
+  if (!('result' in answer)) return answer;
+  const result = (
+    answer.result instanceof PreSerialized ? JSON.parse(answer.result.json) : answer.result
+  ) as Record<string, unknown>;
+  return { ...answer, result: { ...result, capabilities: STDIO_LEGACY_CAPABILITIES } };
 }

@@ -30,6 +30,9 @@ import type { McpRequest } from './mcp-request';
 import { PROFILE_TOOLS } from './profiles';
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { SERVER_NAME, SERVER_VERSION } from './server-info';
+import { ChangeSubscriptions } from './subscriptions/change-subscriptions';
+import { listenOverHttp } from './subscriptions/http-listen';
+import { LISTEN_METHOD } from './subscriptions/listen-request';
 
 /** Methods an MCP endpoint answers, for `Allow` on 405. */
 const ALLOWED_METHODS = 'GET, POST';
@@ -53,6 +56,7 @@ export class McpController {
     private readonly limits: RateLimits,
     private readonly framing: McpFraming,
     private readonly policy: AccessPolicyService,
+    private readonly subscriptions: ChangeSubscriptions,
   ) {}
 
   @All([...MCP_ROUTES.internal])
@@ -129,13 +133,18 @@ export class McpController {
     profile: McpProfile,
   ): Promise<void> {
     const opened = this.framing.open(request, response);
-    this.framing.write(response, await this.handle(request, profile, opened), opened);
+    this.framing.write(response, await this.handle(request, response, profile, opened), opened);
   }
 
-  private handle(request: McpRequest, profile: McpProfile, opened: OpenedReply): Promise<McpReply> {
+  private handle(
+    request: McpRequest,
+    response: ServerResponse,
+    profile: McpProfile,
+    opened: OpenedReply,
+  ): Promise<McpReply> {
     switch (request.method) {
       case 'POST':
-        return this.post(request, profile, opened);
+        return this.post(request, response, profile, opened);
       case 'GET':
       case 'HEAD':
         // The 2026 revision has no GET stream and no info document: 405 (docs/mcp.md).
@@ -150,6 +159,7 @@ export class McpController {
 
   private async post(
     request: McpRequest,
+    response: ServerResponse,
     profile: McpProfile,
     { framing, channel }: OpenedReply,
   ): Promise<McpReply> {
@@ -158,7 +168,7 @@ export class McpController {
       return rpc(400, jsonRpcError(null, ErrorCode.ParseError, `Parse error: ${body.problem}`));
     }
     if (isModernRequest(request.headers, body.value)) {
-      return this.postModern(request, profile, body.value, { framing, channel });
+      return this.postModern(request, response, profile, body.value, { framing, channel });
     }
     const protocolVersion = requestProtocolVersion(request.headers);
     const parsed = parseBody(body.value);
@@ -204,6 +214,7 @@ export class McpController {
    */
   private async postModern(
     request: McpRequest,
+    response: ServerResponse,
     profile: McpProfile,
     body: unknown,
     { framing, channel }: OpenedReply,
@@ -214,6 +225,16 @@ export class McpController {
     if (checked.kind === 'refused')
       return { kind: 'json', status: checked.status, payload: checked.error };
     if (checked.kind === 'notification') return { kind: 'accepted' };
+    if (checked.request.method === LISTEN_METHOD) {
+      return listenOverHttp(
+        this.subscriptions,
+        request,
+        response,
+        checked.request,
+        request.principal ?? LOCAL_PRINCIPAL,
+        this.config.mcpSseKeepAliveMs,
+      );
+    }
     const id = checked.request.id;
     if (framing === 'not-acceptable') {
       return {

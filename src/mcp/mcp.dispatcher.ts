@@ -33,7 +33,7 @@ import { ProfileGuard } from './profile.guard';
 import { PromptRegistry } from './prompts/prompt-registry';
 import { DocumentResources, ResourceNotFound } from './resources/document-resources';
 import { RpcError } from './rpc-error';
-import { CAPABILITIES, instructionsFor, SERVER_INFO } from './server-info';
+import { CAPABILITIES, instructionsFor, MODERN_CAPABILITIES, SERVER_INFO } from './server-info';
 import { ToolCaller } from './tool-caller';
 import { decorate, MODERN_RESULT_HINTS } from './modern-results';
 
@@ -117,7 +117,7 @@ export class McpDispatcher {
       ...this.shared,
       'server/discover': (_request, context) => ({
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-        capabilities: CAPABILITIES,
+        capabilities: MODERN_CAPABILITIES,
         instructions: instructionsFor(context.profile),
       }),
     };

@@ -13,6 +13,7 @@ import { MCP_PROMPTS, PromptRegistry } from './prompts/prompt-registry';
 import { ReviewDocumentPrompt } from './prompts/review-document.prompt';
 import { SummarizeFolderPrompt } from './prompts/summarize-folder.prompt';
 import { DocumentResources } from './resources/document-resources';
+import { ChangeSubscriptions } from './subscriptions/change-subscriptions';
 import { ToolCaller } from './tool-caller';
 import { ToolMetrics } from './tool.metrics';
 import { BatchReadTool } from './tools/batch-read.tool';
@@ -64,6 +65,7 @@ const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentProm
     ToolMetrics,
     McpDispatcher,
     McpAuthGuard,
+    ChangeSubscriptions,
   ],
 })
 export class McpModule {}

@@ -32,16 +32,35 @@ function findVersion(from: string): string {
 export const SERVER_INFO = { name: SERVER_NAME, title: SERVER_TITLE, version: SERVER_VERSION };
 
 /**
- * What every endpoint serves (docs/mcp.md: resources, prompts and completions are read-only
- * features, so every profile has them; the tools differ by profile, their presence does
- * not). Nothing is pushed: no list ever changes while the server runs, and documents
- * changing are seen by reading again, so neither `listChanged` nor `subscribe` is offered.
+ * What every endpoint serves in the 2025 era over HTTP (docs/mcp.md: resources, prompts and
+ * completions are read-only features, so every profile has them; the tools differ by
+ * profile, their presence does not). Nothing is pushed there: those endpoints are
+ * stateless, with no stream to push on, so neither `listChanged` nor `subscribe` is offered.
  */
 export const CAPABILITIES = Object.freeze({
   tools: { listChanged: false },
   resources: { subscribe: false, listChanged: false },
   prompts: { listChanged: false },
   completions: {},
+}) satisfies ServerCapabilities;
+
+/**
+ * What `server/discover` says (2026-07-28, HTTP and stdio): documents can be followed with
+ * `subscriptions/listen` (`resourceSubscriptions`, `resourcesListChanged`). Tools and prompts
+ * never change while the server runs: their `listChanged` stays false.
+ */
+export const MODERN_CAPABILITIES = Object.freeze({
+  ...CAPABILITIES,
+  resources: { subscribe: true, listChanged: true },
+}) satisfies ServerCapabilities;
+
+/**
+ * What `initialize` says on stdio (2025 era): the session is a connection, so
+ * `resources/subscribe` works there; list changes are not pushed in that era.
+ */
+export const STDIO_LEGACY_CAPABILITIES = Object.freeze({
+  ...CAPABILITIES,
+  resources: { subscribe: true, listChanged: false },
 }) satisfies ServerCapabilities;
 
 const WRITES =

@@ -78,6 +78,10 @@ export class McpFraming {
         response.writeHead(reply.status, reply.headers).end();
         this.metrics.answered('empty');
         return;
+      case 'streamed':
+        channel?.finish();
+        this.metrics.answered('sse');
+        return;
       default: {
         const unknown: never = reply;
         throw new Error(`unknown reply ${JSON.stringify(unknown)}`);

@@ -7,6 +7,8 @@
  *   the Accept.
  * * `json`: plain JSON whatever the Accept (the GET info document).
  * * `empty`: a body-less answer with its own status and headers (CORS preflight).
+ * * `streamed`: the handler opened a long-lived stream on the response itself (a
+ *   `subscriptions/listen` SSE stream): nothing more to write.
  */
 export type McpReply =
   | { readonly kind: 'rpc'; readonly status: number; readonly payload: unknown }
@@ -21,4 +23,5 @@ export type McpReply =
       readonly kind: 'empty';
       readonly status: number;
       readonly headers: Readonly<Record<string, string>>;
-    };
+    }
+  | { readonly kind: 'streamed' };
