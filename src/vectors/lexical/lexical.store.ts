@@ -103,6 +103,12 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private readonly kept: SemanticModelRepository;
   private keptModel?: Promise<void>;
+  /**
+   * While the index loads and then computes its vectors under the kept model: no model is
+   * searched yet, but none is to be learnt either (learning one took a thread a minute at
+   * 250 000 documents, beside the load, and replaced the kept model's vectors half-computed).
+   */
+  private loadingKept = false;
   /** Whether this process queues again what an older analyzer indexed (not a web worker). */
   private readonly requeueHere: boolean;
 
@@ -112,7 +118,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     choice: EmbeddingsChoice,
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
   ) {
-    this.replica = new LexicalReplica(dataSource);
+    this.replica = new LexicalReplica(dataSource, { snapshots: config.clusterRole !== 'web' });
     this.kept = new SemanticModelRepository(dataSource);
     this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
@@ -186,13 +192,16 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   private learnWhenDue(): void {
     if (!this.semantic.enabled || this.semantic.training) return;
     const { loaded, documents } = this.replica.stats;
+    if (this.loadingKept) return;
     if (!loaded) {
       // The copy loads on its first use: this is one. Then the model kept from an earlier
       // run, if any, so that a restart searches with it at once rather than learning again.
+      this.loadingKept = true;
       this.replica
         .current()
         .then(() => this.useKeptModel())
-        .catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`));
+        .catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`))
+        .finally(() => (this.loadingKept = false));
       return;
     }
     const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
