@@ -156,9 +156,23 @@ describe('lexical index snapshot', () => {
     expect(semantic?.length).toBeGreaterThan(5);
     expect(semantic).toEqual(await reference.semanticSearch(question, 20));
 
-    // Brought up to date, it saves the changes it replayed.
+    // Brought up to date, it saves the changes it replayed, and its vectors: a restart under
+    // the same model reads them back, computing only those of documents changed since.
     expect(await restarted.saveSnapshot(true)).toBe(true);
-    expect((await loaded(true)).loadedFrom).toBe('snapshot');
+    await write([12, 13], 3);
+    await write([65]);
+    const withModel = new LexicalReplica(dataSource, { snapshots: true });
+    replicas.push(withModel);
+    await withModel.useModel(model);
+    await withModel.current();
+    expect(withModel.loadedFrom).toBe('snapshot');
+    expect(withModel.semanticModel).toBe(model);
+    const fromRecords = await loaded(false);
+    await fromRecords.useModel(model);
+    const everything = new Map([...question, ['harvest', 2], ['snapshot', 1]]);
+    const found = await withModel.semanticSearch(everything, 70);
+    expect(found?.length).toBeGreaterThan(40);
+    expect(found).toEqual(await fromRecords.semanticSearch(everything, 70));
   });
 
   it('is not used once the change log no longer reaches back to it', async () => {

@@ -14,12 +14,12 @@ import { SLAB_BYTES, type PostingStoreState } from './posting-store';
  * every platform Node supports); {@link SNAPSHOT_FORMAT} changes with the layout, and a
  * snapshot of another format is not read.
  */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 /** Bytes of a part at most: one slab of postings. */
 export const PART_BYTES = SLAB_BYTES;
 
-type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
+type Column = Int32Array | Uint32Array | Uint8Array | Float64Array | Float32Array;
 type ColumnType = new (length: number) => Column;
 
 /** The numeric sections, in the order they are written. */
@@ -40,7 +40,18 @@ const COLUMNS = {
 type ColumnName = keyof typeof COLUMNS;
 const TEXTS = ['terms', 'ids', 'tags'] as const;
 type TextName = (typeof TEXTS)[number];
-type SectionName = TextName | ColumnName | 'docTerms' | 'slabs';
+type SectionName = TextName | ColumnName | 'docTerms' | 'slabs' | 'vectors';
+
+/**
+ * The documents' vectors under a semantic model, by slot of the index (zeros for a removed
+ * document's): a restart under the same model reads them rather than computing them again.
+ */
+export interface SnapshotVectors {
+  readonly modelId: string;
+  readonly dimensions: number;
+  /** The vector of a slot's document (a view, or a copy: not kept by the caller). */
+  row(slot: number): Float32Array;
+}
 
 /** Where each section lies: its bytes and parts, in the order written. */
 export interface SnapshotLayout {
@@ -49,6 +60,8 @@ export interface SnapshotLayout {
   /** Words used in the last slab, and free blocks of each size class. */
   readonly used: number;
   readonly free: readonly number[];
+  /** The model whose vectors the `vectors` section holds, if it holds any. */
+  readonly semantic?: { readonly modelId: string; readonly dimensions: number };
 }
 
 /** A snapshot to write: its layout, then its parts in order, made one at a time. */
@@ -57,8 +70,14 @@ export interface SnapshotWriting {
   parts(): Generator<Buffer>;
 }
 
-/** The parts of `state`, made lazily (slabs and columns are views, not copies). */
-export function writeSnapshot(state: LexicalIndexState): SnapshotWriting {
+/**
+ * The parts of `state` (and of the documents' semantic vectors, when given), made lazily:
+ * slabs and columns are views, not copies.
+ */
+export function writeSnapshot(
+  state: LexicalIndexState,
+  vectors?: SnapshotVectors,
+): SnapshotWriting {
   const { store } = state;
   const texts: Record<TextName, Buffer> = {
     terms: Buffer.from(state.terms.join('\n')),
@@ -107,12 +126,20 @@ export function writeSnapshot(state: LexicalIndexState): SnapshotWriting {
     },
     { name: 'slabs', bytes: store.slabs.length * SLAB_BYTES, parts: store.slabs.length },
   ];
+  const rowBytes = (vectors?.dimensions ?? 0) * 4;
+  // Whole rows in a part, so that a part read back is rows.
+  const rowsPerPart = Math.max(1, Math.floor(PART_BYTES / Math.max(rowBytes, 1)));
+  if (vectors) {
+    const bytes = state.ids.length * rowBytes;
+    sections.push({ name: 'vectors', bytes, parts: Math.ceil(state.ids.length / rowsPerPart) });
+  }
   return {
     layout: {
       format: SNAPSHOT_FORMAT,
       sections,
       used: store.used,
       free: store.free.map((blocks) => blocks.length),
+      semantic: vectors && { modelId: vectors.modelId, dimensions: vectors.dimensions },
     },
     *parts() {
       for (const name of TEXTS) yield* cut(texts[name]);
@@ -128,6 +155,14 @@ export function writeSnapshot(state: LexicalIndexState): SnapshotWriting {
         yield part;
       }
       for (const slab of store.slabs) yield viewOf(slab);
+      for (let from = 0; vectors && from < state.ids.length; from += rowsPerPart) {
+        const to = Math.min(from + rowsPerPart, state.ids.length);
+        const rows = new Float32Array((to - from) * vectors.dimensions);
+        for (let slot = from; slot < to; slot++) {
+          if (state.alive[slot]) rows.set(vectors.row(slot), (slot - from) * vectors.dimensions);
+        }
+        yield viewOf(rows);
+      }
     },
   };
 }
@@ -146,6 +181,8 @@ export class SnapshotReader {
   private readonly columns: Partial<Record<ColumnName, Column>> = {};
   private readonly docTerms: Array<Uint8Array | undefined> = [];
   private readonly slabs: Uint32Array[] = [];
+  /** The parts of the vectors' section, as floats. */
+  private readonly vectorParts: Float32Array[] = [];
 
   constructor(private readonly layout: SnapshotLayout) {
     if (layout.format !== SNAPSHOT_FORMAT) throw new Error(`format ${layout.format}`);
@@ -167,6 +204,10 @@ export class SnapshotReader {
     if (name === 'slabs') {
       if (part.length !== SLAB_BYTES) throw new Error(`a slab of ${part.length} bytes`);
       this.slabs.push(ownedWords(part));
+    } else if (name === 'vectors') {
+      if (part.length % 4 !== 0) throw new Error('vectors misaligned');
+      const floats = ownedWords(part);
+      this.vectorParts.push(new Float32Array(floats.buffer, floats.byteOffset, floats.length));
     } else if (name === 'docTerms') {
       this.readDocTerms(part);
     } else if ((TEXTS as readonly string[]).includes(name)) {
@@ -180,7 +221,9 @@ export class SnapshotReader {
       const target = (this.columns[column] ??= new type(section.bytes / type.BYTES_PER_ELEMENT));
       this.copyInto(new Uint8Array(target.buffer), part, section.bytes);
     }
-    if (name === 'slabs' || name === 'docTerms') this.bytesRead += part.length;
+    if (name === 'slabs' || name === 'docTerms' || name === 'vectors') {
+      this.bytesRead += part.length;
+    }
     if (++this.partsRead === section.parts) this.finishSection();
   }
 
@@ -227,6 +270,30 @@ export class SnapshotReader {
       revisions: column('revisions'),
       alive: column('alive'),
       lengths: column('lengths'),
+    };
+  }
+
+  /**
+   * The documents' vectors the snapshot holds, by slot, if it holds any (once every part has
+   * been read).
+   */
+  vectors(): SnapshotVectors | undefined {
+    const semantic = this.layout.semantic;
+    if (semantic === undefined) return undefined;
+    const { modelId, dimensions } = semantic;
+    const perPart = this.vectorParts[0]?.length ?? 0;
+    const slots = this.docTerms.length;
+    if (this.vectorParts.reduce((sum, part) => sum + part.length, 0) !== slots * dimensions) {
+      throw new Error('vectors of another number of documents');
+    }
+    return {
+      modelId,
+      dimensions,
+      row: (slot) => {
+        const at = slot * dimensions;
+        const part = this.vectorParts[Math.floor(at / perPart)];
+        return part.subarray(at % perPart, (at % perPart) + dimensions);
+      },
     };
   }
 

@@ -16,14 +16,13 @@ import {
   IndexedLexicalDocument,
   LexicalIndex,
   LexicalMatch,
-  totalCount,
   WeightedTerm,
 } from './lexical-index';
-import { decodePostings, splitTerms } from './lexical-record';
 import { SNAPSHOT_FORMAT, SnapshotReader, writeSnapshot } from './lexical-snapshot';
 import { LexicalSnapshotRepository } from './lexical-snapshot.repository';
 import type { LsaModel, TermCounts } from './lsa';
-import { ModelRows } from './model-rows';
+import { ModelRows, semanticIndexOf } from './model-rows';
+import { documentOf, countsOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
 import { SemanticIndex, SemanticMatch } from './semantic-index';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
@@ -50,19 +49,6 @@ const VECTORS_PER_TURN = 500;
 const SNAPSHOT_CHECK_MS = 60 * 1000;
 const SNAPSHOT_QUIET_MS = 30 * 1000;
 const SNAPSHOT_EVERY_MS = 10 * 60 * 1000;
-
-const SELECT_DOCUMENTS = `SELECT document_id, revision, tags, lengths, passage_lengths, terms, postings
-                            FROM kb_lexical_documents`;
-
-interface LexicalRow {
-  document_id: string;
-  revision: number;
-  tags: string[];
-  lengths: number[];
-  passage_lengths: number[];
-  terms: string;
-  postings: Buffer;
-}
 
 /**
  * This server's in-memory copy of `kb_lexical_documents` (a {@link LexicalIndex}), loaded
@@ -255,7 +241,7 @@ export class LexicalReplica {
   private async replay(
     index: LexicalIndex,
     position: LogPosition,
-  ): Promise<{ next: LogPosition; documents: number } | undefined> {
+  ): Promise<{ next: LogPosition; documents: readonly string[] } | undefined> {
     const query = (text: string, values?: unknown[]) => this.dataSource.query(text, values);
     const changes = await changesSince(query, CHANGE_LOG, position);
     if (!changes) return undefined;
@@ -280,7 +266,7 @@ export class LexicalReplica {
       for (const row of rows) this.put(index, documentOf(row));
       await setImmediate();
     }
-    return { next: changes.next, documents: changes.documents.length };
+    return { next: changes.next, documents: changes.documents };
   }
 
   /**
@@ -296,7 +282,18 @@ export class LexicalReplica {
     if (!force && same && Date.now() - saved.at < SNAPSHOT_EVERY_MS) return false;
     const started = Date.now();
     const changes = index.changes;
-    const writing = writeSnapshot(index.state());
+    const state = index.state();
+    // The vectors too, unless a model's are being computed.
+    const semantic = this.changedDuringBuild ? undefined : this.semantic;
+    const writing = writeSnapshot(
+      state,
+      semantic && {
+        modelId: semantic.model.id,
+        dimensions: semantic.model.dimensions,
+        row: (slot) =>
+          semantic.vectorOf(state.ids[slot]!) ?? new Float32Array(semantic.model.dimensions),
+      },
+    );
     const parts = writing.layout.sections.reduce((sum, section) => sum + section.parts, 0);
     this.saving = this.snapshots.save(
       {
@@ -307,7 +304,11 @@ export class LexicalReplica {
         documents: index.documentCount,
       },
       writing.parts(),
-      () => this.index === index && index.changes === changes && !this.closed,
+      () =>
+        this.index === index &&
+        index.changes === changes &&
+        this.semantic === semantic &&
+        !this.closed,
     );
     try {
       const done = await this.saving;
@@ -333,10 +334,18 @@ export class LexicalReplica {
       const found = await this.snapshots!.load(SNAPSHOT_FORMAT, (header) => {
         const reader = new SnapshotReader(header.layout);
         if (reader.parts !== header.parts) throw new Error('its parts do not match its layout');
-        return { accept: (part) => reader.accept(part), finish: () => reader.state() };
+        const finish = () => ({ state: reader.state(), vectors: reader.vectors() });
+        return { accept: (part) => reader.accept(part), finish };
       });
       if (!found) return false;
-      const index = LexicalIndex.restore(found.value);
+      const { state, vectors } = found.value;
+      const index = LexicalIndex.restore(state);
+      const model = this.model;
+      // The vectors read back when they are the current model's.
+      const semantic =
+        model && vectors?.modelId === model.id && vectors.dimensions === model.dimensions
+          ? semanticIndexOf(model, state, vectors)
+          : undefined;
       const read = Date.now() - started;
       const changes = index.changes;
       const replayed = await this.replay(index, found.header.position);
@@ -344,16 +353,25 @@ export class LexicalReplica {
         this.logger.log('the lexical snapshot is older than the change log reaches back');
         return false;
       }
+      if (semantic) {
+        const rows = new ModelRows(index, semantic.embedder);
+        for (const documentId of replayed.documents) {
+          const vector = rows.vectorOf(documentId);
+          if (vector === undefined) semantic.remove(documentId);
+          else semantic.setVector(documentId, index.tagsOf(documentId) ?? [], vector);
+        }
+      }
       this.index = index;
       this.position = replayed.next;
       this.lastRefresh = 0;
       this.loadedFrom = 'snapshot';
       this.saved = { index, changes, at: Date.now() };
-      if (this.model) {
+      if (semantic && this.model === model) this.semantic = semantic;
+      else if (this.model) {
         this.useModel(this.model).catch((e) => this.logger.warn(`semantic vectors: ${String(e)}`));
       }
       this.logger.log(
-        `loaded the lexical index of ${index.documentCount} documents (${index.postings} postings) from its snapshot in ${read} ms, and ${replayed.documents} documents changed since in ${Date.now() - started - read} ms`,
+        `loaded the lexical index of ${index.documentCount} documents (${index.postings} postings${semantic ? ' and their semantic vectors' : ''}) from its snapshot in ${read} ms, and ${replayed.documents.length} documents changed since in ${Date.now() - started - read} ms`,
       );
       return true;
     } catch (error) {
@@ -414,26 +432,4 @@ export class LexicalReplica {
       await runner.release();
     }
   }
-}
-
-/** A document's terms and how often it says each (title, headings and body together). */
-function countsOf(document: IndexedLexicalDocument): Map<string, number> {
-  const counts = new Map<string, number>();
-  document.terms.forEach((term, i) => counts.set(term, totalCount(document.fields[i])));
-  return counts;
-}
-
-function documentOf(row: LexicalRow): IndexedLexicalDocument {
-  const terms = splitTerms(row.terms);
-  const { fields, passages } = decodePostings(row.postings, terms.length);
-  return {
-    documentId: row.document_id,
-    revision: row.revision,
-    tags: row.tags,
-    terms,
-    fields,
-    passages,
-    lengths: [row.lengths[0], row.lengths[1], row.lengths[2]],
-    passageLengths: row.passage_lengths,
-  };
 }

@@ -1,5 +1,7 @@
-import type { LexicalIndex } from './lexical-index';
-import type { LsaEmbedding } from './lsa';
+import type { LexicalIndex, LexicalIndexState } from './lexical-index';
+import type { SnapshotVectors } from './lexical-snapshot';
+import type { LsaEmbedding, LsaModel } from './lsa';
+import { SemanticIndex } from './semantic-index';
 
 /**
  * The model's row of each term of the index, looked up by name once rather than once a
@@ -31,4 +33,18 @@ export class ModelRows {
   private lookUp(term: number): number {
     return this.embedding.rowOf(this.index.termName(term)) ?? -1;
   }
+}
+
+/** The semantic index of the documents `state` holds, from their vectors read back. */
+export function semanticIndexOf(
+  model: LsaModel,
+  state: LexicalIndexState,
+  vectors: SnapshotVectors,
+): SemanticIndex {
+  const semantic = new SemanticIndex(model);
+  for (let slot = 0; slot < state.ids.length; slot++) {
+    if (state.alive[slot])
+      semantic.setVector(state.ids[slot]!, state.tags[slot]!, vectors.row(slot));
+  }
+  return semantic;
 }

@@ -67,6 +67,12 @@ export class SemanticIndex {
     this.version++;
   }
 
+  /** A document's vector as held (a view, valid until the next document is set). */
+  vectorOf(documentId: string): Float32Array | undefined {
+    const slot = this.slots.get(documentId);
+    return slot === undefined ? undefined : this.table.row(slot);
+  }
+
   remove(documentId: string): void {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
