@@ -1,5 +1,8 @@
 import { crc32 } from 'node:zlib';
+import type { PoolClient } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { DataSource } from 'typeorm';
+import { binaryCopyRows } from '../../database/binary-copy';
 import type { LogPosition } from '../../database/change-log';
 import type { SnapshotLayout } from './lexical-snapshot';
 
@@ -82,17 +85,16 @@ export class LexicalSnapshotRepository {
 
   /**
    * Reads the kept snapshot of `format` in one consistent view: its header, then each part in
-   * order, to the reader `open` gives for that header (the next part is asked for while one is
-   * read). `undefined` when none of that format is kept; throws when a part is missing or
-   * does not match its CRC-32, or when the reader refuses one.
+   * order, to the reader `open` gives for that header (PostgreSQL sends the next parts while
+   * one is read). `undefined` when none of that format is kept; throws when a part is missing
+   * or does not match its CRC-32, or when the reader refuses one.
    */
   async load<T>(
     format: number,
     open: (header: SnapshotHeader) => { accept(part: Buffer): void; finish(): T },
   ): Promise<{ header: SnapshotHeader; value: T } | undefined> {
     const runner = this.dataSource.createQueryRunner('slave');
-    await runner.connect();
-    let next: Promise<Array<{ crc: string; bytes: Buffer }>> | undefined;
+    const client = (await runner.connect()) as PoolClient;
     try {
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const rows: Array<Omit<SnapshotHeader, 'format'>> = await runner.query(
@@ -102,21 +104,31 @@ export class LexicalSnapshotRepository {
       if (rows.length === 0) return undefined;
       const header: SnapshotHeader = { format, ...rows[0] };
       const reader = open(header);
-      const read = (part: number): Promise<Array<{ crc: string; bytes: Buffer }>> =>
-        runner.query(`SELECT crc, bytes FROM kb_lexical_snapshot_parts WHERE part = $1`, [part]);
-      next = header.parts > 0 ? read(0) : undefined;
-      for (let part = 0; part < header.parts; part++) {
-        const [row] = await next!;
-        next = part + 1 < header.parts ? read(part + 1) : undefined;
-        if (row === undefined) throw new Error(`part ${part} of the snapshot is missing`);
-        if (crc32(row.bytes) !== Number(row.crc)) {
-          throw new Error(`part ${part} of the snapshot does not match its CRC-32`);
+      const copy = client.query(
+        copyTo(`COPY (SELECT part, crc, bytes FROM kb_lexical_snapshot_parts ORDER BY part)
+                TO STDOUT (FORMAT binary)`),
+      );
+      // A failure is thrown once the output has been read to its end: the connection goes back
+      // to the pool ready for its next statement.
+      let failure: Error | undefined;
+      let part = 0;
+      for await (const [number, crc, bytes] of binaryCopyRows(copy)) {
+        if (failure) continue;
+        try {
+          if (number?.readInt32BE(0) !== part) throw new Error(`part ${part} is missing`);
+          if (crc32(bytes!) !== Number(crc!.readBigInt64BE(0))) {
+            throw new Error(`part ${part} does not match its CRC-32`);
+          }
+          reader.accept(bytes!);
+          part++;
+        } catch (error) {
+          failure = error as Error;
         }
-        reader.accept(row.bytes);
       }
+      if (failure) throw failure;
+      if (part !== header.parts) throw new Error(`${header.parts - part} parts are missing`);
       return { header, value: reader.finish() };
     } finally {
-      await next?.catch(() => undefined);
       await runner.query('ROLLBACK').catch(() => undefined);
       await runner.release();
     }
