@@ -1,5 +1,6 @@
 // Longer than most files: the in-memory index is one data structure (postings in slabs, the
 // records, the dictionary, the folder and tag sets) whose parts change together.
+import { setImmediate } from 'node:timers/promises';
 import type { LexicalRecord } from './lexical-record';
 import {
   bodyCount,
@@ -83,6 +84,8 @@ export interface LexicalIndexState {
  */
 const FEW_ADMITTED = 1 / 4;
 const NONE: ReadonlySet<string> = new Set();
+/** Documents restored per turn of the event loop (some milliseconds). */
+const RESTORED_PER_TURN = 5000;
 /** Readable-folder masks kept (the last principals' folders). */
 const MASKS_KEPT = 8;
 
@@ -248,9 +251,11 @@ export class LexicalIndex {
   /**
    * An index holding `state`'s arrays themselves (not shared with another); its counts and
    * sums are computed again from them (the lengths are whole numbers: the sums are exact, as
-   * when the documents were set one by one). Throws when the parts do not fit together.
+   * when the documents were set one by one). Rejects when the parts do not fit together.
+   * Gives the event loop a turn every {@link RESTORED_PER_TURN} documents: a restart at
+   * 250 000 documents answers its liveness probe meanwhile.
    */
-  static restore(state: LexicalIndexState): LexicalIndex {
+  static async restore(state: LexicalIndexState): Promise<LexicalIndex> {
     const slots = state.ids.length;
     const sized = [state.tags, state.docTerms, state.passageStart, state.passageCounts];
     if (
@@ -276,6 +281,7 @@ export class LexicalIndex {
     index.lengths = state.lengths;
     index.slotCount = slots;
     for (let slot = 0; slot < slots; slot++) {
+      if (slot % RESTORED_PER_TURN === RESTORED_PER_TURN - 1) await setImmediate();
       const documentId = state.ids[slot];
       if (state.alive[slot] === 0) continue;
       const tags = state.tags[slot];

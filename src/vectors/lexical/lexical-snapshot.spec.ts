@@ -33,7 +33,7 @@ function churnedIndex(documents: number, seed = 7): LexicalIndex {
 }
 
 /** Writes the index's snapshot and reads it back, part by part, as copies. */
-function roundTrip(index: LexicalIndex): LexicalIndex {
+function roundTrip(index: LexicalIndex): Promise<LexicalIndex> {
   const writing = writeSnapshot(index.state());
   const reader = new SnapshotReader(JSON.parse(JSON.stringify(writing.layout)));
   let parts = 0;
@@ -57,9 +57,9 @@ const QUERIES: WeightedTerm[][] = [
 ];
 
 describe('lexical snapshot', () => {
-  it('reads back an index that ranks every query as the original does', () => {
+  it('reads back an index that ranks every query as the original does', async () => {
     const index = churnedIndex(900);
-    const restored = roundTrip(index);
+    const restored = await roundTrip(index);
     expect(restored.documentCount).toBe(index.documentCount);
     expect(restored.postings).toBe(index.postings);
     expect(restored.termCount).toBe(index.termCount);
@@ -77,9 +77,9 @@ describe('lexical snapshot', () => {
     expect(restored.versionOf('f1/d1.md')).toBeUndefined();
   });
 
-  it('gives an index that takes further writes as the original does', () => {
+  it('gives an index that takes further writes as the original does', async () => {
     const index = churnedIndex(300);
-    const restored = roundTrip(index);
+    const restored = await roundTrip(index);
     const next = random(99);
     const later = Array.from({ length: 200 }, (_, i) => aDocument(`g/d${i}.md`, next));
     for (const target of [index, restored]) {
@@ -92,26 +92,26 @@ describe('lexical snapshot', () => {
     expect(restored.documentCount).toBe(index.documentCount);
   });
 
-  it('holds an empty index', () => {
-    const restored = roundTrip(new LexicalIndex());
+  it('holds an empty index', async () => {
+    const restored = await roundTrip(new LexicalIndex());
     expect(restored.documentCount).toBe(0);
     restored.set(aDocument('a.md', random(1)));
     expect(restored.search(QUERIES[0], 5).length).toBeLessThanOrEqual(1);
   });
 
-  it('refuses parts that do not fit the layout', () => {
+  it('refuses parts that do not fit the layout', async () => {
     const writing = writeSnapshot(churnedIndex(200).state());
     const parts = [...writing.parts()].map((part) => Buffer.from(part));
-    const readAll = (layout: unknown, given: Buffer[]) => {
+    const readAll = async (layout: unknown, given: Buffer[]) => {
       const reader = new SnapshotReader(layout as typeof writing.layout);
       for (const part of given) reader.accept(part);
       return LexicalIndex.restore(reader.state());
     };
-    expect(() => readAll(writing.layout, parts)).not.toThrow();
-    expect(() => readAll(writing.layout, parts.slice(0, -1))).toThrow(/missing/);
-    expect(() => readAll(writing.layout, [...parts, parts[0]])).toThrow(/beyond/);
-    expect(() => readAll({ ...writing.layout, format: 0 }, parts)).toThrow(/format/);
+    await expect(readAll(writing.layout, parts)).resolves.toBeDefined();
+    await expect(readAll(writing.layout, parts.slice(0, -1))).rejects.toThrow(/missing/);
+    await expect(readAll(writing.layout, [...parts, parts[0]])).rejects.toThrow(/beyond/);
+    await expect(readAll({ ...writing.layout, format: 0 }, parts)).rejects.toThrow(/format/);
     const short = parts.map((part, i) => (i === 1 ? part.subarray(1) : part));
-    expect(() => readAll(writing.layout, short)).toThrow();
+    await expect(readAll(writing.layout, short)).rejects.toThrow();
   });
 });

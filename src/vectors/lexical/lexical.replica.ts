@@ -339,12 +339,12 @@ export class LexicalReplica {
       });
       if (!found) return false;
       const { state, vectors } = found.value;
-      const index = LexicalIndex.restore(state);
+      const index = await LexicalIndex.restore(state);
       const model = this.model;
       // The vectors read back when they are the current model's.
       const semantic =
         model && vectors?.modelId === model.id && vectors.dimensions === model.dimensions
-          ? semanticIndexOf(model, state, vectors)
+          ? await semanticIndexOf(model, state, vectors)
           : undefined;
       const read = Date.now() - started;
       const changes = index.changes;

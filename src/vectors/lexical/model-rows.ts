@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { LexicalIndex, LexicalIndexState } from './lexical-index';
 import type { SnapshotVectors } from './lexical-snapshot';
 import type { LsaEmbedding, LsaModel } from './lsa';
@@ -35,14 +36,18 @@ export class ModelRows {
   }
 }
 
-/** The semantic index of the documents `state` holds, from their vectors read back. */
-export function semanticIndexOf(
+/**
+ * The semantic index of the documents `state` holds, from their vectors read back, giving the
+ * event loop a turn every few thousand.
+ */
+export async function semanticIndexOf(
   model: LsaModel,
   state: LexicalIndexState,
   vectors: SnapshotVectors,
-): SemanticIndex {
+): Promise<SemanticIndex> {
   const semantic = new SemanticIndex(model);
   for (let slot = 0; slot < state.ids.length; slot++) {
+    if (slot % 5000 === 4999) await setImmediate();
     if (state.alive[slot])
       semantic.setVector(state.ids[slot]!, state.tags[slot]!, vectors.row(slot));
   }
