@@ -76,7 +76,8 @@ export class LexicalReplica {
   /** Where the snapshot is kept, when this server reads and writes one. */
   private readonly snapshots: LexicalSnapshotRepository | undefined;
   /** The index and its number of changes the kept snapshot reflects, and when it was saved. */
-  private saved: { index: LexicalIndex; changes: number; at: number } | undefined;
+  private saved:
+    { index: LexicalIndex; changes: number; semantic?: SemanticIndex; at: number } | undefined;
   private saving: Promise<boolean> | undefined;
   /** Where the index was last loaded from. */
   loadedFrom: 'snapshot' | 'records' | undefined;
@@ -276,15 +277,17 @@ export class LexicalReplica {
   async saveSnapshot(force = false): Promise<boolean> {
     const { index, position, saved } = this;
     if (!this.snapshots || !index || !position || this.saving || this.closed) return false;
+    // A model's vectors being computed: saved with them once they are.
+    if (this.changedDuringBuild) return false;
+    const semantic = this.semantic;
     const same = saved?.index === index;
-    if (same && saved.changes === index.changes) return false;
+    const newVectors = saved?.semantic !== semantic;
+    if (same && saved.changes === index.changes && !newVectors) return false;
     if (!force && Date.now() - this.lastChange < SNAPSHOT_QUIET_MS) return false;
-    if (!force && same && Date.now() - saved.at < SNAPSHOT_EVERY_MS) return false;
+    if (!force && same && !newVectors && Date.now() - saved.at < SNAPSHOT_EVERY_MS) return false;
     const started = Date.now();
     const changes = index.changes;
     const state = index.state();
-    // The vectors too, unless a model's are being computed.
-    const semantic = this.changedDuringBuild ? undefined : this.semantic;
     const writing = writeSnapshot(
       state,
       semantic && {
@@ -313,7 +316,7 @@ export class LexicalReplica {
     try {
       const done = await this.saving;
       if (done) {
-        this.saved = { index, changes, at: Date.now() };
+        this.saved = { index, changes, semantic, at: Date.now() };
         this.logger.log(
           `saved the lexical index's snapshot (${index.documentCount} documents, ${parts} parts) in ${Date.now() - started} ms`,
         );
@@ -365,7 +368,7 @@ export class LexicalReplica {
       this.position = replayed.next;
       this.lastRefresh = 0;
       this.loadedFrom = 'snapshot';
-      this.saved = { index, changes, at: Date.now() };
+      this.saved = { index, changes, semantic, at: Date.now() };
       if (semantic && this.model === model) this.semantic = semantic;
       else if (this.model) {
         this.useModel(this.model).catch((e) => this.logger.warn(`semantic vectors: ${String(e)}`));
