@@ -1,4 +1,4 @@
-import type { LexicalIndexState } from './lexical-index';
+import type { LexicalIndexState } from './index-state';
 import { SLAB_BYTES, type PostingStoreState } from './posting-store';
 
 /**

@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
-import type { LexicalIndex, LexicalIndexState } from './lexical-index';
+import type { LexicalIndexState } from './index-state';
+import type { LexicalIndex } from './lexical-index';
 import type { SnapshotVectors } from './lexical-snapshot';
 import type { LsaEmbedding, LsaModel } from './lsa';
 import { SemanticIndex } from './semantic-index';
