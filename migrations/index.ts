@@ -13,7 +13,7 @@ import { IdStatistics1763800110000 } from './1763800110000-id-statistics';
 import { PendingOrderIndex1763800120000 } from './1763800120000-pending-order-index';
 import { SemanticModel1763800130000 } from './1763800130000-semantic-model';
 import { Sources1763800140000 } from './1763800140000-sources';
-import { LexicalSnapshot1763800170000 } from './1763800170000-lexical-snapshot';
+import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -32,5 +32,5 @@ export const MIGRATIONS = [
   PendingOrderIndex1763800120000,
   SemanticModel1763800130000,
   Sources1763800140000,
-  LexicalSnapshot1763800170000,
+  LexicalSnapshot1763800180000,
 ];

@@ -8,8 +8,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * compression (most of them are postings, which compress little and would cost a restart
  * their decompression).
  */
-export class LexicalSnapshot1763800170000 implements MigrationInterface {
-  name = 'LexicalSnapshot1763800170000';
+export class LexicalSnapshot1763800180000 implements MigrationInterface {
+  name = 'LexicalSnapshot1763800180000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
