@@ -16,6 +16,7 @@ import { Sources1763800140000 } from './1763800140000-sources';
 import { IdempotencyKeys1763800150000 } from './1763800150000-idempotency-keys';
 import { RestoreAudited1763800160000 } from './1763800160000-restore-audited';
 import { ChangeNotifications1763800170000 } from './1763800170000-change-notifications';
+import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   IdempotencyKeys1763800150000,
   RestoreAudited1763800160000,
   ChangeNotifications1763800170000,
+  LexicalSnapshot1763800180000,
 ];

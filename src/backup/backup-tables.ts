@@ -135,6 +135,8 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   kb_folder_counts: 'counted again from the documents at restore',
   kb_folder_count_deltas: 'pending changes of the folder counts',
   kb_rate_limits: 'transient budgets of the rate limits',
+  kb_lexical_snapshot: 'the lexical index as a server held it, saved to start faster',
+  kb_lexical_snapshot_parts: 'the parts of that saved lexical index',
   kb_idempotency_keys:
     'answers kept a day for retries of requests to this database; a retry after a restore is a new request',
   typeorm_migrations: 'written by the migrations themselves; the backup names its last one',

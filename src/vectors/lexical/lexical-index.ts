@@ -1,5 +1,6 @@
 // Longer than most files: the in-memory index is one data structure (postings in slabs, the
 // records, the dictionary, the folder and tag sets) whose parts change together.
+import { setImmediate } from 'node:timers/promises';
 import type { LexicalRecord } from './lexical-record';
 import {
   bodyCount,
@@ -10,6 +11,12 @@ import {
   PostingStore,
   titleCount,
 } from './posting-store';
+import { readDocTerms, writeDocTerms } from './doc-terms';
+import type { LexicalIndexState } from './index-state';
+import { topSlots } from './top-slots';
+import { admits, filterKey, type DocumentFilter } from './document-filter';
+
+export { admits, filterKey, type DocumentFilter } from './document-filter';
 
 /**
  * The lexical index in memory: an inverted index over {@link IndexedLexicalDocument}s and the
@@ -51,41 +58,14 @@ export interface LexicalMatch {
 }
 
 /**
- * Which documents a search may answer: those under a folder (their id starts with it; it
- * ends in `/`) and carrying every one of some tags.
- */
-export interface DocumentFilter {
-  readonly folder?: string;
-  readonly tags?: readonly string[];
-  /** Folders (each ending in `/`) a document must be under one of: what the caller may read. */
-  readonly folders?: readonly string[];
-}
-
-/** A filter as text, the same for the same filter. */
-export function filterKey(filter: DocumentFilter): string {
-  const list = (items: readonly string[] | undefined) =>
-    items === undefined ? '-' : `[${items.join('\u0000')}]`;
-  return `${filter.folder ?? '-'}\u0001${list(filter.tags)}\u0001${list(filter.folders)}`;
-}
-
-/** A filter as a test of one document's id and tags. */
-export function admits(
-  filter: DocumentFilter,
-): (documentId: string, tags: readonly string[]) => boolean {
-  const { folder, tags, folders } = filter;
-  return (documentId, held) =>
-    (folder === undefined || documentId.startsWith(folder)) &&
-    (tags === undefined || tags.every((tag) => held.includes(tag))) &&
-    (folders === undefined || folders.some((under) => documentId.startsWith(under)));
-}
-
-/**
  * A filter admitting at most this share of the documents is ranked by visiting the admitted
  * documents only (each term's posting found by bisection); a wider one while scanning the
  * postings.
  */
 const FEW_ADMITTED = 1 / 4;
 const NONE: ReadonlySet<string> = new Set();
+/** Documents restored per turn of the event loop (some milliseconds). */
+const RESTORED_PER_TURN = 5000;
 /** Readable-folder masks kept (the last principals' folders). */
 const MASKS_KEPT = 8;
 
@@ -111,9 +91,9 @@ function grow<T extends Int32Array | Float64Array | Uint8Array>(array: T, length
 
 export class LexicalIndex {
   private readonly termIds = new Map<string, number>();
-  private readonly termNames: string[] = [];
+  private termNames: string[] = [];
   /** Every term's postings (posting-store.ts), by term id. */
-  private readonly store = new PostingStore();
+  private store = new PostingStore();
   private readonly slots = new Map<string, number>();
   /** The ids under each folder (every folder an id's path names) and those with each tag. */
   private readonly folders = new Map<string, Set<string>>();
@@ -139,14 +119,14 @@ export class LexicalIndex {
    */
   private docTerms: Array<Uint8Array | undefined> = [];
   /** Every slot's passage lengths back to back, from `passageStart[slot]`. */
-  private passageLengths = new Int32Array(64);
-  private passageStart = new Int32Array(16);
-  private passageCounts = new Int32Array(16);
+  private passageLengths: Int32Array = new Int32Array(64);
+  private passageStart: Int32Array = new Int32Array(16);
+  private passageCounts: Int32Array = new Int32Array(16);
   private passageEnd = 0;
-  private revisions = new Int32Array(16);
-  private alive = new Uint8Array(16);
+  private revisions: Int32Array = new Int32Array(16);
+  private alive: Uint8Array = new Uint8Array(16);
   /** Title, headings and body lengths of each slot, back to back. */
-  private lengths = new Float64Array(48);
+  private lengths: Float64Array = new Float64Array(48);
   private slotCount = 0;
   private liveCount = 0;
   private readonly lengthSums = [0, 0, 0];
@@ -213,6 +193,93 @@ export class LexicalIndex {
     const found = new Map<string, number>();
     readDocTerms(this.docTerms[slot]!, (id, count) => found.set(this.termNames[id], count));
     return found;
+  }
+
+  /**
+   * Calls `each` with every term id of a held document (ascending) and its count, as
+   * {@link termCountsOf} gives them by name; false when the document is not held.
+   */
+  termIdsOf(documentId: string, each: (term: number, count: number) => void): boolean {
+    const slot = this.slots.get(documentId);
+    if (slot === undefined) return false;
+    readDocTerms(this.docTerms[slot]!, each);
+    return true;
+  }
+
+  termName(term: number): string {
+    return this.termNames[term];
+  }
+
+  /** What the index holds, without copying it: valid until the index next changes. */
+  state(): LexicalIndexState {
+    const slots = this.slotCount;
+    return {
+      terms: this.termNames,
+      store: this.store.state(),
+      ids: this.ids.slice(0, slots),
+      tags: this.tags.slice(0, slots),
+      docTerms: this.docTerms.slice(0, slots),
+      passageLengths: this.passageLengths.subarray(0, this.passageEnd),
+      passageStart: this.passageStart.subarray(0, slots),
+      passageCounts: this.passageCounts.subarray(0, slots),
+      revisions: this.revisions.subarray(0, slots),
+      alive: this.alive.subarray(0, slots),
+      lengths: this.lengths.subarray(0, slots * 3),
+    };
+  }
+
+  /**
+   * An index holding `state`'s arrays themselves (not shared with another); its counts and
+   * sums are computed again from them (the lengths are whole numbers: the sums are exact, as
+   * when the documents were set one by one). Rejects when the parts do not fit together.
+   * Gives the event loop a turn every {@link RESTORED_PER_TURN} documents: a restart at
+   * 250 000 documents answers its liveness probe meanwhile.
+   */
+  static async restore(state: LexicalIndexState): Promise<LexicalIndex> {
+    const slots = state.ids.length;
+    const sized = [state.tags, state.docTerms, state.passageStart, state.passageCounts];
+    if (
+      [...sized, state.revisions, state.alive].some((column) => column.length !== slots) ||
+      state.lengths.length !== slots * 3 ||
+      state.store.head.length !== state.terms.length
+    ) {
+      throw new Error('an index of inconsistent sizes');
+    }
+    const index = new LexicalIndex();
+    index.store = PostingStore.restore(state.store);
+    state.terms.forEach((term, id) => index.termIds.set(term, id));
+    index.termNames = [...state.terms];
+    index.ids = [...state.ids];
+    index.tags = [...state.tags];
+    index.docTerms = [...state.docTerms];
+    index.passageLengths = state.passageLengths;
+    index.passageStart = state.passageStart;
+    index.passageCounts = state.passageCounts;
+    index.passageEnd = state.passageLengths.length;
+    index.revisions = state.revisions;
+    index.alive = state.alive;
+    index.lengths = state.lengths;
+    index.slotCount = slots;
+    for (let slot = 0; slot < slots; slot++) {
+      if (slot % RESTORED_PER_TURN === RESTORED_PER_TURN - 1) await setImmediate();
+      const documentId = state.ids[slot];
+      if (state.alive[slot] === 0) continue;
+      const tags = state.tags[slot];
+      const terms = state.docTerms[slot];
+      const start = state.passageStart[slot];
+      const count = state.passageCounts[slot];
+      if (documentId === undefined || !tags || !terms || start + count > index.passageEnd) {
+        throw new Error(`slot ${slot} of the index is incomplete`);
+      }
+      index.slots.set(documentId, slot);
+      index.group(documentId, tags, true);
+      index.liveCount++;
+      for (let f = 0; f < 3; f++) index.lengthSums[f] += state.lengths[slot * 3 + f];
+      for (let p = start; p < start + count; p++) index.passageLengthSum += state.passageLengths[p];
+      index.passageCount += count;
+      readDocTerms(terms, () => index.postingCount++);
+    }
+    return index;
   }
 
   /** Adds a document, or replaces the one of the same id. */
@@ -457,7 +524,7 @@ export class LexicalIndex {
         });
       }
     }
-    return this.top(touched.subarray(0, count), scores, limit).map((slot) => ({
+    return topSlots(touched.subarray(0, count), scores, this.ids, limit).map((slot) => ({
       documentId: this.ids[slot]!,
       score: Math.round(scores[slot] * 1e9) / 1e9,
       passage: this.bestPassage(slot, weighted, avgPassage),
@@ -514,44 +581,6 @@ export class LexicalIndex {
     return best;
   }
 
-  private top(touched: Int32Array, scores: Float64Array, limit: number): number[] {
-    // Scores rounded to 1e-9 so that ties are ties whatever the order terms were summed in.
-    const rounded = (slot: number) => Math.round(scores[slot] * 1e9) / 1e9;
-    const better = (a: number, b: number) =>
-      rounded(a) !== rounded(b) ? rounded(a) > rounded(b) : this.ids[a]! < this.ids[b]!;
-    // A min-heap of the best `limit` so far (its root the worst of them).
-    const heap: number[] = [];
-    const sift = (at: number) => {
-      for (;;) {
-        const l = at * 2 + 1;
-        const r = l + 1;
-        let worst = at;
-        if (l < heap.length && better(heap[worst], heap[l])) worst = l;
-        if (r < heap.length && better(heap[worst], heap[r])) worst = r;
-        if (worst === at) return;
-        [heap[at], heap[worst]] = [heap[worst], heap[at]];
-        at = worst;
-      }
-    };
-    for (const slot of touched) {
-      // Far below the worst kept: not a candidate (the rounding cannot make it one).
-      if (heap.length === limit && scores[slot] < scores[heap[0]] - 1e-6) continue;
-      if (heap.length < limit) {
-        heap.push(slot);
-        for (let at = heap.length - 1; at > 0;) {
-          const parent = (at - 1) >> 1;
-          if (!better(heap[parent], heap[at])) break;
-          [heap[parent], heap[at]] = [heap[at], heap[parent]];
-          at = parent;
-        }
-      } else if (better(slot, heap[0])) {
-        heap[0] = slot;
-        sift(0);
-      }
-    }
-    return heap.sort((a, b) => (better(a, b) ? -1 : 1));
-  }
-
   /** Kept for callers that trim after a load: the store has no room grown ahead to give back. */
   trim(): void {}
 
@@ -597,39 +626,5 @@ export class LexicalIndex {
     this.slotCount = next;
     this.slots.clear();
     this.ids.forEach((id, slot) => this.slots.set(id!, slot));
-  }
-}
-
-/** A document's term ids (ascending) and counts as bytes: each id as the varint of its gap. */
-function writeDocTerms(ids: readonly number[], counts: readonly number[]): Uint8Array {
-  const order = ids.map((_, i) => i).sort((a, b) => ids[a] - ids[b]);
-  const bytes: number[] = [];
-  let previous = 0;
-  for (const i of order) {
-    let gap = ids[i] - previous;
-    previous = ids[i];
-    while (gap >= 0x80) {
-      bytes.push((gap & 0x7f) | 0x80);
-      gap >>>= 7;
-    }
-    bytes.push(gap, counts[i]);
-  }
-  return Uint8Array.from(bytes);
-}
-
-/** Calls `each` with every term id and count of {@link writeDocTerms}'s bytes. */
-function readDocTerms(bytes: Uint8Array, each: (id: number, count: number) => void): void {
-  let id = 0;
-  for (let at = 0; at < bytes.length;) {
-    let gap = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = bytes[at++];
-      gap |= (byte & 0x7f) << shift;
-      shift += 7;
-    } while (byte & 0x80);
-    id += gap;
-    each(id, bytes[at++]);
   }
 }

@@ -16,11 +16,13 @@ import {
   IndexedLexicalDocument,
   LexicalIndex,
   LexicalMatch,
-  totalCount,
   WeightedTerm,
 } from './lexical-index';
-import { decodePostings, splitTerms } from './lexical-record';
+import { SNAPSHOT_FORMAT, SnapshotReader, writeSnapshot } from './lexical-snapshot';
+import { LexicalSnapshotRepository } from './lexical-snapshot.repository';
 import type { LsaModel, TermCounts } from './lsa';
+import { ModelRows, semanticIndexOf } from './model-rows';
+import { documentOf, countsOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
 import { SemanticIndex, SemanticMatch } from './semantic-index';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
@@ -38,19 +40,15 @@ const REFRESH_INTERVAL_MS = 100;
 const LOAD_PAGE_ROWS = 500;
 /** Document vectors computed per turn of the event loop when a new model arrives. */
 const VECTORS_PER_TURN = 500;
-
-const SELECT_DOCUMENTS = `SELECT document_id, revision, tags, lengths, passage_lengths, terms, postings
-                            FROM kb_lexical_documents`;
-
-interface LexicalRow {
-  document_id: string;
-  revision: number;
-  tags: string[];
-  lengths: number[];
-  passage_lengths: number[];
-  terms: string;
-  postings: Buffer;
-}
+/**
+ * The snapshot (lexical-snapshot.ts) is written once the index has not changed for
+ * SNAPSHOT_QUIET_MS, checked every SNAPSHOT_CHECK_MS: soon after the index was built from the
+ * records, then at most every SNAPSHOT_EVERY_MS while it changes (well within the change
+ * log's retention, past which a snapshot can no longer be brought up to date).
+ */
+const SNAPSHOT_CHECK_MS = 60 * 1000;
+const SNAPSHOT_QUIET_MS = 30 * 1000;
+const SNAPSHOT_EVERY_MS = 10 * 60 * 1000;
 
 /**
  * This server's in-memory copy of `kb_lexical_documents` (a {@link LexicalIndex}), loaded
@@ -73,14 +71,39 @@ export class LexicalReplica {
   private readonly refresher = new SharedRefresh(() => this.catchUp());
   private lastPrune = 0;
   private lastRefresh = 0;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** Where the snapshot is kept, when this server reads and writes one. */
+  private readonly snapshots: LexicalSnapshotRepository | undefined;
+  /** The index and its number of changes the kept snapshot reflects, and when it was saved. */
+  private saved:
+    { index: LexicalIndex; changes: number; semantic?: SemanticIndex; at: number } | undefined;
+  private saving: Promise<boolean> | undefined;
+  /** Where the index was last loaded from. */
+  loadedFrom: 'snapshot' | 'records' | undefined;
 
-  constructor(private readonly dataSource: DataSource) {
-    this.timer = setInterval(() => {
-      if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
-    }, BACKGROUND_REFRESH_MS);
-    this.timer.unref();
+  /**
+   * `snapshots`: the index is loaded from its snapshot when one can be brought up to date, and
+   * the snapshot is written when due (a cluster's web workers hold no index of their own).
+   */
+  constructor(
+    private readonly dataSource: DataSource,
+    options: { snapshots?: boolean } = {},
+  ) {
+    this.snapshots = options.snapshots ? new LexicalSnapshotRepository(dataSource) : undefined;
+    this.timers.push(
+      setInterval(() => {
+        if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
+      }, BACKGROUND_REFRESH_MS),
+    );
+    if (this.snapshots) {
+      this.timers.push(
+        setInterval(() => {
+          this.saveSnapshot().catch((e) => this.logger.warn(`snapshot not saved: ${String(e)}`));
+        }, SNAPSHOT_CHECK_MS),
+      );
+    }
+    for (const timer of this.timers) timer.unref();
   }
 
   get stats(): { loaded: boolean; documents: number; terms: number; postings: number } {
@@ -152,18 +175,19 @@ export class LexicalReplica {
     const index = this.index;
     if (!index) return; // the load computes them
     const semantic = new SemanticIndex(model);
+    const rows = new ModelRows(index, semantic.embedder);
     this.changedDuringBuild = new Set();
     let done = 0;
     for (const { documentId, tags } of [...index.documents()]) {
-      const counts = index.termCountsOf(documentId);
-      if (counts) semantic.set(documentId, tags, counts);
+      const vector = rows.vectorOf(documentId);
+      if (vector) semantic.setVector(documentId, tags, vector);
       if (++done % VECTORS_PER_TURN === 0) await setImmediate();
       if (this.index !== index || this.model !== model) return; // reloaded or replaced meanwhile
     }
     for (const documentId of this.changedDuringBuild) {
-      const counts = index.termCountsOf(documentId);
-      if (counts === undefined) semantic.remove(documentId);
-      else semantic.set(documentId, index.tagsOf(documentId) ?? [], counts);
+      const vector = rows.vectorOf(documentId);
+      if (vector === undefined) semantic.remove(documentId);
+      else semantic.setVector(documentId, index.tagsOf(documentId) ?? [], vector);
     }
     this.changedDuringBuild = undefined;
     this.semantic = semantic;
@@ -177,17 +201,19 @@ export class LexicalReplica {
     this.changedDuringBuild?.add(document.documentId);
   }
 
-  private drop(documentId: string): void {
-    this.index?.remove(documentId);
+  private drop(documentId: string, index = this.index): void {
+    index?.remove(documentId);
     this.lastChange = Date.now();
+    if (index !== this.index) return;
     this.semantic?.remove(documentId);
     this.changedDuringBuild?.add(documentId);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.timer);
+    for (const timer of this.timers) clearInterval(timer);
     await this.refresher.settled();
+    await this.saving?.catch(() => undefined);
   }
 
   /** Brings the index up to date; concurrent callers share one refresh. */
@@ -199,9 +225,27 @@ export class LexicalReplica {
     if (this.closed) return;
     this.lastRefresh = Date.now();
     if (!this.index || !this.position) return this.load();
+    const replayed = await this.replay(this.index, this.position);
+    if (!replayed) return this.load();
+    this.position = replayed.next;
     const query = (text: string, values?: unknown[]) => this.dataSource.query(text, values);
-    const changes = await changesSince(query, CHANGE_LOG, this.position);
-    if (!changes) return this.load();
+    if (Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = Date.now();
+      await pruneLog(query, CHANGE_LOG, CHANGE_RETENTION_MS);
+    }
+  }
+
+  /**
+   * Applies to `index` the changes logged since `position`: the position after them and the
+   * documents changed, or `undefined` when the log no longer reaches back to `position`.
+   */
+  private async replay(
+    index: LexicalIndex,
+    position: LogPosition,
+  ): Promise<{ next: LogPosition; documents: readonly string[] } | undefined> {
+    const query = (text: string, values?: unknown[]) => this.dataSource.query(text, values);
+    const changes = await changesSince(query, CHANGE_LOG, position);
+    if (!changes) return undefined;
     for (let at = 0; at < changes.documents.length; at += LOAD_PAGE_ROWS) {
       const page = changes.documents.slice(at, at + LOAD_PAGE_ROWS);
       const stored: Array<{ document_id: string; revision: number }> = await query(
@@ -212,26 +256,139 @@ export class LexicalReplica {
       const stale: string[] = [];
       for (const documentId of page) {
         const revision = current.get(documentId);
-        if (revision === undefined) this.drop(documentId);
-        else if (this.index.versionOf(documentId) !== revision) stale.push(documentId);
+        if (revision === undefined) this.drop(documentId, index);
+        else if (index.versionOf(documentId) !== revision) stale.push(documentId);
       }
       if (stale.length === 0) continue;
       const rows: LexicalRow[] = await query(
         `${SELECT_DOCUMENTS} WHERE document_id = ANY($1::text[])`,
         [stale],
       );
-      for (const row of rows) this.put(this.index, documentOf(row));
+      for (const row of rows) this.put(index, documentOf(row));
       await setImmediate();
     }
-    this.position = changes.next;
-    if (Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
-      this.lastPrune = Date.now();
-      await pruneLog(query, CHANGE_LOG, CHANGE_RETENTION_MS);
+    return { next: changes.next, documents: changes.documents };
+  }
+
+  /**
+   * Writes the index's snapshot when due (see SNAPSHOT_EVERY_MS), or now with `force`; given
+   * up if the index changes meanwhile. Whether one was written.
+   */
+  async saveSnapshot(force = false): Promise<boolean> {
+    const { index, position, saved } = this;
+    if (!this.snapshots || !index || !position || this.saving || this.closed) return false;
+    // A model's vectors being computed: saved with them once they are.
+    if (this.changedDuringBuild) return false;
+    const semantic = this.semantic;
+    const same = saved?.index === index;
+    const newVectors = saved?.semantic !== semantic;
+    if (same && saved.changes === index.changes && !newVectors) return false;
+    if (!force && Date.now() - this.lastChange < SNAPSHOT_QUIET_MS) return false;
+    if (!force && same && !newVectors && Date.now() - saved.at < SNAPSHOT_EVERY_MS) return false;
+    const started = Date.now();
+    const changes = index.changes;
+    const state = index.state();
+    const writing = writeSnapshot(
+      state,
+      semantic && {
+        modelId: semantic.model.id,
+        dimensions: semantic.model.dimensions,
+        row: (slot) =>
+          semantic.vectorOf(state.ids[slot]!) ?? new Float32Array(semantic.model.dimensions),
+      },
+    );
+    const parts = writing.layout.sections.reduce((sum, section) => sum + section.parts, 0);
+    this.saving = this.snapshots.save(
+      {
+        format: SNAPSHOT_FORMAT,
+        position,
+        layout: writing.layout,
+        parts,
+        documents: index.documentCount,
+      },
+      writing.parts(),
+      () =>
+        this.index === index &&
+        index.changes === changes &&
+        this.semantic === semantic &&
+        !this.closed,
+    );
+    try {
+      const done = await this.saving;
+      if (done) {
+        this.saved = { index, changes, semantic, at: Date.now() };
+        this.logger.log(
+          `saved the lexical index's snapshot (${index.documentCount} documents, ${parts} parts) in ${Date.now() - started} ms`,
+        );
+      }
+      return done;
+    } finally {
+      this.saving = undefined;
     }
   }
 
-  /** Reads every document in one consistent snapshot, then swaps the new index in. */
+  /**
+   * The index read from its snapshot and brought up to date from the change log, swapped in;
+   * false (and nothing changed) when there is none, or it cannot be read or brought up to date.
+   */
+  private async loadSnapshot(): Promise<boolean> {
+    const started = Date.now();
+    try {
+      const found = await this.snapshots!.load(SNAPSHOT_FORMAT, (header) => {
+        const reader = new SnapshotReader(header.layout);
+        if (reader.parts !== header.parts) throw new Error('its parts do not match its layout');
+        const finish = () => ({ state: reader.state(), vectors: reader.vectors() });
+        return { accept: (part) => reader.accept(part), finish };
+      });
+      if (!found) return false;
+      const { state, vectors } = found.value;
+      const index = await LexicalIndex.restore(state);
+      const model = this.model;
+      // The vectors read back when they are the current model's.
+      const semantic =
+        model && vectors?.modelId === model.id && vectors.dimensions === model.dimensions
+          ? await semanticIndexOf(model, state, vectors)
+          : undefined;
+      const read = Date.now() - started;
+      const changes = index.changes;
+      const replayed = await this.replay(index, found.header.position);
+      if (!replayed) {
+        this.logger.log('the lexical snapshot is older than the change log reaches back');
+        return false;
+      }
+      if (semantic) {
+        const rows = new ModelRows(index, semantic.embedder);
+        for (const documentId of replayed.documents) {
+          const vector = rows.vectorOf(documentId);
+          if (vector === undefined) semantic.remove(documentId);
+          else semantic.setVector(documentId, index.tagsOf(documentId) ?? [], vector);
+        }
+      }
+      this.index = index;
+      this.position = replayed.next;
+      this.lastRefresh = 0;
+      this.loadedFrom = 'snapshot';
+      this.saved = { index, changes, semantic, at: Date.now() };
+      if (semantic && this.model === model) this.semantic = semantic;
+      else if (this.model) {
+        this.useModel(this.model).catch((e) => this.logger.warn(`semantic vectors: ${String(e)}`));
+      }
+      this.logger.log(
+        `loaded the lexical index of ${index.documentCount} documents (${index.postings} postings${semantic ? ' and their semantic vectors' : ''}) from its snapshot in ${read} ms, and ${replayed.documents.length} documents changed since in ${Date.now() - started - read} ms`,
+      );
+      return true;
+    } catch (error) {
+      this.logger.warn(`the lexical snapshot is not used: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
+   * Reads every document in one consistent snapshot, then swaps the new index in; from the
+   * index's own snapshot rather than the records when there is one to bring up to date.
+   */
   private async load(): Promise<void> {
+    if (this.snapshots && (await this.loadSnapshot())) return;
     const started = Date.now();
     const runner = this.dataSource.createQueryRunner('slave');
     await runner.connect();
@@ -267,6 +424,7 @@ export class LexicalReplica {
       // search reads the log first.
       this.lastRefresh = 0;
       this.position = head;
+      this.loadedFrom = 'records';
       this.logger.log(
         `loaded the lexical index of ${index.documentCount} documents (${index.postings} postings) in ${Date.now() - started} ms`,
       );
@@ -277,26 +435,4 @@ export class LexicalReplica {
       await runner.release();
     }
   }
-}
-
-/** A document's terms and how often it says each (title, headings and body together). */
-function countsOf(document: IndexedLexicalDocument): Map<string, number> {
-  const counts = new Map<string, number>();
-  document.terms.forEach((term, i) => counts.set(term, totalCount(document.fields[i])));
-  return counts;
-}
-
-function documentOf(row: LexicalRow): IndexedLexicalDocument {
-  const terms = splitTerms(row.terms);
-  const { fields, passages } = decodePostings(row.postings, terms.length);
-  return {
-    documentId: row.document_id,
-    revision: row.revision,
-    tags: row.tags,
-    terms,
-    fields,
-    passages,
-    lengths: [row.lengths[0], row.lengths[1], row.lengths[2]],
-    passageLengths: row.passage_lengths,
-  };
 }

@@ -102,7 +102,13 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   };
   private timer: NodeJS.Timeout | undefined;
   private readonly kept: SemanticModelRepository;
-  private keptModel?: Promise<void>;
+  private keptModel?: Promise<number | undefined>;
+  /**
+   * While the index loads and then computes its vectors under the kept model: no model is
+   * searched yet, but none is to be learnt either (learning one took a thread a minute at
+   * 250 000 documents, beside the load, and replaced the kept model's vectors half-computed).
+   */
+  private loadingKept = false;
   /** Whether this process queues again what an older analyzer indexed (not a web worker). */
   private readonly requeueHere: boolean;
 
@@ -112,7 +118,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     choice: EmbeddingsChoice,
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
   ) {
-    this.replica = new LexicalReplica(dataSource);
+    this.replica = new LexicalReplica(dataSource, { snapshots: config.clusterRole !== 'web' });
     this.kept = new SemanticModelRepository(dataSource);
     this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
@@ -186,13 +192,23 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   private learnWhenDue(): void {
     if (!this.semantic.enabled || this.semantic.training) return;
     const { loaded, documents } = this.replica.stats;
+    if (this.loadingKept) return;
     if (!loaded) {
-      // The copy loads on its first use: this is one. Then the model kept from an earlier
-      // run, if any, so that a restart searches with it at once rather than learning again.
-      this.replica
-        .current()
-        .then(() => this.useKeptModel())
-        .catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`));
+      // The copy loads on its first use: this is one. The model kept from an earlier run, if
+      // any, is handed to it first, so that a restart searches with it at once rather than
+      // learning again, and reads its vectors from the index's snapshot when they are there.
+      this.loadingKept = true;
+      const started = Date.now();
+      this.useKeptModel()
+        .then(async (learntAt) => {
+          await this.replica.current();
+          if (learntAt === undefined || this.replica.semanticModel === undefined) return;
+          this.logger.log(
+            `semantic model kept from an earlier run (learnt at ${learntAt} documents) in use after ${Date.now() - started} ms`,
+          );
+        })
+        .catch((e: Error) => this.logger.warn(`lexical index: ${e.message}`))
+        .finally(() => (this.loadingKept = false));
       return;
     }
     const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
@@ -218,22 +234,20 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
    * The model kept by an earlier run (semantic-model.repository.ts), used if none is yet; one
    * attempt per process (the index's first load may be asked for by several checks at once).
    */
-  private useKeptModel(): Promise<void> {
+  private useKeptModel(): Promise<number | undefined> {
     this.keptModel ??= this.loadKeptModel();
     return this.keptModel;
   }
 
-  private async loadKeptModel(): Promise<void> {
-    if (this.replica.semanticModel !== undefined || this.semantic.training) return;
+  /** Hands the kept model to the copy (which computes or reads its vectors); when it was learnt. */
+  private async loadKeptModel(): Promise<number | undefined> {
+    if (this.replica.semanticModel !== undefined || this.semantic.training) return undefined;
     const kept = await this.kept.load();
-    if (kept === undefined || this.replica.semanticModel !== undefined) return;
-    const started = Date.now();
+    if (kept === undefined || this.replica.semanticModel !== undefined) return undefined;
     // Known before the vectors are computed, so that no check meanwhile learns it again.
     this.semantic.learntAt = kept.learntAt;
     await this.replica.useModel(kept.model);
-    this.logger.log(
-      `semantic model kept from an earlier run (learnt at ${kept.learntAt} documents) in use after ${Date.now() - started} ms`,
-    );
+    return kept.learntAt;
   }
 
   private async learn(documentsHeld: number): Promise<void> {

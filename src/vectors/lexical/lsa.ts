@@ -163,23 +163,60 @@ function trainCompact(
  */
 export class LsaEmbedding {
   private readonly index: ReadonlyMap<string, number>;
+  /** The terms of the text being embedded, as row and count (see {@link embedRows}). */
+  private keys: Float64Array = new Float64Array(256);
 
   constructor(readonly model: LsaModel) {
     this.index = new Map(model.terms.map((term, i) => [term, i]));
   }
 
   embed(counts: TermCounts): Float32Array {
+    return this.embedRows((add) => {
+      for (const [term, tf] of counts) {
+        const t = this.index.get(term);
+        if (t !== undefined) add(t, tf);
+      }
+    });
+  }
+
+  /** The model's row of `term` (its place in {@link LsaModel.terms}), if the model has it. */
+  rowOf(term: string): number | undefined {
+    return this.index.get(term);
+  }
+
+  /**
+   * {@link embed} of terms given by their model rows: `visit` calls `add(row, tf)` once for
+   * each term, in any order. The terms are summed in the order of their rows whatever the
+   * order they come in, so that a document's vector is the same to the bit however its terms
+   * are held (the lexical index numbers them in the order it met them, which a restart from
+   * its snapshot keeps and a rebuild from the records does not).
+   */
+  embedRows(visit: (add: (row: number, tf: number) => void) => void): Float32Array {
     const { dimensions, vectors, idf } = this.model;
+    let keys = this.keys;
+    let n = 0;
+    visit((row, tf) => {
+      if (n === keys.length) keys = this.keys = grown(keys);
+      keys[n++] = row * ROW_FACTOR + tf;
+    });
     const vector = new Float32Array(dimensions);
-    for (const [term, tf] of counts) {
-      const t = this.index.get(term);
-      if (t === undefined) continue;
-      const w = (1 + Math.log(tf)) * idf[t];
+    for (const key of keys.subarray(0, n).sort()) {
+      const t = Math.floor(key / ROW_FACTOR);
+      const w = (1 + Math.log(key - t * ROW_FACTOR)) * idf[t];
       const row = t * dimensions;
       for (let j = 0; j < dimensions; j++) vector[j] += w * vectors[row + j];
     }
     return normalise(vector);
   }
+}
+
+/** A term's row and count in one number, rows first: counts below 2³², rows below 2²¹. */
+const ROW_FACTOR = 2 ** 32;
+
+function grown(keys: Float64Array): Float64Array {
+  const next = new Float64Array(keys.length * 2);
+  next.set(keys);
+  return next;
 }
 
 interface SparseColumn {

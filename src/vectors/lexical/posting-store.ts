@@ -51,18 +51,75 @@ export const passageCount = (packed: number) => packed >>> 28;
 /** Visits one block's postings: `data[at]` is a slot, `data[at + 1]` its packed counts. */
 export type BlockVisitor = (data: Uint32Array, from: number, to: number) => void;
 
+/**
+ * A store's own arrays, by reference (lexical-snapshot.ts writes and reads them): its slabs
+ * (each of {@link SLAB_BYTES}), the words used in the last one, the free blocks of each size
+ * class, and per term (`head.length` terms) its chain's ends and counts.
+ */
+export interface PostingStoreState {
+  readonly slabs: readonly Uint32Array[];
+  readonly used: number;
+  readonly free: ReadonlyArray<readonly number[]>;
+  readonly head: Uint32Array;
+  readonly tail: Uint32Array;
+  readonly sizes: Int32Array;
+  readonly deadCounts: Int32Array;
+}
+
+export const SLAB_BYTES = SLAB_WORDS * 4;
+
 export class PostingStore {
   private readonly slabs: Uint32Array[] = [];
   /** Words used in the last slab. */
   private used = SLAB_WORDS;
   /** Freed blocks of each size class, by their global index. */
-  private readonly free: number[][] = CAPACITIES.map(() => []);
+  private free: number[][] = CAPACITIES.map(() => []);
   /** Per term: first and last block of its chain, postings held, postings of removed slots. */
-  private head = new Uint32Array(0);
-  private tail = new Uint32Array(0);
-  private sizes = new Int32Array(0);
-  private deadCounts = new Int32Array(0);
+  private head: Uint32Array = new Uint32Array(0);
+  private tail: Uint32Array = new Uint32Array(0);
+  private sizes: Int32Array = new Int32Array(0);
+  private deadCounts: Int32Array = new Int32Array(0);
   private terms = 0;
+
+  /** What the store holds, without copying it: valid until the store next changes. */
+  state(): PostingStoreState {
+    return {
+      slabs: this.slabs,
+      used: this.used,
+      free: this.free,
+      head: this.head.subarray(0, this.terms),
+      tail: this.tail.subarray(0, this.terms),
+      sizes: this.sizes.subarray(0, this.terms),
+      deadCounts: this.deadCounts.subarray(0, this.terms),
+    };
+  }
+
+  /** A store holding `state`'s arrays themselves (they must not be shared with another). */
+  static restore(state: PostingStoreState): PostingStore {
+    const terms = state.head.length;
+    const words = state.slabs.length * SLAB_WORDS;
+    const inside = (block: number) => block === NO_BLOCK || block < words;
+    if (
+      state.slabs.some((slab) => slab.length !== SLAB_WORDS) ||
+      state.used > SLAB_WORDS ||
+      state.free.length !== CAPACITIES.length ||
+      [state.tail, state.sizes, state.deadCounts].some((a) => a.length !== terms) ||
+      !state.head.every(inside) ||
+      !state.tail.every(inside)
+    ) {
+      throw new Error('postings of inconsistent sizes');
+    }
+    const store = new PostingStore();
+    store.slabs.push(...state.slabs);
+    store.used = state.slabs.length === 0 ? SLAB_WORDS : state.used;
+    state.free.forEach((blocks, size) => (store.free[size] = [...blocks]));
+    store.head = state.head;
+    store.tail = state.tail;
+    store.sizes = state.sizes;
+    store.deadCounts = state.deadCounts;
+    store.terms = terms;
+    return store;
+  }
 
   /** Bytes of the slabs (the postings, their headers and the free room). */
   get bytes(): number {

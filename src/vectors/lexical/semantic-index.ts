@@ -46,6 +46,16 @@ export class SemanticIndex {
   }
 
   set(documentId: string, tags: readonly string[], counts: TermCounts): void {
+    this.setVector(documentId, tags, this.embedding.embed(counts));
+  }
+
+  /** The embedding of {@link model}, for a caller that computes vectors its own way. */
+  get embedder(): LsaEmbedding {
+    return this.embedding;
+  }
+
+  /** Sets a document's vector computed by {@link embedder}. */
+  setVector(documentId: string, tags: readonly string[], vector: Float32Array): void {
     let slot = this.slots.get(documentId);
     if (slot === undefined) {
       slot = this.free.pop() ?? this.ids.length;
@@ -53,8 +63,14 @@ export class SemanticIndex {
     }
     this.ids[slot] = documentId;
     this.tags[slot] = tags;
-    this.table.set(slot, this.embedding.embed(counts));
+    this.table.set(slot, vector);
     this.version++;
+  }
+
+  /** A document's vector as held (a view, valid until the next document is set). */
+  vectorOf(documentId: string): Float32Array | undefined {
+    const slot = this.slots.get(documentId);
+    return slot === undefined ? undefined : this.table.row(slot);
   }
 
   remove(documentId: string): void {

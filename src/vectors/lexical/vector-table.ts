@@ -68,6 +68,13 @@ export class VectorTable {
     this.floats.set(vector.subarray(0, this.dimensions), at);
   }
 
+  /** Row `row` as held (a view, valid until the table next grows); zeros if never written. */
+  row(row: number): Float32Array {
+    if (row >= this.rowCapacity) return new Float32Array(this.dimensions);
+    const at = this.rowStart(row);
+    return this.floats.subarray(at, at + this.dimensions);
+  }
+
   /**
    * Calls `each(row, score)` with the dot product of `query` and every row below `rows`, in
    * row order.

@@ -1,0 +1,232 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options';
+import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
+import { LexicalReplica } from '../src/vectors/lexical/lexical.replica';
+import { encodePostings, joinTerms, lexicalRecord } from '../src/vectors/lexical/lexical-record';
+import type { WeightedTerm } from '../src/vectors/lexical/lexical-index';
+import { trainLsa } from '../src/vectors/lexical/lsa';
+import { createTestDatabase, type TestDatabase } from './support/database';
+
+const TOPICS = [
+  'postgres replica snapshot restart index',
+  'garden tomato harvest summer rain',
+  'engine wheel road driver garage',
+  'invoice payment ledger account tax',
+];
+
+/** A document's text: words of one topic, and a few of the next, varied by its number. */
+function textOf(n: number, revision: number): string {
+  const words = TOPICS[n % TOPICS.length].split(' ');
+  const others = TOPICS[(n + 1) % TOPICS.length].split(' ');
+  return Array.from({ length: 12 + (n % 7) }, (_, i) =>
+    i % 5 === 4 ? others[(i + n) % others.length] : words[(i * (n + revision)) % words.length],
+  ).join(' ');
+}
+
+const QUERIES: WeightedTerm[][] = [
+  [{ term: 'snapshot', weight: 1 }],
+  [
+    { term: 'garden', weight: 1 },
+    { term: 'rain', weight: 1 },
+  ],
+  [
+    { term: 'ledger', weight: 1 },
+    { term: 'road', weight: 0.3 },
+    { term: 'restart', weight: 1 },
+  ],
+];
+
+/**
+ * The lexical index read back from its snapshot and brought up to date from the change log
+ * ranks as one built from the records; a snapshot that cannot be brought up to date, is
+ * corrupt or of another format is not used, and the index is built from the records.
+ */
+describe('lexical index snapshot', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  const replicas: LexicalReplica[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(dataSourceOptions(db.url, 4)).initialize();
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.close()));
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  /** A replica loaded now (with snapshots, or from the records only). */
+  async function loaded(snapshots: boolean): Promise<LexicalReplica> {
+    const replica = new LexicalReplica(dataSource, { snapshots });
+    replicas.push(replica);
+    await replica.current();
+    return replica;
+  }
+
+  async function write(numbers: readonly number[], revision = 1): Promise<void> {
+    for (const n of numbers) {
+      const id = `topic${n % TOPICS.length}/doc-${n}.md`;
+      const text = textOf(n, revision);
+      const record = lexicalRecord(`Document ${n}`, text, [{ headings: [], content: text }]);
+      await dataSource.query(
+        `INSERT INTO kb_documents (document_id, content_hash) VALUES ($1, 'h')
+         ON CONFLICT (document_id) DO NOTHING`,
+        [id],
+      );
+      await dataSource.query(
+        `INSERT INTO kb_lexical_documents
+                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (document_id) DO UPDATE
+            SET revision = EXCLUDED.revision, tags = EXCLUDED.tags, lengths = EXCLUDED.lengths,
+                passage_lengths = EXCLUDED.passage_lengths, terms = EXCLUDED.terms,
+                postings = EXCLUDED.postings`,
+        [
+          id,
+          revision,
+          ANALYZER_VERSION,
+          n % 3 === 0 ? ['odd-one'] : [],
+          record.lengths,
+          record.passageLengths,
+          joinTerms(record.terms),
+          encodePostings(record),
+        ],
+      );
+    }
+  }
+
+  /** Every query's answer, with and without filters. */
+  async function answers(replica: LexicalReplica) {
+    return Promise.all(
+      QUERIES.flatMap((query) => [
+        replica.search(query, 50),
+        replica.search(query, 5, { folder: 'topic1/' }),
+        replica.search(query, 5, { tags: ['odd-one'], folders: ['topic0/', 'topic2/'] }),
+      ]),
+    );
+  }
+
+  async function expectRebuiltFromRecords(): Promise<void> {
+    const replica = await loaded(true);
+    expect(replica.loadedFrom).toBe('records');
+    const reference = await loaded(false);
+    expect(await answers(replica)).toEqual(await answers(reference));
+  }
+
+  it('reads the snapshot back and replays the changes since: every answer as a rebuild gives', async () => {
+    await write(Array.from({ length: 60 }, (_, n) => n));
+    const first = await loaded(true);
+    expect(first.loadedFrom).toBe('records');
+    expect(await first.saveSnapshot(true)).toBe(true);
+    // Saved already: nothing to save again until the index changes.
+    expect(await first.saveSnapshot(true)).toBe(false);
+
+    await write([3, 8, 21, 40], 2);
+    await write([60, 61, 62, 63, 64]);
+    await dataSource.query(`DELETE FROM kb_documents WHERE document_id = ANY($1)`, [
+      ['topic1/doc-5.md', 'topic2/doc-10.md', 'topic3/doc-11.md'],
+    ]);
+
+    const restarted = await loaded(true);
+    expect(restarted.loadedFrom).toBe('snapshot');
+    const reference = await loaded(false);
+    expect(reference.loadedFrom).toBe('records');
+    // The same documents and postings (its dictionary also keeps the terms of documents
+    // replaced since, as a server running since then does: they rank nothing).
+    const { terms, ...held } = restarted.stats;
+    const { terms: rebuiltTerms, ...rebuilt } = reference.stats;
+    expect(held).toEqual(rebuilt);
+    expect(terms).toBeGreaterThanOrEqual(rebuiltTerms);
+    expect(restarted.stats.documents).toBe(62);
+    const expected = await answers(reference);
+    expect(expected[0].length).toBeGreaterThan(10);
+    expect(await answers(restarted)).toEqual(expected);
+
+    // The semantic model's vectors, computed from either index, rank alike.
+    const index = await reference.current();
+    const sample = [...index.documents()].map(({ documentId }) => index.termCountsOf(documentId)!);
+    const model = trainLsa(sample, { dimensions: 4, seed: 3 });
+    await Promise.all([restarted.useModel(model), reference.useModel(model)]);
+    const question = new Map([
+      ['garden', 1],
+      ['ledger', 1],
+    ]);
+    const semantic = await restarted.semanticSearch(question, 20);
+    expect(semantic?.length).toBeGreaterThan(5);
+    expect(semantic).toEqual(await reference.semanticSearch(question, 20));
+
+    // Brought up to date, it saves the changes it replayed, and its vectors: a restart under
+    // the same model reads them back, computing only those of documents changed since.
+    expect(await restarted.saveSnapshot(true)).toBe(true);
+    await write([12, 13], 3);
+    await write([65]);
+    const withModel = new LexicalReplica(dataSource, { snapshots: true });
+    replicas.push(withModel);
+    await withModel.useModel(model);
+    await withModel.current();
+    expect(withModel.loadedFrom).toBe('snapshot');
+    expect(withModel.semanticModel).toBe(model);
+    const fromRecords = await loaded(false);
+    await fromRecords.useModel(model);
+    const everything = new Map([...question, ['harvest', 2], ['snapshot', 1]]);
+    const found = await withModel.semanticSearch(everything, 70);
+    expect(found?.length).toBeGreaterThan(40);
+    expect(found).toEqual(await fromRecords.semanticSearch(everything, 70));
+  });
+
+  it('is not used once the change log no longer reaches back to it', async () => {
+    const replica = await loaded(true);
+    await write([70]);
+    await replica.refresh();
+    expect(await replica.saveSnapshot(true)).toBe(true);
+    await write([71, 72]);
+    // The entries since the snapshot pruned (older than the retention).
+    await dataSource.query(`
+      WITH gone AS (DELETE FROM kb_lexical_changes RETURNING id)
+      UPDATE kb_lexical_meta SET pruned_through = (SELECT max(id) FROM gone)`);
+    await expectRebuiltFromRecords();
+  });
+
+  it('is not used when a part does not match its checksum, or is missing', async () => {
+    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    expect((await loaded(true)).loadedFrom).toBe('snapshot');
+    await dataSource.query(
+      `UPDATE kb_lexical_snapshot_parts
+          SET bytes = overlay(bytes PLACING '\\xdeadbeef'::bytea FROM 3)
+        WHERE part = (SELECT max(part) FROM kb_lexical_snapshot_parts)`,
+    );
+    await expectRebuiltFromRecords();
+
+    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    await dataSource.query(`DELETE FROM kb_lexical_snapshot_parts WHERE part = 1`);
+    await expectRebuiltFromRecords();
+  });
+
+  it('is not used when its parts do not fit its layout, or it is of another format', async () => {
+    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    // Two parts swapped, each whole and matching its checksum: the layout does not fit.
+    await dataSource.query(`
+      UPDATE kb_lexical_snapshot_parts p
+         SET bytes = o.bytes, crc = o.crc
+        FROM kb_lexical_snapshot_parts o
+       WHERE (p.part, o.part) IN ((0, 1), (1, 0))`);
+    await expectRebuiltFromRecords();
+
+    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    await dataSource.query(`UPDATE kb_lexical_snapshot SET format = format + 1`);
+    await expectRebuiltFromRecords();
+  });
+
+  it('is not replaced by a snapshot of an earlier position', async () => {
+    const earlier = await loaded(true);
+    await write([80]);
+    const later = await loaded(true);
+    expect(await later.saveSnapshot(true)).toBe(true);
+    // The earlier replica's index changed (a write of its own) but it has not read the log
+    // since the later one's snapshot: its snapshot would be older.
+    earlier.remove(['topic0/doc-0.md']);
+    expect(await earlier.saveSnapshot(true)).toBe(false);
+    expect((await loaded(true)).stats.documents).toBe((await later.current()).documentCount);
+  });
+});
