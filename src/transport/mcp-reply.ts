@@ -9,7 +9,13 @@
  * * `empty`: a body-less answer with its own status and headers (CORS preflight).
  */
 export type McpReply =
-  | { readonly kind: 'rpc'; readonly status: number; readonly payload: unknown }
+  | {
+      readonly kind: 'rpc';
+      readonly status: number;
+      readonly payload: unknown;
+      /** Sent only when the answer is the whole response (not an already open stream). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly kind: 'accepted' }
   | {
       readonly kind: 'json';
