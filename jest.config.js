@@ -1,9 +1,9 @@
 /** Unit tests sit beside the code; integration tests under test/ run on a real PostgreSQL. */
 const ESM_ONLY =
-  '(jose|marked|chokidar|readdirp|css-select|css-what|nth-check|boolbase|cssomnom|domhandler|domutils|dom-serializer|domelementtype|entities)';
+  '(jose|marked|@modelcontextprotocol/ext-apps|chokidar|readdirp|css-select|css-what|nth-check|boolbase|cssomnom|domhandler|domutils|dom-serializer|domelementtype|entities)';
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-  // jose 6, marked 18, chokidar 5 (with readdirp) and linkedom's selector engine (css-select
+  // jose 6, marked 18, ext-apps 1.7, chokidar 5 (with readdirp) and linkedom's selector engine (css-select
   // and the packages it brings) ship ES modules only. Node 20.19+ loads them with require() and so does the built server;
   // jest's module loader cannot yet (Node 24.9+), so they are compiled here.
   [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [

@@ -32,6 +32,11 @@ export interface McpContext {
    * answer is plain JSON, which carries nothing but the answer.
    */
   readonly notify?: (notification: JSONRPCNotification) => void;
+  /**
+   * The client is an MCP Apps host (docs/mcp.md): it declared the `io.modelcontextprotocol/ui`
+   * extension in `initialize` (2025) or in this request's client capabilities (2026).
+   */
+  readonly apps?: boolean;
 }
 
 /** The signal of a request that cannot be cancelled. */

@@ -14,6 +14,7 @@ import { classify, parseBody } from '../transport/json-rpc-messages';
 import { batchRefusal, checkUnframedRequest, isModernRequest } from '../transport/modern-request';
 import { DEFAULT_PROTOCOL_VERSION, negotiateProtocolVersion } from '../transport/protocol-version';
 import { oversizedLine, unparsableLine } from '../transport/stdio-lines';
+import { declaresApps } from './apps/app-hosts';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import type { JsonRpcAnswer, McpDispatcher } from './mcp.dispatcher';
 import { RpcError } from './rpc-error';
@@ -48,6 +49,8 @@ export interface StdioSessionOptions {
  */
 export class McpStdioSession {
   private legacyVersion = DEFAULT_PROTOCOL_VERSION;
+  /** The 2025 client declared MCP Apps in its `initialize`: the stream is its connection. */
+  private legacyApps = false;
   private readonly running = new Map<RequestId, AbortController>();
   private readonly limit: InFlightLimit;
   private readonly settled = new Set<Promise<void>>();
@@ -154,6 +157,7 @@ export class McpStdioSession {
         protocolVersion: checked.envelope.protocolVersion,
         era: 'modern',
         signal,
+        apps: declaresApps(checked.envelope.clientCapabilities),
       });
     }
     if (request.method === 'initialize') {
@@ -161,6 +165,7 @@ export class McpStdioSession {
       const answer = await dispatcher.answer(request, this.legacyContext(signal));
       if ('result' in answer && typeof requested === 'string') {
         this.legacyVersion = negotiateProtocolVersion(requested);
+        this.legacyApps = declaresApps(request.params?.capabilities);
       }
       return this.listeners && 'result' in answer ? offeringSubscribe(answer) : answer;
     }
@@ -194,6 +199,7 @@ export class McpStdioSession {
       protocolVersion: this.legacyVersion,
       era: 'legacy',
       signal: signal ?? NEVER_CANCELLED,
+      apps: this.legacyApps,
     };
   }
 
@@ -219,5 +225,10 @@ function offeringSubscribe(answer: JsonRpcAnswer): JsonRpcAnswer {
   const result = (
     answer.result instanceof PreSerialized ? JSON.parse(answer.result.json) : answer.result
   ) as Record<string, unknown>;
-  return { ...answer, result: { ...result, capabilities: STDIO_LEGACY_CAPABILITIES } };
+  // The resources' capability changes; the rest (the MCP Apps extension, when declared) stays.
+  const capabilities = {
+    ...(result.capabilities as Record<string, unknown>),
+    resources: STDIO_LEGACY_CAPABILITIES.resources,
+  };
+  return { ...answer, result: { ...result, capabilities } };
 }

@@ -22,6 +22,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../transport/protocol-version';
 import { classify, type IncomingMessage, parseBody } from '../transport/json-rpc-messages';
+import { appsSessionId, declaresApps, isAppsSession } from './apps/app-hosts';
 import { McpAuthGuard, unknownPath } from './mcp-auth.guard';
 import { type McpContext, NEVER_CANCELLED } from './mcp-context';
 import { McpEndpoint, RouteProfile, SecretRoute } from './mcp-endpoint.decorator';
@@ -194,6 +195,13 @@ export class McpController {
     if (limited !== undefined) return limited;
     channel?.start();
     const principal = request.principal ?? LOCAL_PRINCIPAL;
+    const session = request.headers['mcp-session-id'];
+    const opensApps = parsed.messages.some(
+      (m) =>
+        m.kind === 'request' &&
+        m.message.method === 'initialize' &&
+        declaresApps(m.message.params?.capabilities),
+    );
     const answers = await this.dispatcher.answerAll(parsed.messages, {
       profile,
       principal,
@@ -203,8 +211,13 @@ export class McpController {
       // A 2025 client that disconnects has not cancelled: its calls run to the end.
       signal: NEVER_CANCELLED,
       notify: channel?.streams ? (notification) => channel.notify(notification) : undefined,
+      apps: isAppsSession(session),
     });
-    return rpc(200, parsed.batch ? answers : answers[0]);
+    // An Apps host's handshake: its session id carries the declaration (see app-hosts.ts).
+    const headers = opensApps
+      ? { 'Mcp-Session-Id': isAppsSession(session) ? (session as string) : appsSessionId() }
+      : undefined;
+    return { kind: 'rpc', status: 200, payload: parsed.batch ? answers : answers[0], headers };
   }
 
   /**
@@ -257,6 +270,7 @@ export class McpController {
         checked.envelope.protocolVersion,
         channel,
         this.policy,
+        declaresApps(checked.envelope.clientCapabilities),
       ),
     );
     return rpc(200, answer);
@@ -365,6 +379,7 @@ class ModernContext implements McpContext {
     readonly protocolVersion: string,
     private readonly channel: ReplyChannel | undefined,
     policy: AccessPolicyService,
+    readonly apps: boolean,
   ) {
     this.notify = channel?.streams ? (notification) => channel.notify(notification) : undefined;
     this.access = policy.accessOf(principal, 'mcp');

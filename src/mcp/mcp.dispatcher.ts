@@ -16,6 +16,7 @@ import {
   type JSONRPCRequest,
   type RequestId,
   type Result,
+  type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { faultOf, logFault } from '../common/fault';
@@ -27,6 +28,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../transport/protocol-version';
 import { ClientClosed } from '../transport/reply-channel';
+import { APPS_SERVER_EXTENSION, declaresApps } from './apps/app-hosts';
+import { AppViews } from './apps/app-views';
 import { ArgumentCompleter } from './completion/argument-completer';
 import type { McpContext } from './mcp-context';
 import { ProfileGuard } from './profile.guard';
@@ -65,7 +68,7 @@ const LEGACY_RESOURCE_NOT_FOUND = -32002;
 @Injectable()
 export class McpDispatcher {
   private readonly logger = new Logger('McpDispatcher');
-  /** `initialize` results by profile and negotiated version: at most 4 × 4, built on first use. */
+  /** `initialize` results by profile, negotiated version and Apps host: at most 4 × 4 × 2, built on first use. */
   private readonly initializeResults = new Map<string, PreSerialized>();
   /** 2026 decorations of results that never change (per profile), built on first use. */
   private readonly decorated = new WeakMap<PreSerialized, PreSerialized>();
@@ -79,18 +82,27 @@ export class McpDispatcher {
     private readonly resources: DocumentResources,
     private readonly prompts: PromptRegistry,
     private readonly completer: ArgumentCompleter,
+    private readonly views: AppViews,
   ) {
     this.shared = {
       'tools/list': (request, context) => {
         params(ListToolsRequestSchema, request);
-        return this.profiles.toolsListResult(context.profile);
+        return this.profiles.toolsListResult(context.profile, this.apps(context));
       },
       'tools/call': (request, context) =>
         this.tools.call(params(CallToolRequestSchema, request), context),
-      'resources/list': (request, context) =>
-        this.resources.list(params(ListResourcesRequestSchema, request).cursor, context.access),
-      'resources/read': (request, context) =>
-        this.resources.read(params(ReadResourceRequestSchema, request).uri, context.access),
+      'resources/list': async (request, context) => {
+        const { cursor } = params(ListResourcesRequestSchema, request);
+        const page = await this.resources.list(cursor, context.access);
+        // The views lead the first page; the documents' cursors are unchanged.
+        if (cursor !== undefined || !this.apps(context)) return page;
+        return { ...page, resources: [...this.views.resources(), ...page.resources] };
+      },
+      'resources/read': (request, context) => {
+        const { uri } = params(ReadResourceRequestSchema, request);
+        const view = this.apps(context) ? this.views.read(uri) : undefined;
+        return view ?? this.resources.read(uri, context.access);
+      },
       'resources/templates/list': (request) => {
         noCursor(params(ListResourceTemplatesRequestSchema, request).cursor);
         return this.resources.templatesResult;
@@ -117,7 +129,7 @@ export class McpDispatcher {
       ...this.shared,
       'server/discover': (_request, context) => ({
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-        capabilities: MODERN_CAPABILITIES,
+        capabilities: capabilitiesFor(this.apps(context), MODERN_CAPABILITIES),
         instructions: instructionsFor(context.profile),
       }),
     };
@@ -222,17 +234,27 @@ export class McpDispatcher {
     }
   }
 
+  /**
+   * Whether `context` is an MCP Apps host that the views can be offered to: other clients
+   * see exactly what they saw before the views existed.
+   */
+  private apps(context: McpContext): boolean {
+    return context.apps === true && this.views.available;
+  }
+
   private initialize(
     input: z.infer<typeof InitializeRequestSchema>['params'],
     context: McpContext,
   ): PreSerialized {
     const protocolVersion = negotiateProtocolVersion(input.protocolVersion);
-    const key = `${context.profile} ${protocolVersion}`;
+    // The handshake's own capabilities decide: the host declares the extension right here.
+    const apps = declaresApps(input.capabilities) && this.views.available;
+    const key = `${context.profile} ${protocolVersion}${apps ? ' apps' : ''}`;
     let result = this.initializeResults.get(key);
     if (!result) {
       result = PreSerialized.of({
         protocolVersion,
-        capabilities: CAPABILITIES,
+        capabilities: capabilitiesFor(apps),
         serverInfo: SERVER_INFO,
         instructions: instructionsFor(context.profile),
       } satisfies InitializeResult);
@@ -240,6 +262,14 @@ export class McpDispatcher {
     }
     return result;
   }
+}
+
+/**
+ * The server's capabilities (`base`: the 2025 era's, or those `server/discover` gives), with the
+ * MCP Apps extension for a host that declared it.
+ */
+function capabilitiesFor(apps: boolean, base: ServerCapabilities = CAPABILITIES) {
+  return apps ? { ...base, extensions: APPS_SERVER_EXTENSION } : base;
 }
 
 function methodNotFound(request: JSONRPCRequest): JsonRpcErrorEnvelope {

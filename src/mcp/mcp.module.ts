@@ -6,6 +6,7 @@ import { VectorsModule } from '../vectors/vectors.module';
 import { ArgumentCompleter } from './completion/argument-completer';
 import { McpAuthGuard } from './mcp-auth.guard';
 import { McpController } from './mcp.controller';
+import { AppViews } from './apps/app-views';
 import { McpDispatcher } from './mcp.dispatcher';
 import { ProfileGuard } from './profile.guard';
 import { AnswerQuestionPrompt } from './prompts/answer-question.prompt';
@@ -46,7 +47,8 @@ const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentProm
 /**
  * MCP over Streamable HTTP (docs/mcp.md), in the 2025 and 2026 eras: the endpoint
  * controller, API-key and profile guards, the JSON-RPC dispatcher, the ten tools and the
- * three prompts (one class per file), documents as resources, and completions.
+ * three prompts (one class per file), documents as resources, completions, and the MCP Apps
+ * views offered to hosts that declare the extension.
  */
 @Module({
   imports: [DocumentsModule, VectorsModule, TransportModule, IdempotencyModule],
@@ -59,6 +61,7 @@ const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentProm
     { provide: MCP_PROMPTS, useFactory: (...prompts: unknown[]) => prompts, inject: PROMPTS },
     PromptRegistry,
     DocumentResources,
+    AppViews,
     ArgumentCompleter,
     ProfileGuard,
     ToolCaller,

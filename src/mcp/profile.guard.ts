@@ -15,9 +15,12 @@ import { ToolRegistry } from './tools/tool-registry';
 export class ProfileGuard {
   constructor(private readonly registry: ToolRegistry) {}
 
-  /** The `tools/list` result of the profile: exactly its tools, serialised once at start-up. */
-  toolsListResult(profile: McpProfile): PreSerialized {
-    return this.registry.listResult(profile);
+  /**
+   * The `tools/list` result of the profile: exactly its tools, serialised once at start-up
+   * (with their views for an MCP Apps host).
+   */
+  toolsListResult(profile: McpProfile, apps = false): PreSerialized {
+    return this.registry.listResult(profile, apps);
   }
 
   /**

@@ -50,11 +50,13 @@ export class McpFraming {
         if (framing === 'not-acceptable') throw notAcceptable();
         if (framing === 'sse') {
           const event = sseEventBytes(reply.payload);
-          if (channel?.finish(event) !== true) send(response, reply.status, SSE_HEADERS, event);
+          if (channel?.finish(event) !== true) {
+            send(response, reply.status, SSE_HEADERS, event, reply.headers);
+          }
         } else {
           // A JSON answer never opens the stream: finish only ends the channel.
           channel?.finish();
-          send(response, reply.status, JSON_HEADERS, serializeBytes(reply.payload));
+          send(response, reply.status, JSON_HEADERS, serializeBytes(reply.payload), reply.headers);
         }
         this.metrics.answered(framing);
         return;

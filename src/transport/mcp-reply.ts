@@ -11,7 +11,13 @@
  *   `subscriptions/listen` SSE stream): nothing more to write.
  */
 export type McpReply =
-  | { readonly kind: 'rpc'; readonly status: number; readonly payload: unknown }
+  | {
+      readonly kind: 'rpc';
+      readonly status: number;
+      readonly payload: unknown;
+      /** Sent only when the answer is the whole response (not an already open stream). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly kind: 'accepted' }
   | {
       readonly kind: 'json';

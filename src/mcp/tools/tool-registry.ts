@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PreSerialized } from '../../transport/framing';
 import { PROFILE_TOOLS, TOOL_NAMES, type ToolName } from '../profiles';
 import { type McpProfile } from '../../auth/mcp-routes';
+import { viewMetaOf } from '../apps/app-views';
 import { portableJsonSchema } from './portable-json-schema';
 import type { McpTool } from './tool';
 
@@ -20,6 +21,8 @@ export const MCP_TOOLS = Symbol('MCP_TOOLS');
 export class ToolRegistry {
   private readonly tools = new Map<string, McpTool>();
   private readonly listResults: Readonly<Record<McpProfile, PreSerialized>>;
+  /** The same lists for MCP Apps hosts: the tools a view shows name it in `_meta.ui`. */
+  private readonly appsListResults: Readonly<Record<McpProfile, PreSerialized>>;
 
   constructor(@Inject(MCP_TOOLS) tools: readonly McpTool[]) {
     for (const tool of tools) {
@@ -32,14 +35,11 @@ export class ToolRegistry {
       throw new Error(`tool registry mismatch: missing ${missing.join(', ') || 'none'}`);
     }
     const listed = new Map(TOOL_NAMES.map((name) => [name, listing(this.tools.get(name)!)]));
-    this.listResults = Object.fromEntries(
-      Object.entries(PROFILE_TOOLS).map(([profile, names]) => [
-        profile,
-        PreSerialized.of({
-          tools: names.map((name) => listed.get(name)!),
-        } satisfies ListToolsResult),
-      ]),
-    ) as Record<McpProfile, PreSerialized>;
+    this.listResults = listsOf((name) => listed.get(name)!);
+    this.appsListResults = listsOf((name) => {
+      const meta = viewMetaOf(name);
+      return meta === undefined ? listed.get(name)! : { ...listed.get(name)!, _meta: meta };
+    });
   }
 
   /** The tool called `name`, whatever the profile; `undefined` for an unknown name. */
@@ -47,14 +47,26 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
-  /** The profile's whole `tools/list` result, serialised once. */
-  listResult(profile: McpProfile): PreSerialized {
-    return this.listResults[profile];
+  /**
+   * The profile's whole `tools/list` result, serialised once; for an MCP Apps host
+   * (`apps`), the same tools with the views that show their results.
+   */
+  listResult(profile: McpProfile, apps = false): PreSerialized {
+    return (apps ? this.appsListResults : this.listResults)[profile];
   }
 
   allows(profile: McpProfile, name: ToolName): boolean {
     return PROFILE_TOOLS[profile].includes(name);
   }
+}
+
+function listsOf(entry: (name: ToolName) => Tool): Record<McpProfile, PreSerialized> {
+  return Object.fromEntries(
+    Object.entries(PROFILE_TOOLS).map(([profile, names]) => [
+      profile,
+      PreSerialized.of({ tools: names.map(entry) } satisfies ListToolsResult),
+    ]),
+  ) as Record<McpProfile, PreSerialized>;
 }
 
 function listing(tool: McpTool): Tool {
