@@ -74,17 +74,27 @@ function DocumentView({ host }: { host: ViewHost }) {
 
   async function save(current: ShownDocument, content: string) {
     setSaving({ state: 'saving' });
-    const result = await app.callServerTool({
-      name: 'update_document',
-      arguments: {
-        document_id: current.document_id,
-        content,
-        expected_revision: current.revision,
-      },
-    });
+    let result: Awaited<ReturnType<App['callServerTool']>>;
+    try {
+      result = await app.callServerTool({
+        name: 'update_document',
+        arguments: {
+          document_id: current.document_id,
+          content,
+          expected_revision: current.revision,
+        },
+      });
+    } catch (error) {
+      // The host refused the call or lost it: say so, and let the user try again.
+      setSaving({
+        state: 'failed',
+        message: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
     const failure = failureOf(result);
     if (failure?.code === 'REVISION_CONFLICT') {
-      const now = failure.details?.current_revision;
+      const now = failure.current_revision;
       setSaving({ state: 'conflict', current: typeof now === 'number' ? now : undefined });
       return;
     }
@@ -148,13 +158,9 @@ function DocumentView({ host }: { host: ViewHost }) {
           />
         </>
       ) : (
-        <form
-          class="editor"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void save(doc, draft);
-          }}
-        >
+        // Not a <form>: a host's sandbox may leave out allow-forms, and then the browser drops
+        // a submission before any submit event, so the save would silently never happen.
+        <div class="editor" role="group" aria-label="Edit the document">
           <label for="draft">Markdown</label>
           <textarea
             id="draft"
@@ -163,14 +169,18 @@ function DocumentView({ host }: { host: ViewHost }) {
             onInput={(event) => setDraft((event.target as HTMLTextAreaElement).value)}
           />
           <div class="actions">
-            <button type="submit" disabled={saving.state === 'saving'}>
+            <button
+              type="button"
+              disabled={saving.state === 'saving'}
+              onClick={() => void save(doc, draft)}
+            >
               Save as revision {doc.revision + 1}
             </button>
             <button type="button" class="link" onClick={() => setDraft(undefined)}>
               Cancel
             </button>
           </div>
-        </form>
+        </div>
       )}
     </article>
   );

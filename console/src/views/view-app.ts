@@ -57,11 +57,14 @@ export function connectView(name: string): ViewHost {
   };
 }
 
-/** The error a failed tool call reports (`{"error": {"code", "message", "hint"}}`), if any. */
+/**
+ * The error a failed tool call reports, if any: `{"error": {"code", "message", "hint", ...}}`,
+ * with the code's details (`current_revision` for a conflict) beside the code, not nested.
+ */
 export interface ToolFailure {
   readonly code: string;
   readonly message: string;
-  readonly details?: Record<string, unknown>;
+  readonly [detail: string]: unknown;
 }
 
 export function failureOf(result: CallToolResult): ToolFailure | undefined {
