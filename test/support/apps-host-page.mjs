@@ -21,9 +21,9 @@ function hostPolicy(csp = {}) {
 
 window.hostEvents = { sizes: [], links: [], initialized: false };
 
-window.startView = async (content, toolInput, toolResult) => {
+window.startView = async (content, toolInput, toolResult, sandbox = 'allow-scripts') => {
   const frame = document.createElement('iframe');
-  frame.setAttribute('sandbox', 'allow-scripts');
+  frame.setAttribute('sandbox', sandbox);
   frame.setAttribute('title', 'MCP App view');
   frame.style.width = '720px';
   frame.style.height = '600px';
