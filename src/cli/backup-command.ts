@@ -24,8 +24,9 @@ export const RESTORE_USAGE = `agent-data restore FILE [--server URL] [--api-key-
 
 Sends the backup in FILE to the server, which restores it into its knowledge base if that is
 empty (no document, no audit row, no source), in one transaction committed only once every
-checksum matched. Search finds the documents when this returns; their vectors follow in the
-background. Needs an admin key that may write every document.
+checksum matched. It returns once lexical search finds them all, or after 30 s saying how many
+it finds (the rest follows in the background, some 150 a second); their vectors follow after.
+Needs an admin key that may write every document.
 
   --json   print the server's answer instead of the summary line
   --server URL, --api-key-file FILE: as for every command`;
