@@ -151,6 +151,31 @@ describe('agent-data mcp through the server on its DATA_DIR', () => {
     }
   });
 
+  it('relays a listen: change notifications arrive through the server as they happen', async () => {
+    const v2 = await v2Client(dir, { pin: '2026-07-28' });
+    const heard: string[] = [];
+    v2.setNotificationHandler('notifications/resources/updated', (notification) => {
+      heard.push(`updated ${notification.params.uri}`);
+    });
+    try {
+      const subscription = await v2.listen({ resourceSubscriptions: ['kb://bridge/listened/'] });
+      expect(subscription.honoredFilter).toEqual({
+        resourceSubscriptions: ['kb://bridge/listened/'],
+      });
+      await request(server!.baseUrl)
+        .post('/documents')
+        .send({ document_id: 'bridge/listened/a.md', body: 'The helmsman.' })
+        .expect(201);
+      await waitFor(
+        () => heard.includes('updated kb://bridge/listened/a.md'),
+        'the change to come through the relay',
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
+    } finally {
+      await v2.close();
+    }
+  });
+
   it('relays progress before the result and cancellation, writes only JSON-RPC on stdout, and loads no application', async () => {
     const modules = join(dir, 'modules.txt');
     const raw = new RawStdio(

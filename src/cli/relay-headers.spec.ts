@@ -73,6 +73,13 @@ describe('relayHeaders', () => {
     expect(mirrored).toEqual(expected);
   });
 
+  it('asks for SSE for subscriptions/listen, whose answer is a stream', () => {
+    const message = { method: 'subscriptions/listen', params: { notifications: {} } };
+    expect(relayHeaders(message, undefined).accept).toBe(
+      'text/event-stream, application/json;q=0.5',
+    );
+  });
+
   it('asks for SSE when the request has a progress token', () => {
     const message = { method: 'tools/call', params: { name: 'x', _meta: { progressToken: 1 } } };
     expect(relayHeaders(message, undefined).accept).toBe(

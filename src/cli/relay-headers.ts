@@ -36,7 +36,8 @@ const BASE64_SUFFIX = '?=';
  *   session's `initialize` settled (`legacyVersion`), absent before, as for an HTTP client.
  *
  * A request with a progress token asks for an SSE answer, so that its progress
- * notifications arrive before the result; others ask for JSON.
+ * notifications arrive before the result, and so does `subscriptions/listen`, whose answer is
+ * a stream of notifications until it is cancelled; others ask for JSON.
  */
 export function relayHeaders(
   message: unknown,
@@ -45,7 +46,7 @@ export function relayHeaders(
   const headers: OutgoingHttpHeaders = {
     'content-type': 'application/json',
     accept:
-      meta(message)?.progressToken === undefined
+      meta(message)?.progressToken === undefined && !isListen(message)
         ? 'application/json'
         : 'text/event-stream, application/json;q=0.5',
   };
@@ -98,4 +99,13 @@ function meta(message: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined;
+}
+
+/** Whether `message` is a `subscriptions/listen` request (answered with a stream). */
+function isListen(message: unknown): boolean {
+  return (
+    message !== null &&
+    typeof message === 'object' &&
+    (message as { method?: unknown }).method === 'subscriptions/listen'
+  );
 }
