@@ -121,9 +121,13 @@ export class SiteCrawl {
     const start = this.scope.keyOf(this.scope.start);
     if (this.following && this.items.length === 0 && 'key' in start) {
       const outcome = [...this.failed, ...this.skipped].find((entry) => entry.key === start.key);
-      throw new Error(
-        `nothing to crawl: the start page ${this.scope.start.href} ${outcome ? `could not be read (${outcome.reason})` : 'is gone (HTTP 404 or 410)'}`,
-      );
+      // Not read at all (the run's time was spent before it): not gone either.
+      const why = outcome
+        ? `could not be read (${outcome.reason})`
+        : this.decided.has(start.key)
+          ? 'is gone (HTTP 404 or 410)'
+          : `was not reached: ${this.unreached ?? 'the run stopped'}`;
+      throw new Error(`nothing to crawl: the start page ${this.scope.start.href} ${why}`);
     }
     if (this.unreached !== null) {
       for (const key of this.context.known.keys()) {

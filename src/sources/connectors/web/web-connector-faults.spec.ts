@@ -202,21 +202,31 @@ describe('WebConnector: failures', () => {
   });
 
   it('stops when the run has lasted its time, without taking what it did not reach for gone', async () => {
+    // The first linked page answers after the run's time: whatever the machine's speed, the
+    // run stops with it, before the pages after it.
+    const late: Route = (request, response) => {
+      setTimeout(() => answer(HTML, html('A', '<p>a</p>'))(request, response), 2_500);
+    };
     const s = await site(
-      { '/docs/': home('a', 'b', 'c', 'd') },
+      { '/docs/': home('a', 'b', 'c', 'd'), '/docs/a': late },
       answer(HTML, html('X', '<p>x</p>')),
     );
     const known = new Map([['d.md', { version: 'v', uri: '' }]]);
-    const result = await aWebConnector(
-      `${s.url}/docs/`,
-      {},
-      { minIntervalMs: 100, maxRunMs: 750 },
-    ).enumerate(aContext({ known }));
+    const result = await aWebConnector(`${s.url}/docs/`, {}, { maxRunMs: 2_000 }).enumerate(
+      aContext({ known }),
+    );
     expect(result.items.length).toBeLessThan(5);
     expect(result.failed).toContainEqual({
       key: 'd.md',
-      reason: 'not reached: the run stopped after 0.75 s',
+      reason: 'not reached: the run stopped after 2 s',
     });
+  });
+
+  it('says the start page was not reached, not gone, when the run stopped before it', async () => {
+    const s = await site({ '/docs/': home('a') }, answer(HTML, html('X', '<p>x</p>')));
+    await expect(
+      aWebConnector(`${s.url}/docs/`, {}, { maxRunMs: 1 }).enumerate(aContext()),
+    ).rejects.toThrow(`the start page ${s.url}/docs/ was not reached: the run stopped after`);
   });
 
   it('stops at once when the run is cancelled, throwing its reason', async () => {
