@@ -9,6 +9,7 @@
 // and the document's own Content-Security-Policy allows exactly them, by hash: no
 // 'unsafe-inline', so a script or handler that slipped into a rendered body never runs.
 import { build } from 'esbuild';
+import { BUNDLE_OPTIONS } from './esbuild-options.mjs';
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,17 +24,8 @@ const VIEWS = [
 ];
 
 const result = await build({
+  ...BUNDLE_OPTIONS,
   entryPoints: VIEWS.map((view) => join(here, 'src', 'views', `${view.entry}.tsx`)),
-  bundle: true,
-  minify: true,
-  format: 'esm',
-  target: ['chrome115', 'firefox115', 'safari16'],
-  jsx: 'automatic',
-  jsxImportSource: 'preact',
-  outdir: 'bundle',
-  write: false,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 
 const sha256 = (text) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;

