@@ -235,4 +235,44 @@ describe('read plans over 300 000 documents', () => {
       }
     });
   });
+
+  describe('as the server runs them', () => {
+    /** How often each named statement ran with a generic plan and with one made for its values. */
+    async function plansOf(statements: PreparedStatements, names: string[]) {
+      const rows = await statements.query<{ name: string; generic: string; custom: string }>(
+        'test_prepared_statements',
+        `SELECT name, generic_plans AS generic, custom_plans AS custom
+           FROM pg_prepared_statements WHERE name = ANY($1::text[])`,
+        [names],
+      );
+      return Object.fromEntries(
+        rows.map((row) => [row.name, { generic: Number(row.generic), custom: Number(row.custom) }]),
+      );
+    }
+
+    it('runs every listing with its generic plan, never planning it again for the values', async () => {
+      // Left to choose, PostgreSQL plans these again at each call once a folder is large: a
+      // LIMIT $n is estimated as a tenth of the rows a range may hold, so the generic plan looks
+      // dearer than one made for the values, and each page paid its planning again.
+      const statements = t.app.get(PreparedStatements);
+      const service = t.app.get(DocumentListingsService);
+      const all = Access.EVERYTHING;
+      // One after another, each statement on the connection the last one used.
+      for (let i = 0; i < 8; i++) {
+        await service.list({ prefix: 'big/', limit: 50 }, all);
+        await service.completeIds('scale/d07/', 100, all);
+        await service.pageAfter('big/doc-10000.md', 50, new Access(['big/'], []));
+      }
+      const plans = await plansOf(statements, [
+        'kb_documents_list_prefix',
+        'kb_documents_ids_range',
+        'kb_documents_page_after_in',
+      ]);
+      expect(plans).toEqual({
+        kb_documents_list_prefix: { generic: 8, custom: 0 },
+        kb_documents_ids_range: { generic: 8, custom: 0 },
+        kb_documents_page_after_in: { generic: 8, custom: 0 },
+      });
+    });
+  });
 });

@@ -82,7 +82,8 @@ export const VARIABLES = {
   },
   DB_POOL_SIZE: {
     group: 'Database',
-    meaning: 'PostgreSQL connections in the pool',
+    meaning:
+      "PostgreSQL connections of a process: half for the request path's prepared statements (kept on generic plans), half for the rest",
     value: '20',
   },
   API_KEYS: {

@@ -2,7 +2,7 @@ import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/c
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { openDatabase, OpenedDatabase } from './database-opener';
-import { PreparedStatements } from './prepared-statements';
+import { plannedPoolSize, PreparedStatements } from './prepared-statements';
 
 /** Token of the opened database (data source, connection string, embedded cluster). */
 const OPENED_DATABASE = Symbol('OPENED_DATABASE');
@@ -27,7 +27,8 @@ const logger = new Logger('Database');
       useFactory: (config: AppConfig): Promise<OpenedDatabase> =>
         openDatabase({
           target: config,
-          poolSize: config.dbPoolSize,
+          // The named statements' share of the connections is theirs (PreparedStatements).
+          poolSize: config.dbPoolSize - plannedPoolSize(config.dbPoolSize),
           migrate: config.migrationsRun,
           log: {
             info: (m) => logger.log(m),

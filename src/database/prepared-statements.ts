@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable } from '@nestjs/common';
-import { DatabaseError, type Pool, type PoolClient, type QueryConfig } from 'pg';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { DatabaseError, Pool, type PoolClient, type QueryConfig } from 'pg';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { AppConfig } from '../config/app-config';
 import { isDatabaseUnavailable } from './database-errors';
 
 /** A statement run in a transaction of {@link PreparedStatements.transaction}: its rows. */
@@ -28,20 +29,46 @@ interface Transaction {
 }
 
 /**
+ * The connections of `DB_POOL_SIZE` kept for the named statements (the rest are TypeORM's):
+ * half of them. A pool of one connection is not split: its named statements share it with
+ * TypeORM and are planned as PostgreSQL chooses.
+ */
+export function plannedPoolSize(total: number): number {
+  return total < 2 ? 0 : Math.floor(total / 2);
+}
+
+/**
  * Hot statements run straight on the pool as named prepared statements: parsed once per
  * connection and planned once (a generic plan) instead of on every call, without TypeORM's
  * query runner. Repositories use it for the reads and writes on the request path; each
  * names its statements at the call site (one name per statement text).
+ *
+ * They run on connections of their own whose sessions keep generic plans
+ * (`plan_cache_mode = force_generic_plan`). Left to choose, PostgreSQL compares a generic
+ * plan's estimated cost with the plans it makes for the values, and a `LIMIT $n` is
+ * estimated as a tenth of the rows the range may hold: past a few hundred thousand documents
+ * every page looked dearer generic than planned for its values, so each call was planned
+ * again (about 0.2 ms, twice what a page's read costs), and listings served a third fewer
+ * requests at a million documents than at 30 000. Every statement named here is written to
+ * be good whatever its values (test/read-plans.e2e-spec.ts checks both kinds of plan of
+ * each listing). TypeORM's statements, and {@link transaction}'s, keep PostgreSQL's choice:
+ * they are not all written that way.
  *
  * Inside {@link transaction}, every statement of the same async call tree runs in that
  * transaction instead: a write sent with an idempotency key and the answer stored for it
  * commit together, whatever the repositories the write goes through.
  */
 @Injectable()
-export class PreparedStatements {
+export class PreparedStatements implements OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
   private readonly current = new AsyncLocalStorage<Transaction>();
+  /** The named statements' own pool, made on first use (`null`: they use TypeORM's). */
+  private planned: Pool | null | undefined;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
 
   /** The rows of the named prepared statement `name` (`text`, run with `values`). */
   async query<T extends object>(name: string, text: string, values: unknown[]): Promise<T[]> {
@@ -49,7 +76,7 @@ export class PreparedStatements {
     if (transaction !== undefined && !transaction.ended) {
       return inTransaction<T>(transaction, { name, text, values });
     }
-    const client = await this.pool().connect();
+    const client = await this.namedPool().connect();
     let broken: Error | undefined;
     // A checked-out client has no listener of the pool's: a connection that fails while
     // no statement runs on it (PostgreSQL restarting just before the query, or just after)
@@ -138,8 +165,42 @@ export class PreparedStatements {
     return client;
   }
 
+  async onApplicationShutdown(): Promise<void> {
+    const planned = this.planned;
+    this.planned = undefined;
+    await planned?.end();
+  }
+
   private pool(): Pool {
     return (this.dataSource.driver as PostgresDriver).master as Pool;
+  }
+
+  /**
+   * The pool of the named statements: TypeORM's connection options, its share of
+   * `DB_POOL_SIZE`, and sessions that keep generic plans (set as each connection opens, before
+   * its first statement: a client runs its queries in order).
+   */
+  private namedPool(): Pool {
+    if (this.planned !== undefined) return this.planned ?? this.pool();
+    const size = plannedPoolSize(this.config.dbPoolSize);
+    if (size === 0) {
+      this.planned = null;
+      return this.pool();
+    }
+    const pool = new Pool({ ...this.pool().options, max: size });
+    pool.on('connect', (client) => {
+      // A connection lost meanwhile fails its first statement too, and is dropped then.
+      client
+        .query('SET plan_cache_mode = force_generic_plan')
+        .catch((error: Error) =>
+          this.logger.warn(`a connection keeps PostgreSQL's choice of plans: ${error.message}`),
+        );
+    });
+    // An idle connection that fails (PostgreSQL restarting) is dropped by the pool; without a
+    // listener its error would end the process.
+    pool.on('error', (error) => this.logger.debug(`a pooled connection failed: ${error.message}`));
+    this.planned = pool;
+    return pool;
   }
 }
 
