@@ -2,7 +2,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { Client } from 'pg';
 import request from 'supertest';
 import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/sync/vector-queue.repository';
-import { LISTENER_APPLICATION_NAME } from '../src/vectors/sync/vector-sync.listener';
+import { LISTEN_APPLICATION_NAME as LISTENER_APPLICATION_NAME } from '../src/database/listen-connection';
 import { VectorRecoverySweep } from '../src/vectors/sync/vector-recovery.sweep';
 import { aDocument } from './factories';
 import { startTestApp, TestApp } from './support/app';

@@ -46,10 +46,11 @@ export async function runBridgedMcp(
     throw error;
   }
   log.info(`relaying MCP to the Agent Data server at ${announced.url} (pid ${announced.pid})`);
+  const stdout = takeStdout();
   const session = new BridgeSession({
     relay,
     link,
-    write: takeStdout(),
+    write: (line) => void stdout.write(line),
     backpressure: pauseStdin,
   });
   try {

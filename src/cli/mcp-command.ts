@@ -49,7 +49,8 @@ export async function runMcp(
       profile,
       principal,
       access: policy.accessOf(principal, 'mcp'),
-      write: stdout,
+      write: (line) => stdout.write(line),
+      onDrain: (resume) => stdout.onDrain(resume),
       backpressure: pauseStdin,
       subscriptions: app.get(ChangeSubscriptions, { strict: false }),
     });

@@ -12,14 +12,39 @@ export interface StdioSession {
   cancelAll(): void;
 }
 
+/** Where protocol messages are written: stdout, as far as the process's memory is concerned. */
+export interface StdioOutput {
+  /**
+   * Writes one line. `false` once more waits in the process to be written than the stream's
+   * high-water mark (the client reads slower than lines come): wait for {@link onDrain}.
+   */
+  write(line: string): boolean;
+  /** Calls `resume` once, when what waited has been written (at once if nothing waits). */
+  onDrain(resume: () => void): void;
+}
+
 /**
  * Keeps the real stdout for protocol messages and returns its writer: whatever else writes
- * there (a library's console.log) goes to stderr from now on.
+ * there (a library's console.log) goes to stderr from now on. What waits to be written is
+ * counted by the stream (its `writableLength`), not in the pipe's kernel buffer: the writer
+ * says when it passed the high-water mark, so that a session can stop adding to it.
  */
-export function takeStdout(): (line: string) => void {
-  const stdout = process.stdout.write.bind(process.stdout);
+export function takeStdout(): StdioOutput {
+  const stream = process.stdout;
+  const write = stream.write.bind(stream);
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
-  return (line) => void stdout(line);
+  // One 'drain' listener for every waiter: a session may hold many streams.
+  const waiting: Array<() => void> = [];
+  stream.on('drain', () => {
+    for (const resume of waiting.splice(0)) resume();
+  });
+  return {
+    write: (line) => write(line),
+    onDrain: (resume) => {
+      if (stream.writableNeedDrain) waiting.push(resume);
+      else queueMicrotask(resume);
+    },
+  };
 }
 
 /** Pauses (`true`) or resumes (`false`) reading stdin: a session's backpressure. */

@@ -252,7 +252,7 @@ export const VARIABLES = {
   MCP_LISTEN_QUEUE: {
     group: 'MCP',
     meaning:
-      'notifications kept for a listener that reads slower than changes come; one more ends its stream',
+      'notifications kept for a listener that reads slower than changes come (over HTTP, and over stdio once stdout holds 16 KB unread); one more ends its stream, or drops the 2025 subscriptions of a stdio session',
     value: '1000',
   },
   ALLOWED_ORIGINS: {

@@ -2,6 +2,7 @@ import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/c
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { openDatabase, OpenedDatabase } from './database-opener';
+import { ListenConnection } from './listen-connection';
 import { plannedPoolSize, PreparedStatements } from './prepared-statements';
 
 /** Token of the opened database (data source, connection string, embedded cluster). */
@@ -47,9 +48,14 @@ const logger = new Logger('Database');
       inject: [OPENED_DATABASE],
       useFactory: (opened: OpenedDatabase) => opened.dataSource,
     },
+    {
+      provide: ListenConnection,
+      inject: [DATABASE_URL],
+      useFactory: (url: string) => new ListenConnection(url),
+    },
     PreparedStatements,
   ],
-  exports: [DataSource, DATABASE_URL, PreparedStatements],
+  exports: [DataSource, DATABASE_URL, ListenConnection, PreparedStatements],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(OPENED_DATABASE) private readonly opened: OpenedDatabase) {}

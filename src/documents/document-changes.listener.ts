@@ -1,12 +1,8 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Client, type Notification } from 'pg';
-import { safeMessage } from '../common/fault';
-import { DATABASE_URL } from '../database/database.module';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ListenConnection } from '../database/listen-connection';
 
 /** The channel the audit trail's trigger notifies (migrations/…-change-notifications.ts). */
 export const DOCUMENT_CHANGES_CHANNEL = 'kb_document_changes';
-/** How the connection shows in pg_stat_activity. */
-export const CHANGES_APPLICATION_NAME = 'agent-data-change-listener';
 
 /** What was done to a document: the operations of the audit trail. */
 export type ChangeOperation =
@@ -37,34 +33,28 @@ const OPERATIONS: ReadonlySet<string> = new Set([
   'move',
   'moved-away',
 ]);
-/** A LISTEN connection only receives; a periodic query notices one that died silently. */
-const HEARTBEAT_MS = 30_000;
 
 /**
  * The committed writes of every replica and every source, as PostgreSQL announces them on
- * {@link DOCUMENT_CHANGES_CHANNEL}: one connection of its own per process (not one of the
- * pool's), opened when the first observer arrives, so that a process nobody listens to holds
- * none. Notifications sent while nobody listened are gone, so a lost connection is not
- * quietly mended: every observer is told ({@link ChangeObserver.interrupted}) and dropped,
- * and the next observer to arrive opens a new connection. MCP listeners are ended that way
- * and listen again, which is the revision's answer to a broken stream (there is no
- * resumption): each reconnection is a client's.
+ * {@link DOCUMENT_CHANGES_CHANNEL}, received on the process's one {@link ListenConnection}
+ * from the moment the first observer arrives, so that a process nobody listens to receives
+ * none. Notifications sent while the connection was down are gone, so a lost connection is
+ * not quietly mended: every observer is told ({@link ChangeObserver.interrupted}) and
+ * dropped, and observers that arrive once the connection is back hear of changes from then
+ * on. MCP listeners are ended that way and listen again, which is the revision's answer to
+ * a broken stream (there is no resumption): each reconnection is a client's.
  */
 @Injectable()
 export class DocumentChangesListener implements OnApplicationShutdown {
   private readonly logger = new Logger('DocumentChanges');
   private readonly observers = new Set<ChangeObserver>();
-  private client: Client | undefined;
-  /** The connection being opened, awaited by every observer that arrives meanwhile. */
-  private connecting: Promise<void> | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(@Inject(DATABASE_URL) private readonly databaseUrl: string) {}
+  constructor(private readonly connection: ListenConnection) {}
 
-  /** Whether the LISTEN connection is open. */
+  /** Whether the channel is listened now. */
   get up(): boolean {
-    return this.client !== undefined;
+    return this.connection.state.up;
   }
 
   /**
@@ -74,12 +64,13 @@ export class DocumentChangesListener implements OnApplicationShutdown {
    */
   async observe(observer: ChangeObserver): Promise<() => void> {
     if (this.stopped) throw new Error('the server is shutting down');
-    if (this.client === undefined) {
-      this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-      await this.connecting;
-      if (this.client === undefined) {
-        throw new Error('change notifications are unavailable: the database cannot be reached');
-      }
+    const listening = await this.connection.listen(DOCUMENT_CHANGES_CHANNEL, {
+      notification: (payload) => this.announce(payload),
+      lost: () => this.interrupt(),
+    });
+    if (this.stopped) throw new Error('the server is shutting down');
+    if (!listening) {
+      throw new Error('change notifications are unavailable: the database cannot be reached');
     }
     this.observers.add(observer);
     return () => this.observers.delete(observer);
@@ -87,47 +78,12 @@ export class DocumentChangesListener implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.heartbeat);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
+    this.observers.clear();
+    await this.connection.unlisten(DOCUMENT_CHANGES_CHANNEL);
   }
 
-  private async connect(): Promise<void> {
-    const client = new Client({
-      connectionString: this.databaseUrl,
-      application_name: CHANGES_APPLICATION_NAME,
-      keepAlive: true,
-      connectionTimeoutMillis: 10_000,
-    });
-    client.on('notification', (message) => this.announce(message));
-    client.on('error', (error) => this.lost(client, error));
-    client.on('end', () => this.lost(client, new Error('connection closed')));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${DOCUMENT_CHANGES_CHANNEL}`);
-    } catch (error) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-      this.logger.warn(
-        `LISTEN ${DOCUMENT_CHANGES_CHANNEL} failed: ${safeMessage((error as Error).message)}`,
-      );
-      return;
-    }
-    if (this.stopped) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
-    clearInterval(this.heartbeat);
-    this.heartbeat = setInterval(() => {
-      client.query('SELECT 1').catch((error: Error) => this.lost(client, error));
-    }, HEARTBEAT_MS);
-    this.heartbeat.unref();
-  }
-
-  private announce(message: Notification): void {
-    const change = parseChange(message.payload);
+  private announce(payload: string | undefined): void {
+    const change = parseChange(payload);
     if (change === undefined) {
       this.logger.warn(`ignored a malformed ${DOCUMENT_CHANGES_CHANNEL} payload`);
       return;
@@ -135,14 +91,8 @@ export class DocumentChangesListener implements OnApplicationShutdown {
     for (const observer of this.observers) observer.change(change);
   }
 
-  private lost(client: Client, error: Error): void {
-    // 'error' and 'end' both arrive for one loss.
-    if (client !== this.client) return;
-    this.client = undefined;
-    clearInterval(this.heartbeat);
-    client.end().catch(() => undefined);
+  private interrupt(): void {
     if (this.stopped) return;
-    this.logger.warn(`LISTEN ${DOCUMENT_CHANGES_CHANNEL} lost: ${safeMessage(error.message)}`);
     const told = [...this.observers];
     this.observers.clear();
     for (const observer of told) observer.interrupted();

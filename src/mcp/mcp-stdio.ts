@@ -2,7 +2,10 @@ import {
   ErrorCode,
   type JSONRPCNotification,
   type JSONRPCRequest,
+  type LoggingLevel,
+  LoggingLevelSchema,
   type RequestId,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/api-key.service';
 import type { McpProfile } from '../auth/mcp-routes';
@@ -28,8 +31,13 @@ export interface StdioSessionOptions {
   readonly profile: McpProfile;
   readonly principal: Principal;
   readonly access: Access;
-  /** Writes one protocol message (a line of JSON, newline included) to stdout. */
-  readonly write: (line: string) => void;
+  /**
+   * Writes one protocol message (a line of JSON, newline included) to stdout; `false` once
+   * more waits in the process to be written than it should (the client reads slowly).
+   */
+  readonly write: (line: string) => boolean;
+  /** Calls `resume` once, when what waited to be written has been (see {@link write}). */
+  readonly onDrain: (resume: () => void) => void;
   /** Stops (`true`) or resumes (`false`) reading stdin. */
   readonly backpressure?: (paused: boolean) => void;
   /** Change notifications (both eras); without them the session offers none. */
@@ -51,6 +59,8 @@ export class McpStdioSession {
   private legacyVersion = DEFAULT_PROTOCOL_VERSION;
   /** The 2025 client declared MCP Apps in its `initialize`: the stream is its connection. */
   private legacyApps = false;
+  /** The least severe `notifications/message` the 2025 client asked for (`logging/setLevel`). */
+  private logLevel: LoggingLevel = 'debug';
   private readonly running = new Map<RequestId, AbortController>();
   private readonly limit: InFlightLimit;
   private readonly settled = new Set<Promise<void>>();
@@ -59,9 +69,11 @@ export class McpStdioSession {
   constructor(private readonly options: StdioSessionOptions) {
     this.limit = new InFlightLimit(options.backpressure);
     if (options.subscriptions !== undefined) {
-      this.listeners = new StdioSubscriptions(options.subscriptions, options.principal, (m) =>
-        this.send(m),
-      );
+      this.listeners = new StdioSubscriptions(options.subscriptions, options.principal, {
+        send: (message) => this.send(message),
+        onDrain: (resume) => options.onDrain(resume),
+        warn: (data) => this.log('warning', data),
+      });
     }
   }
 
@@ -99,11 +111,13 @@ export class McpStdioSession {
     if (Array.isArray(value)) {
       if (isModernRequest({}, value)) {
         const refused = batchRefusal();
-        if (refused.kind === 'refused') this.send(refused.error);
+        if (refused.kind === 'refused') void this.send(refused.error);
         return;
       }
       const parsed = parseBody(value);
-      if (!parsed.ok) return this.send(jsonRpcError(null, ErrorCode.InvalidRequest, parsed.reason));
+      if (!parsed.ok) {
+        return void this.send(jsonRpcError(null, ErrorCode.InvalidRequest, parsed.reason));
+      }
       const answers = await this.limit.run(() =>
         this.options.dispatcher.answerAll(parsed.messages, this.legacyContext(undefined)),
       );
@@ -117,7 +131,7 @@ export class McpStdioSession {
       case 'notification':
         return this.notification(message.message);
       case 'invalid':
-        return this.send(jsonRpcError(message.id, ErrorCode.InvalidRequest, message.reason));
+        return void this.send(jsonRpcError(message.id, ErrorCode.InvalidRequest, message.reason));
       case 'response':
         return; // This server sends no requests; a response to one is dropped.
     }
@@ -127,7 +141,7 @@ export class McpStdioSession {
     // A listener answers only when it ends: it is not a running request, and holds no slot.
     if (this.listeners && request.method === LISTEN_METHOD && isModernRequest({}, request)) {
       const checked = checkUnframedRequest(request);
-      if (checked.kind === 'refused') return this.send(checked.error);
+      if (checked.kind === 'refused') return void this.send(checked.error);
       if (checked.kind !== 'request') return;
       const refused = await this.listeners.listen(checked.request);
       if (refused !== undefined) this.send(refused);
@@ -170,6 +184,7 @@ export class McpStdioSession {
       return this.listeners && 'result' in answer ? offeringSubscribe(answer) : answer;
     }
     const listeners = this.listeners;
+    if (listeners && request.method === 'logging/setLevel') return this.setLevel(request);
     if (listeners && LEGACY_SUBSCRIPTIONS.has(request.method)) {
       try {
         const result =
@@ -183,6 +198,36 @@ export class McpStdioSession {
       }
     }
     return dispatcher.answer(request, this.legacyContext(signal));
+  }
+
+  /**
+   * `logging/setLevel` (2025): the session offers `logging` with its subscriptions, whose one
+   * log message says they were dropped for falling behind.
+   */
+  private setLevel(request: JSONRPCRequest): JsonRpcAnswer {
+    const parsed = SetLevelRequestSchema.safeParse({
+      method: request.method,
+      params: request.params,
+    });
+    if (!parsed.success) {
+      return jsonRpcError(
+        request.id,
+        ErrorCode.InvalidParams,
+        `Invalid params: params.level must be one of ${LoggingLevelSchema.options.join(', ')}`,
+      );
+    }
+    this.logLevel = parsed.data.params.level;
+    return { jsonrpc: '2.0', id: request.id, result: {} };
+  }
+
+  private log(level: LoggingLevel, data: Record<string, unknown>): void {
+    const order = LoggingLevelSchema.options;
+    if (order.indexOf(level) < order.indexOf(this.logLevel)) return;
+    this.send({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level, logger: 'agent-data', data },
+    });
   }
 
   private notification(notification: JSONRPCNotification): void {
@@ -208,8 +253,9 @@ export class McpStdioSession {
     return { profile, principal, access, notify: (notification) => this.send(notification) };
   }
 
-  private send(payload: JsonRpcAnswer | JsonRpcAnswer[] | JSONRPCNotification | object): void {
-    this.options.write(`${serialize(payload)}\n`);
+  /** Writes one message; `false` when the client reads slower than messages come. */
+  private send(payload: JsonRpcAnswer | JsonRpcAnswer[] | JSONRPCNotification | object): boolean {
+    return this.options.write(`${serialize(payload)}\n`);
   }
 }
 
@@ -219,7 +265,10 @@ const LEGACY_SUBSCRIPTIONS: ReadonlySet<string> = new Set([
   'resources/unsubscribe',
 ]);
 
-/** An `initialize` answer whose capabilities offer `resources/subscribe` (stdio only). */
+/**
+ * An `initialize` answer whose capabilities offer `resources/subscribe` (stdio only), and
+ * `logging` for the warning that subscriptions were dropped.
+ */
 function offeringSubscribe(answer: JsonRpcAnswer): JsonRpcAnswer {
   if (!('result' in answer)) return answer;
   const result = (
@@ -229,6 +278,7 @@ function offeringSubscribe(answer: JsonRpcAnswer): JsonRpcAnswer {
   const capabilities = {
     ...(result.capabilities as Record<string, unknown>),
     resources: STDIO_LEGACY_CAPABILITIES.resources,
+    logging: STDIO_LEGACY_CAPABILITIES.logging,
   };
   return { ...answer, result: { ...result, capabilities } };
 }

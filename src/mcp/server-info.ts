@@ -61,6 +61,8 @@ export const MODERN_CAPABILITIES = Object.freeze({
 export const STDIO_LEGACY_CAPABILITIES = Object.freeze({
   ...CAPABILITIES,
   resources: { subscribe: true, listChanged: false },
+  // Only to say that subscriptions were dropped for falling behind (mcp-stdio.ts).
+  logging: {},
 }) satisfies ServerCapabilities;
 
 const WRITES =

@@ -51,6 +51,11 @@ export class ChangeSubscriptions implements ChangeObserver, OnApplicationShutdow
     });
   }
 
+  /** Notifications kept for a listener that reads slowly before it is dropped (MCP_LISTEN_QUEUE). */
+  get queueLimit(): number {
+    return this.config.mcpListenQueue;
+  }
+
   /** Open listeners (in this process). */
   get count(): number {
     return this.streams.size;

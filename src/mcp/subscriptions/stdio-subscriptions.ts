@@ -17,6 +17,16 @@ import { HonouredFilter, MAX_FILTER_URIS } from './subscription-filter';
 /** How long after an interruption a 2025 session's subscriptions are opened again. */
 const REOPEN_DELAY_MS = 1000;
 
+/** The session's stdout, as its listeners see it. */
+export interface StdioOutlet {
+  /** Writes one message; `false` when the client reads slower than messages come. */
+  send(message: object): boolean;
+  /** Calls `resume` once, when what waited to be written has been. */
+  onDrain(resume: () => void): void;
+  /** A `notifications/message` at level warning (2025), unless the client asked for less. */
+  warn(data: Record<string, unknown>): void;
+}
+
 /**
  * The listeners of one stdio session, in both eras. On stdio the session is a connection,
  * so both work on the one stream of messages:
@@ -28,17 +38,24 @@ const REOPEN_DELAY_MS = 1000;
  *   era has no way to tell a client its subscriptions were interrupted, so a listener ended
  *   by a lost database connection is opened again, after a second, with the same URIs, and
  *   every document URI among them is reported updated (it may have changed meanwhile).
+ *
+ * Both are bounded like a listener on HTTP: once stdout holds more than its high-water mark
+ * unread, each listener keeps at most `MCP_LISTEN_QUEUE` notifications, and one more drops
+ * it. A 2026 listener ends with the error answer saying so. A 2025 session has no request
+ * to answer: its subscriptions are all forgotten and a warning `notifications/message`
+ * says why (the one message of that revision a server may send unasked); nothing more is
+ * reported until the client subscribes again.
  */
 export class StdioSubscriptions {
   private readonly listens = new Map<RequestId, ListenStream>();
-  private readonly legacyFilter = new HonouredFilter(false);
+  private legacyFilter = new HonouredFilter(false);
   private legacy: Promise<ListenStream | JsonRpcErrorEnvelope> | undefined;
   private closed = false;
 
   constructor(
     private readonly hub: ChangeSubscriptions,
     private readonly principal: Principal,
-    private readonly send: (message: object) => void,
+    private readonly output: StdioOutlet,
   ) {}
 
   /** A `subscriptions/listen` request: `undefined` once acknowledged, else the refusal. */
@@ -111,10 +128,9 @@ export class StdioSubscriptions {
         ) {
           return true;
         }
-        this.send(message);
-        return true;
+        return this.output.send(message);
       },
-      onDrain: () => undefined,
+      onDrain: (resume) => this.output.onDrain(resume),
       end: (_last, reason) => this.legacyEnded(reason),
     });
     return 'open' in opened ? opened : refusalAnswer(id, opened).error;
@@ -122,6 +138,7 @@ export class StdioSubscriptions {
 
   private legacyEnded(reason: EndReason): void {
     this.legacy = undefined;
+    if (reason === 'overflow') return this.legacyDropped();
     if (reason !== 'interrupted' || this.closed || this.legacyFilter.size === 0) return;
     setTimeout(() => {
       if (this.closed || this.legacy !== undefined) return;
@@ -132,22 +149,35 @@ export class StdioSubscriptions {
           return this.legacyEnded('interrupted');
         }
         for (const uri of this.legacyFilter.documentUris()) {
-          this.send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+          this.output.send({
+            jsonrpc: '2.0',
+            method: 'notifications/resources/updated',
+            params: { uri },
+          });
         }
       });
     }, REOPEN_DELAY_MS).unref();
   }
 
+  /** The 2025 subscriptions fell behind: forgotten, and the client told. */
+  private legacyDropped(): void {
+    const limit = this.hub.queueLimit;
+    const followed = this.legacyFilter.size;
+    this.legacyFilter = new HonouredFilter(false);
+    this.output.warn({
+      code: 'LISTENER_TOO_SLOW',
+      limit,
+      message: `Subscriptions dropped for falling behind: more than ${limit} notifications waited to be read (MCP_LISTEN_QUEUE); the ${followed} URIs followed are forgotten: subscribe again and re-read what you follow`,
+    });
+  }
+
   private sink(id: RequestId): ListenSink {
     return {
-      write: (message) => {
-        this.send(message);
-        return true;
-      },
-      onDrain: () => undefined,
+      write: (message) => this.output.send(message),
+      onDrain: (resume) => this.output.onDrain(resume),
       end: (last) => {
         this.listens.delete(id);
-        if (last !== undefined) this.send(last);
+        if (last !== undefined) this.output.send(last);
       },
     };
   }
