@@ -50,7 +50,8 @@ export async function runBridgedMcp(
   const session = new BridgeSession({
     relay,
     link,
-    write: (line) => void stdout.write(line),
+    write: (line) => stdout.write(line),
+    onDrain: (resume) => stdout.onDrain(resume),
     backpressure: pauseStdin,
   });
   try {

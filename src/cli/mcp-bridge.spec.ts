@@ -49,7 +49,7 @@ describe('BridgeSession', () => {
       announced,
       log,
     );
-    const bridge = new BridgeSession({ relay, link, write: (line) => lines.push(line) });
+    const bridge = new BridgeSession({ relay, link, write: (line) => void lines.push(line) });
     const messages = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     return { bridge, lines, messages, close: () => relay.close() };
   }

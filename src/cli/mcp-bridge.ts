@@ -124,8 +124,13 @@ export class ServerLink {
 export interface BridgeSessionOptions {
   readonly relay: McpRelay;
   readonly link: ServerLink;
-  /** Writes one protocol message (a line of JSON, newline included) to stdout. */
-  readonly write: (line: string) => void;
+  /**
+   * Writes one protocol message (a line of JSON, newline included) to stdout; `false` when the
+   * client reads slower than lines come (then {@link onDrain} says when to go on).
+   */
+  readonly write: (line: string) => boolean | void;
+  /** Calls `resume` once what waited to be written has been (at once if nothing waits). */
+  readonly onDrain?: (resume: () => void) => void;
   /** Stops (`true`) or resumes (`false`) reading stdin. */
   readonly backpressure?: (paused: boolean) => void;
 }
@@ -224,7 +229,10 @@ export class BridgeSession implements StdioSession {
             }
             responded ||= isResponse(message);
             this.learnVersion(value, message);
-            this.options.write(`${text}\n`);
+            const { onDrain } = this.options;
+            if (this.options.write(`${text}\n`) === false && onDrain !== undefined) {
+              return new Promise<void>((resume) => onDrain(resume));
+            }
           },
         );
         if (held.length > 0 && !signal.aborted) {

@@ -15,8 +15,12 @@ export class RelayError extends Error {
   }
 }
 
-/** Receives each message of an answer: parsed, as one line of text, and the HTTP status. */
-export type Deliver = (message: unknown, text: string, status: number) => void;
+/**
+ * Receives each message of an answer: parsed, as one line of text, and the HTTP status. A
+ * promise returned means "not now": no more of the answer is read until it settles, so a
+ * stream (a listen's notifications) waits in the server, which bounds it, rather than here.
+ */
+export type Deliver = (message: unknown, text: string, status: number) => void | Promise<void>;
 
 /** What came back for one POST once its last message was delivered. */
 export interface RelayAnswer {
@@ -112,6 +116,7 @@ export class McpRelay {
 async function read(response: IncomingMessage, url: URL, deliver: Deliver): Promise<RelayAnswer> {
   const status = response.statusCode ?? 0;
   const type = (response.headers['content-type'] ?? '').toLowerCase();
+  let wait: Promise<void> | undefined;
   const emit = (text: string) => {
     let message: unknown;
     try {
@@ -123,12 +128,18 @@ async function read(response: IncomingMessage, url: URL, deliver: Deliver): Prom
       );
     }
     // One line per message: the server writes compact JSON, but a line must never break.
-    deliver(message, text.includes('\n') ? JSON.stringify(message) : text, status);
+    const held = deliver(message, text.includes('\n') ? JSON.stringify(message) : text, status);
+    if (held !== undefined) wait = held;
   };
   try {
     if (type.startsWith('text/event-stream')) {
       const events = new SseEvents(emit);
-      for await (const chunk of response) events.push(chunk as Buffer);
+      for await (const chunk of response) {
+        events.push(chunk as Buffer);
+        // The socket is not read meanwhile: TCP holds the server's writes back.
+        if (wait !== undefined) await wait;
+        wait = undefined;
+      }
       events.end();
     } else {
       const chunks: Buffer[] = [];
