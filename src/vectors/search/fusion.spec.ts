@@ -53,12 +53,25 @@ describe('fuse with a floor', () => {
   it("leaves out what only the vector side found when it scores under the floor's share of the best", () => {
     const lexical = [hit('a', 9), hit('b', 1)];
     const vector = [hit('a', 0.9), hit('n1', 0.85), hit('n2', 0.3)];
-    // a 1; b 0 (found by its words: kept); n1 0.5·(0.55/0.6); n2 0 (a mere neighbour: out).
+    // a 1; b 0 (found by its words: kept, with no lexical floor given); n1 0.5·(0.55/0.6); n2 0 (a mere neighbour: out).
     expect(fuse(lexical, vector, 0.5, { floor: 0.25 }).map((h) => h.documentId)).toEqual([
       'a',
       'n1',
       'b',
     ]);
     expect(fuse(lexical, vector, 0.5).map((h) => h.documentId)).toEqual(['a', 'n1', 'b', 'n2']);
+  });
+
+  it('leaves out what only the lexical side found when it scores under its floor, never what both found', () => {
+    const lexical = [hit('a', 9), hit('w', 5), hit('common-word', 1), hit('both-weak', 1)];
+    const vector = [hit('a', 0.9), hit('both-weak', 0.5), hit('n', 0.1)];
+    // a 1; w 0.5·0.5 = 0.25; common-word 0 (lexical only: out); both-weak 0 + 0.5·0.5 (kept).
+    const ids = fuse(lexical, vector, 0.5, { floor: 0.25, lexicalFloor: 0.1 }).map(
+      (h) => h.documentId,
+    );
+    expect(ids).toEqual(['a', 'w', 'both-weak']);
+    expect(fuse(lexical, vector, 0.5, { floor: 0.25 }).map((h) => h.documentId)).toContain(
+      'common-word',
+    );
   });
 });
