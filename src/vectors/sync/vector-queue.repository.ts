@@ -123,6 +123,28 @@ export class VectorQueueRepository {
   }
 
   /**
+   * Of the documents lexical search should find (alive, with a body, not under one of
+   * `skipped`), how many have a lexical record of their revision under `analyzer`.
+   */
+  async lexicalCoverage(
+    analyzer: number,
+    skipped: readonly string[],
+  ): Promise<{ indexed: number; indexable: number }> {
+    const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS indexable,
+              count(*) FILTER (WHERE EXISTS (
+                SELECT 1 FROM kb_lexical_documents l
+                 WHERE l.document_id = d.document_id AND l.revision >= d.revision
+                   AND l.analyzer = $1))::int AS indexed
+         FROM kb_documents d
+        WHERE d.deleted_at IS NULL AND d.body <> ''
+          AND NOT (d.document_id LIKE ANY($2::text[]))`,
+      [analyzer, skipped],
+    );
+    return row;
+  }
+
+  /**
    * Moves the expiry of leases still held to `leaseMs` from now. Returns the documents whose
    * lease was renewed; the others were taken over (or ended) meanwhile.
    */
