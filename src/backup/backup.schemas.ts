@@ -23,7 +23,7 @@ export const restoreResultSchema = z.object({
   lexical_complete: z
     .boolean()
     .describe(
-      'Whether lexical search finds every one of them at this answer; if not, the rest follows in the background (GET /admin/vectors/status counts them under `lexical.documents`)',
+      'Whether lexical search finds every one of them at this answer; if not, the rest follows in the background (GET /admin/vectors/status counts them under `lexical_coverage`)',
     ),
   seconds: z.number(),
 });

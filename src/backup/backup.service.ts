@@ -179,9 +179,10 @@ export class BackupService {
 
   /**
    * The lexical pass over the restored documents, waited for at most RESTORE_LEXICAL_WAIT_MS
-   * (30 s: a proxy in front would cut a longer silence): it goes on in the background after, and a
-   * failure leaves the rest to the pipeline. Then how many documents search finds, of those
-   * it is to find (the pipeline's batches index some too, from the other end of the queue).
+   * (30 s: a proxy in front would cut a longer silence): it goes on in the background after,
+   * and a failure leaves the rest to the pipeline. Then how many documents search finds, of
+   * those it is to find (the pipeline's batches index some too, from the other end of the
+   * queue).
    */
   private async indexLexically(documents: number): Promise<{ indexed: number; indexable: number }> {
     const pass = this.vectors.indexLexicallyNow().then(
