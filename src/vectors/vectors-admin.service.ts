@@ -98,7 +98,9 @@ export class VectorsAdminService {
    */
   async indexLexicallyNow(onBatch?: (indexed: number) => void): Promise<number> {
     if (!this.config.vectorSyncEnabled) return 0;
-    const indexed = await this.lane.catchUp(onBatch);
+    // Every core: the knowledge base was empty a moment ago, and the threads yield to requests
+    // (they run niced).
+    const indexed = await this.lane.catchUp(onBatch, undefined, true);
     if (this.config.vectorWorkHere) this.worker.wake();
     return indexed;
   }

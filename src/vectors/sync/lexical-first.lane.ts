@@ -117,10 +117,13 @@ export class LexicalFirstLane {
    * The three stages of a batch use different resources, so they overlap: while one batch is
    * written (this loop and PostgreSQL), the next is analysed on the chunking threads and the
    * one after it read. The queue is walked from its end, away from the sync worker's claims.
+   * `spare`: the cores the chunking threads leave to requests analyse too (after a restore
+   * into an empty knowledge base, when little else is asked of them).
    */
   async catchUp(
     onBatch: (indexed: number) => void = () => undefined,
     signal: AbortSignal = new AbortController().signal,
+    spare = false,
   ): Promise<number> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
     const read = (after: QueueCursor | null) =>
@@ -134,7 +137,7 @@ export class LexicalFirstLane {
         const next = read({ queuedAt: last.queued_at, documentId: last.document_id });
         // Awaited below; a failure meanwhile must not count as unhandled.
         next.catch(() => undefined);
-        const write = await this.processor.analyseLexically(rows, signal);
+        const write = await this.processor.analyseLexically(rows, signal, spare);
         await writing;
         writing = write().then((count) => onBatch((indexed += count)));
         writing.catch(() => undefined);

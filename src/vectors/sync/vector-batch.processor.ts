@@ -215,13 +215,15 @@ export class VectorBatchProcessor {
   }
 
   /**
-   * The first half of {@link indexLexically}, on the chunking threads: resolves with what
-   * writes the result (on this loop and PostgreSQL) and resolves with how many documents it
-   * indexed, so that a caller can analyse the next documents while these are written.
+   * The first half of {@link indexLexically}, on the chunking threads (and with `spare`, on
+   * threads of the cores they leave to requests too): resolves with what writes the result
+   * (on this loop and PostgreSQL) and resolves with how many documents it indexed, so that a
+   * caller can analyse the next documents while these are written.
    */
   async analyseLexically(
     items: readonly LexicalWorkRow[],
     signal: AbortSignal,
+    spare = false,
   ): Promise<() => Promise<number>> {
     const indexable = items.filter((item) => !this.isSkipped(item));
     if (indexable.length === 0) return () => Promise.resolve(0);
@@ -230,6 +232,7 @@ export class VectorBatchProcessor {
       this.chunker,
       undefined,
       signal,
+      spare,
     );
     return async () => {
       await this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
