@@ -259,13 +259,21 @@ function gunzipped(body: Readable): AsyncIterable<Buffer> {
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 
-/** Rows into a COPY stream, waiting whenever PostgreSQL is behind. */
+/**
+ * Rows into a COPY stream, waiting whenever PostgreSQL is behind. PostgreSQL may refuse a row
+ * while the next ones are still being read and checked: its error is kept (an 'error' event
+ * nobody listened to would bring the process down) and thrown at the next write or the end.
+ */
 function sinkOf(stream: Writable, ended: () => void): RowSink {
+  let refused: Error | undefined;
+  stream.on('error', (error) => (refused ??= error));
   return {
     async write(rows) {
+      if (refused) throw refused;
       if (!stream.write(rows)) await once(stream, 'drain');
     },
     async end() {
+      if (refused) throw refused;
       await endCopy(stream);
       ended();
     },
