@@ -249,6 +249,18 @@ describe('backup and restore', () => {
       await expectEmpty();
     });
 
+    it('says a body that is not gzip is not a backup, and writes nothing', async () => {
+      const answer = await restore(target, Buffer.from('id,title\n1,a spreadsheet\n'));
+      expect(answer.status).toBe(422);
+      expect(answer.body).toEqual({
+        error: {
+          code: 'INVALID_BACKUP',
+          message: 'this is not an Agent Data backup (not gzip)',
+        },
+      });
+      await expectEmpty();
+    });
+
     it('refuses a backup with a byte corrupted in the middle, and writes nothing', async () => {
       const corrupt = Buffer.from(backup);
       corrupt[corrupt.length >> 1] ^= 0x40;

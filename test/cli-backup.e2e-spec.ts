@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import { idPath, insertIds } from './documents-helpers';
 import { agentData } from './support/agent-data-cli';
@@ -20,7 +21,12 @@ describe('agent-data backup and restore', () => {
 
   beforeAll(async () => {
     source = await startTestApp({ API_KEYS: `ops:${KEY}:admin` });
-    target = await startTestApp({ API_KEYS: `ops:${KEY}:admin`, VECTOR_SYNC_ENABLED: 'true' });
+    // The server answers a restore at once: the command waits until search finds them all.
+    target = await startTestApp({
+      API_KEYS: `ops:${KEY}:admin`,
+      VECTOR_SYNC_ENABLED: 'true',
+      RESTORE_LEXICAL_WAIT_MS: '0',
+    });
     await insertIds(
       await source.db.client(),
       Array.from({ length: 200 }, (_, i) => `cli/doc-${i}.md`),
@@ -59,6 +65,12 @@ describe('agent-data backup and restore', () => {
     expect(restored.stdout).toMatch(
       /^restored 200 documents, 0 earlier versions, 200 audit rows and 0 sources from .* in [\d.]+ s; search finds them now, their vectors follow\n$/,
     );
+    const search = await request(target.baseUrl)
+      .get('/search')
+      .query({ query: 'body of cli/doc-199.md', mode: 'lexical', limit: 1 })
+      .set('X-API-Key', KEY)
+      .expect(200);
+    expect(search.body.results[0].document_id).toBe('cli/doc-199.md');
     const document = await request(target.baseUrl)
       .get(idPath('cli/doc-7.md'))
       .set('X-API-Key', KEY)
@@ -97,6 +109,17 @@ describe('agent-data backup and restore', () => {
     });
     afterAll(() => new Promise((resolve) => cutting.close(resolve)));
 
+    it('leaves an earlier file as it was, with --force too', async () => {
+      const file = join(dir, 'earlier.backup.gz');
+      writeFileSync(file, 'the backup of yesterday');
+      const { port } = cutting.address() as AddressInfo;
+      const run = await cli({ baseUrl: `http://127.0.0.1:${port}` }, 'backup', file, '--force');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^agent-data: the backup did not arrive whole: .*\n$/);
+      expect(readFileSync(file, 'utf8')).toBe('the backup of yesterday');
+      expect(existsSync(`${file}.partial`)).toBe(false);
+    });
+
     it('leaves no file, and says why in one line', async () => {
       const file = join(dir, 'cut.backup.gz');
       const { port } = cutting.address() as AddressInfo;
@@ -108,10 +131,33 @@ describe('agent-data backup and restore', () => {
     });
   });
 
+  it('refuses to replace an existing file unless --force', async () => {
+    const file = join(dir, 'kept.backup.gz');
+    writeFileSync(file, 'the backup of yesterday');
+    const refused = await cli(source, 'backup', file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`agent-data: ${file} exists: pass --force to replace it\n`);
+    expect(readFileSync(file, 'utf8')).toBe('the backup of yesterday');
+
+    const replaced = await cli(source, 'backup', file, '--force', '--json');
+    expect(replaced.code).toBe(0);
+    expect(JSON.parse(replaced.stdout).tables.kb_documents).toBe(200);
+    expect(gunzipSync(readFileSync(file)).toString('utf8')).toMatch(/^AGENT-DATA-BACKUP 1\n/);
+  });
+
+  it('says a file that is not gzip is not a backup, before sending it', async () => {
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'some notes, not a backup');
+    const run = await cli(target, 'restore', file);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`agent-data: ${file} is not an Agent Data backup (not gzip)\n`);
+  });
+
   it('explains itself', async () => {
     const answer = await cli(source, 'backup', '--help');
     expect(answer.code).toBe(0);
-    expect(answer.stdout).toMatch(/^agent-data backup FILE/);
+    expect(answer.stdout).toMatch(/^agent-data backup FILE \[--force\]/);
+    expect(answer.stdout).toMatch(/--force +replace FILE if it exists/);
     const wrong = await cli(source, 'restore');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^agent-data: restore takes one FILE\n\nagent-data restore FILE/);

@@ -13,11 +13,17 @@ export const restoreResultSchema = z.object({
   lexically_indexed: z
     .number()
     .int()
-    .describe('Documents indexed for lexical search before this answer; vectors follow'),
+    .describe('Documents lexical search finds at this answer; vectors follow'),
+  lexically_indexable: z
+    .number()
+    .int()
+    .describe(
+      'Documents lexical search is to find: those alive, with a body, not under VECTOR_SKIP_PREFIXES',
+    ),
   lexical_complete: z
     .boolean()
     .describe(
-      'Whether every document was indexed lexically before the answer; if not, the rest follows in the background',
+      'Whether lexical search finds every one of them at this answer; if not, the rest follows in the background (GET /admin/vectors/status counts them under `lexical_coverage`)',
     ),
   seconds: z.number(),
 });

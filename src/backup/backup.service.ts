@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { Readable, type Writable } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { DomainError, ErrorCode } from '../common/domain-error';
+import { AppConfig } from '../config/app-config';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import type { Access } from '../documents/access';
 import { SERVER_VERSION } from '../mcp/server-info';
@@ -36,6 +37,7 @@ export class BackupService {
   constructor(
     private readonly repository: BackupRepository,
     private readonly vectors: VectorsAdminService,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -158,7 +160,7 @@ export class BackupService {
       throw refusalOf(error);
     }
     const documents = tables.kb_documents.rows;
-    const lexical = await this.indexLexically();
+    const lexical = await this.indexLexically(documents);
     const seconds = (Date.now() - started) / 1000;
     this.logger.log(
       `restored ${documents} documents, ${tables.kb_document_snapshots.rows} snapshots and ${tables.kb_audit.rows} audit rows from the backup of ${header.created_at} (schema ${header.schema}) in ${seconds.toFixed(1)} s`,
@@ -169,45 +171,43 @@ export class BackupService {
       created_at: header.created_at,
       audit_through: header.audit_through,
       lexically_indexed: lexical.indexed,
-      lexical_complete: lexical.complete,
+      lexically_indexable: lexical.indexable,
+      lexical_complete: lexical.indexed >= lexical.indexable,
       seconds,
     };
   }
 
   /**
-   * The lexical pass over the restored documents, waited for at most {@link LEXICAL_WAIT_MS}
-   * (a proxy in front would cut a longer silence): it goes on in the background after, and a
-   * failure leaves the rest to the pipeline.
+   * The lexical pass over the restored documents, waited for at most RESTORE_LEXICAL_WAIT_MS
+   * (30 s: a proxy in front would cut a longer silence): it goes on in the background after,
+   * and a failure leaves the rest to the pipeline. Then how many documents search finds, of
+   * those it is to find (the pipeline's batches index some too, from the other end of the
+   * queue).
    */
-  private async indexLexically(): Promise<{ indexed: number; complete: boolean }> {
-    let indexed = 0;
-    const pass = this.vectors
-      .indexLexicallyNow((sofar) => (indexed = sofar))
-      .then(
-        (all) => ({ indexed: all, complete: true }),
-        (error: Error) => {
-          this.logger.warn(
-            `lexical indexing after the restore stopped, the pipeline goes on with it: ${error.message}`,
-          );
-          return { indexed, complete: false };
-        },
-      );
+  private async indexLexically(documents: number): Promise<{ indexed: number; indexable: number }> {
+    const pass = this.vectors.indexLexicallyNow().then(
+      () => undefined,
+      (error: Error) => {
+        this.logger.warn(
+          `lexical indexing after the restore stopped, the pipeline goes on with it: ${error.message}`,
+        );
+      },
+    );
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), LEXICAL_WAIT_MS);
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.config.restoreLexicalWaitMs);
     });
-    const done = await Promise.race([pass, waited]);
+    await Promise.race([pass, waited]);
     clearTimeout(timer);
-    return done ?? { indexed, complete: false };
+    try {
+      return await this.vectors.lexicalCoverage();
+    } catch (error) {
+      // The restore is committed: the answer says so, with nothing known of the index.
+      this.logger.warn(`lexical search's coverage unknown: ${(error as Error).message}`);
+      return { indexed: 0, indexable: documents };
+    }
   }
 }
-
-/**
- * How long a restore's answer waits for the lexical pass: long enough for a knowledge base of
- * some thousands of documents, under the 60 s an ingress or load balancer allows a silent
- * request by default.
- */
-const LEXICAL_WAIT_MS = 30_000;
 
 const TABLE_WORDS: Record<string, string> = {
   kb_documents: 'documents',
@@ -234,20 +234,46 @@ function checkSchema(theirs: string, ours: string): void {
   }
 }
 
-/** The body, decompressed; a body that is not gzip fails as soon as it is read. */
+/**
+ * The body, decompressed; a body that does not start as gzip does (1f 8b) fails at its first
+ * bytes, saying so, rather than as a gzip stream cut short.
+ */
 function gunzipped(body: Readable): AsyncIterable<Buffer> {
   const gunzip = createGunzip();
+  let checked = 0;
+  const magic = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      for (let at = 0; checked < GZIP_MAGIC.length && at < chunk.length; at++, checked++) {
+        if (chunk[at] !== GZIP_MAGIC[checked]) {
+          done(new BackupInvalid('this is not an Agent Data backup (not gzip)'));
+          return;
+        }
+      }
+      done(null, chunk);
+    },
+  });
   body.on('error', (error) => gunzip.destroy(error));
-  return body.pipe(gunzip);
+  magic.on('error', (error) => gunzip.destroy(error));
+  return body.pipe(magic).pipe(gunzip);
 }
 
-/** Rows into a COPY stream, waiting whenever PostgreSQL is behind. */
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * Rows into a COPY stream, waiting whenever PostgreSQL is behind. PostgreSQL may refuse a row
+ * while the next ones are still being read and checked: its error is kept (an 'error' event
+ * nobody listened to would bring the process down) and thrown at the next write or the end.
+ */
 function sinkOf(stream: Writable, ended: () => void): RowSink {
+  let refused: Error | undefined;
+  stream.on('error', (error) => (refused ??= error));
   return {
     async write(rows) {
+      if (refused) throw refused;
       if (!stream.write(rows)) await once(stream, 'drain');
     },
     async end() {
+      if (refused) throw refused;
       await endCopy(stream);
       ended();
     },

@@ -100,6 +100,8 @@ export class AppConfig {
   readonly vectorRetryBaseMs: number;
   /** A worker's hold on a document: work not done within it is aborted and retried; a crashed worker's documents come back after it. */
   readonly vectorLeaseMs: number;
+  /** `RESTORE_LEXICAL_WAIT_MS`: how long a restore's answer waits for its lexical pass. */
+  readonly restoreLexicalWaitMs: number;
   /** Most texts in one embeddings request. */
   readonly embeddingsBatchSize: number;
   /** Token limit of one embeddings input; chunks are cut to stay under it. */

@@ -182,6 +182,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vectorMaxAttempts: integer(read, 'VECTOR_MAX_ATTEMPTS', 1, 100),
     vectorRetryBaseMs: integer(read, 'VECTOR_RETRY_BASE_MS', 10, 3_600_000),
     vectorLeaseMs: integer(read, 'VECTOR_LEASE_MS', 1000, 600_000),
+    restoreLexicalWaitMs: integer(read, 'RESTORE_LEXICAL_WAIT_MS', 0, 600_000),
     embeddingsBatchSize: integer(read, 'EMBEDDINGS_BATCH_SIZE', 1, 2048),
     embeddingsMaxInputTokens: optionalInteger(read, 'EMBEDDINGS_MAX_INPUT_TOKENS', 64, 1_000_000),
     openaiTimeoutMs: integer(read, 'OPENAI_TIMEOUT_MS', 100, 600_000),

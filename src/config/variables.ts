@@ -438,6 +438,12 @@ export const VARIABLES = {
     meaning: 'threads that chunk and embed (local embedder) beside the request loop',
     fallback: 'cores − 1, between 1 and 4',
   },
+  RESTORE_LEXICAL_WAIT_MS: {
+    group: 'Vector pipeline',
+    meaning:
+      "longest a restore's answer waits for lexical search to find the restored documents (the rest follows, and `agent-data restore` shows it); keep it under your proxy's timeout",
+    value: '30000',
+  },
   VECTOR_MAX_ATTEMPTS: {
     group: 'Vector pipeline',
     meaning: 'attempts before `error`',

@@ -57,6 +57,17 @@ export const vectorsStatusSchema = z
           ),
       })
       .describe("This server's in-memory lexical index"),
+    lexical_coverage: z
+      .object({
+        indexed: z.number().int().describe('Documents lexical search finds at their revision'),
+        indexable: z
+          .number()
+          .int()
+          .describe('Documents it is to find: alive, with a body, not under VECTOR_SKIP_PREFIXES'),
+      })
+      .describe(
+        'How far lexical search has come, from the database (after a restore: how many it finds yet)',
+      ),
   })
   .catchall(z.unknown());
 export type VectorsStatus = z.output<typeof vectorsStatusSchema>;

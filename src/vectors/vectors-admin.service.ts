@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { callVectorWorker } from '../cluster/vector-worker.client';
 import { AppConfig } from '../config/app-config';
 import type { Access } from '../documents/access';
-import { validatePrefix } from '../documents/document-id';
+import { escapeLike, validatePrefix } from '../documents/document-id';
+import { ANALYZER_VERSION } from './text/analyzer';
 import { LexicalStore } from './lexical/lexical.store';
 import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
@@ -36,11 +37,12 @@ export class VectorsAdminService {
       // The pipeline, the index and the embedder are the vector worker's: it tells.
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
-    const [{ counts, leased }, pending, errors] = await Promise.all([
+    const [{ counts, leased }, pending, errors, coverage] = await Promise.all([
       this.queue.statusCounts(),
       this.queue.pending(),
       // Only documents the caller may read are named.
       this.queue.errors(10, access.readablePatterns() ?? null),
+      this.lexicalCoverage(),
     ]);
     const report: VectorQueueReport = {
       counts,
@@ -73,6 +75,7 @@ export class VectorsAdminService {
       },
       store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
       lexical: { ...this.lexical.stats, semantic_model: this.lexical.semanticModel ?? null },
+      lexical_coverage: coverage,
     };
   }
 
@@ -95,8 +98,19 @@ export class VectorsAdminService {
    */
   async indexLexicallyNow(onBatch?: (indexed: number) => void): Promise<number> {
     if (!this.config.vectorSyncEnabled) return 0;
-    const indexed = await this.lane.catchUp(onBatch);
+    // Every core: the knowledge base was empty a moment ago, and the threads yield to requests
+    // (they run niced).
+    const indexed = await this.lane.catchUp(onBatch, undefined, true);
     if (this.config.vectorWorkHere) this.worker.wake();
     return indexed;
+  }
+
+  /**
+   * Of the documents lexical search should find, how many it finds: those indexed at their
+   * revision, by the lexical pass or by the pipeline's batches.
+   */
+  async lexicalCoverage(): Promise<{ indexed: number; indexable: number }> {
+    const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
+    return this.queue.lexicalCoverage(ANALYZER_VERSION, skipped);
   }
 }

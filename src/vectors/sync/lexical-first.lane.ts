@@ -9,6 +9,11 @@ import { QueueCursor, VectorQueueRepository } from './vector-queue.repository';
 
 /** Documents read and indexed lexically at a time. */
 const LEXICAL_BATCH = 64;
+/**
+ * Documents at a time of {@link LexicalFirstLane.catchUp}: a restore's thousands are read,
+ * analysed and written in fewer, larger statements (a 4 KB document's batch is about 1 MB).
+ */
+const CATCH_UP_BATCH = 256;
 /** Sleep when nothing is behind, unless woken sooner. */
 const IDLE_MS = 5000;
 /** Back off after a failure (PostgreSQL away, the chunking threads busy). */
@@ -104,21 +109,44 @@ export class LexicalFirstLane {
   }
 
   /**
-   * Indexes lexically every pending document whose record is not of its revision, now, in
-   * queue order, whether or not the lane runs (after a restore every document is pending and
-   * none is indexed); resolves with how many it indexed, told after each batch to `onBatch`.
+   * Indexes lexically every pending document whose record is not of its revision, now,
+   * whether or not the lane runs (after a restore every document is pending and none is
+   * indexed); resolves with how many it indexed, told after each batch to `onBatch`.
    * Failures are the caller's.
+   *
+   * The three stages of a batch use different resources, so they overlap: while one batch is
+   * written (this loop and PostgreSQL), the next is analysed on the chunking threads and the
+   * one after it read. The queue is walked from its end, away from the sync worker's claims.
+   * `spare`: the cores the chunking threads leave to requests analyse too (after a restore
+   * into an empty knowledge base, when little else is asked of them).
    */
   async catchUp(
     onBatch: (indexed: number) => void = () => undefined,
     signal: AbortSignal = new AbortController().signal,
+    spare = false,
   ): Promise<number> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
+    const read = (after: QueueCursor | null) =>
+      this.queue.lexicalBehind(after, ANALYZER_VERSION, skipped, CATCH_UP_BATCH, true);
     let indexed = 0;
-    for (let done = await this.step(null, skipped, signal); done;) {
-      indexed += done.indexed;
-      onBatch(indexed);
-      done = await this.step(done.cursor, skipped, signal);
+    let writing: Promise<void> = Promise.resolve();
+    try {
+      let rows = await read(null);
+      while (rows.length > 0) {
+        const last = rows[rows.length - 1];
+        const next = read({ queuedAt: last.queued_at, documentId: last.document_id });
+        // Awaited below; a failure meanwhile must not count as unhandled.
+        next.catch(() => undefined);
+        const write = await this.processor.analyseLexically(rows, signal, spare);
+        await writing;
+        writing = write().then((count) => onBatch((indexed += count)));
+        writing.catch(() => undefined);
+        rows = await next;
+      }
+      await writing;
+    } finally {
+      // A batch's write in flight when a later stage failed ends before the caller is told.
+      await writing.catch(() => undefined);
     }
     return indexed;
   }

@@ -211,16 +211,33 @@ export class VectorBatchProcessor {
    * embedder, slower by far, gets to them. Skipped documents are left to the batches.
    */
   async indexLexically(items: readonly LexicalWorkRow[], signal: AbortSignal): Promise<number> {
+    return (await this.analyseLexically(items, signal))();
+  }
+
+  /**
+   * The first half of {@link indexLexically}, on the chunking threads (and with `spare`, on
+   * threads of the cores they leave to requests too): resolves with what writes the result
+   * (on this loop and PostgreSQL) and resolves with how many documents it indexed, so that a
+   * caller can analyse the next documents while these are written.
+   */
+  async analyseLexically(
+    items: readonly LexicalWorkRow[],
+    signal: AbortSignal,
+    spare = false,
+  ): Promise<() => Promise<number>> {
     const indexable = items.filter((item) => !this.isSkipped(item));
-    if (indexable.length === 0) return 0;
+    if (indexable.length === 0) return () => Promise.resolve(0);
     const prepared = await this.pool.prepare(
       indexable.map((i) => ({ id: i.document_id, title: i.title, body: i.body })),
       this.chunker,
       undefined,
       signal,
+      spare,
     );
-    await this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
-    return indexable.length;
+    return async () => {
+      await this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
+      return indexable.length;
+    };
   }
 
   private async writeLexical(

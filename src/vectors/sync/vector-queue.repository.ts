@@ -31,13 +31,18 @@ export interface LexicalWorkRow {
   title: string;
   tags: string[];
   body: string;
-  /** Where it stands in the queue: the cursor of the next read starts after it. */
-  queued_at: Date;
+  /**
+   * Where it stands in the queue: the cursor of the next read starts after it. As PostgreSQL
+   * writes it, to the microsecond: a Date's milliseconds would put the cursor before the rows
+   * of its own millisecond, or (walking backwards) past them all.
+   */
+  queued_at: string;
 }
 
 /** A place in the queue of pending documents: queue time, then id. */
 export interface QueueCursor {
-  readonly queuedAt: Date;
+  /** A `timestamptz` as PostgreSQL writes it (see LexicalWorkRow). */
+  readonly queuedAt: string;
   readonly documentId: string;
 }
 
@@ -88,27 +93,55 @@ export class VectorQueueRepository {
    * that of their revision (under this analyzer), leaving out deleted ones and those whose id
    * starts with one of `skipped` (LIKE patterns). Reads the pending index from the cursor on:
    * the documents already indexed lexically and waiting to be embedded are passed once.
+   * `newestFirst` walks the queue from its end backwards (`after` then means before): the
+   * sync worker claims from its head, so the two meet in the middle rather than analysing
+   * the same documents side by side.
    */
   async lexicalBehind(
     after: QueueCursor | null,
     analyzer: number,
     skipped: readonly string[],
     limit: number,
+    newestFirst = false,
   ): Promise<LexicalWorkRow[]> {
+    const [beyond, order] = newestFirst ? ['<', 'DESC'] : ['>', 'ASC'];
     return this.dataSource.query(
-      `SELECT d.document_id, d.revision, d.title, d.tags, d.body, d.vector_queued_at AS queued_at
+      `SELECT d.document_id, d.revision, d.title, d.tags, d.body,
+              d.vector_queued_at::text AS queued_at
          FROM kb_documents d
         WHERE d.vector_status = 'pending'
-          AND ($1::timestamptz IS NULL OR (d.vector_queued_at, d.document_id) > ($1, $2::text))
+          AND ($1::timestamptz IS NULL OR (d.vector_queued_at, d.document_id) ${beyond} ($1, $2::text))
           AND d.deleted_at IS NULL AND d.body <> ''
           AND NOT (d.document_id LIKE ANY($4::text[]))
           AND NOT EXISTS (SELECT 1 FROM kb_lexical_documents l
                            WHERE l.document_id = d.document_id AND l.revision >= d.revision
                              AND l.analyzer = $3)
-        ORDER BY d.vector_queued_at, d.document_id
+        ORDER BY d.vector_queued_at ${order}, d.document_id ${order}
         LIMIT $5`,
       [after?.queuedAt ?? null, after?.documentId ?? null, analyzer, skipped, limit],
     );
+  }
+
+  /**
+   * Of the documents lexical search should find (alive, with a body, not under one of
+   * `skipped`), how many have a lexical record of their revision under `analyzer`.
+   */
+  async lexicalCoverage(
+    analyzer: number,
+    skipped: readonly string[],
+  ): Promise<{ indexed: number; indexable: number }> {
+    const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS indexable,
+              count(*) FILTER (WHERE EXISTS (
+                SELECT 1 FROM kb_lexical_documents l
+                 WHERE l.document_id = d.document_id AND l.revision >= d.revision
+                   AND l.analyzer = $1))::int AS indexed
+         FROM kb_documents d
+        WHERE d.deleted_at IS NULL AND d.body <> ''
+          AND NOT (d.document_id LIKE ANY($2::text[]))`,
+      [analyzer, skipped],
+    );
+    return row;
   }
 
   /**

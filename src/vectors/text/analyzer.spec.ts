@@ -1,4 +1,5 @@
-import { analyze, queryTerms, termCounts } from './analyzer';
+import fc from 'fast-check';
+import { analyze, camelPieces, queryTerms, termCounts } from './analyzer';
 
 const terms = (text: string) => {
   const out: string[] = [];
@@ -141,5 +142,36 @@ describe('command-line options', () => {
 
   it('stay in a query where their words are stop words', () => {
     expect([...queryTerms('ls -a --all').terms.keys()]).toEqual(['ls', '-a', '--all']);
+  });
+});
+
+describe('camelPieces', () => {
+  /** The pieces as three replacements cut them, for every part (no shortcut). */
+  const byReplacements = (part: string) =>
+    part
+      .replace(/(\p{Ll})(\p{Lu})/gu, '$1\u0000$2')
+      .replace(/(\p{N})(\p{Lu}\p{Ll})/gu, '$1\u0000$2')
+      .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1\u0000$2')
+      .split('\u0000')
+      .filter((piece) => piece !== '');
+
+  it('cuts any part as the replacements do, whether or not it takes the shortcut', () => {
+    const letters = fc.constantFrom(...'aZé1Éß9_İDž𐐀𐐨xQ'.match(/./gu)!);
+    fc.assert(
+      fc.property(fc.array(letters, { maxLength: 12 }), (chars) => {
+        const part = chars.join('');
+        expect(camelPieces(part)).toEqual(byReplacements(part));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(camelPieces('maxRetries')).toEqual(['max', 'Retries']);
+    expect(camelPieces('Document')).toEqual(['Document']);
+  });
+
+  it('gives a token the same terms the second time (from memory) as the first', () => {
+    const text = 'The QuickStart guide sets maxRetries in src/app.config.ts, Ünïcödé too.';
+    expect(terms(text)).toEqual(terms(text));
+    expect(terms(text)).toContain('quickstart');
+    expect(terms(text)).toContain('src/app.config.ts');
   });
 });

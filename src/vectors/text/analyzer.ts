@@ -42,6 +42,7 @@ const WORD_CHAR = `[^\\s${CJK}\\p{P}\\p{S}\\p{C}\\p{Z}]|_`;
 /** A CJK run, or a compound: word characters joined by single connectors. */
 const TOKEN = new RegExp(`([${CJK}]+)|((?:${WORD_CHAR})+(?:[._\\-/:@](?:${WORD_CHAR})+)*)`, 'gu');
 const CONNECTORS = /[._\-/:@]+/u;
+const CONNECTOR = /[._\-/:@]/;
 const LATIN_WORD = /^\p{Script=Latin}+$/u;
 const CYRILLIC_WORD = /^\p{Script=Cyrillic}+$/u;
 const ARABIC_WORD = /^\p{Script=Arabic}+$/u;
@@ -67,22 +68,7 @@ export function analyze(text: string, emit: TermSink): void {
       else for (let i = 0; i + 1 < run.length; i++) emit(run[i] + run[i + 1], false, true);
       continue;
     }
-    const token = match[2];
-    const parts = token.split(CONNECTORS).filter((p) => p !== '');
-    let words = 0;
-    for (const part of parts.slice(0, MAX_PARTS)) {
-      const pieces = camelPieces(part);
-      if (pieces.length > 1 && parts.length > 1)
-        emit(bounded(fold(part.toLowerCase())), false, false);
-      for (const piece of pieces.slice(0, MAX_PARTS)) {
-        const word = fold(piece.toLowerCase()).replace(/_/g, '');
-        if (word === '') continue;
-        words++;
-        if (STOP.has(word)) emit(word, true, true);
-        else emit(bounded(stemOf(word)), false, true);
-      }
-    }
-    if (words > 1) emit(bounded(fold(token.toLowerCase())), false, false);
+    for (const [term, stop, word] of tokenTerms(match[2])) emit(term, stop, word);
   }
   if (!normalized.includes('-')) return;
   for (const [, name, value] of normalized.matchAll(OPTION)) {
@@ -90,6 +76,55 @@ export function analyze(text: string, emit: TermSink): void {
     emit(bounded(option), false, false);
     if (value !== undefined) emit(bounded(option + fold(value.toLowerCase())), false, false);
   }
+}
+
+/** A token's terms as `analyze` emits them: the term, whether a stop word, whether a word. */
+type TokenTerm = readonly [string, boolean, boolean];
+
+/**
+ * The terms of one token (a compound or a word), remembered: a token's terms depend on it
+ * alone, and a corpus says its words again and again, so most tokens of a document cost one
+ * lookup rather than a dozen Unicode regular expressions (the analysis was most of the time a
+ * restore took to index its documents lexically).
+ */
+function tokenTerms(token: string): readonly TokenTerm[] {
+  let found = tokens.get(token);
+  if (found === undefined) {
+    found = analyzeToken(token);
+    if (token.length <= TOKEN_KEPT_CHARS) {
+      if (tokens.size >= TOKENS_KEPT) tokens.clear();
+      tokens.set(token, found);
+    }
+  }
+  return found;
+}
+
+const tokens = new Map<string, readonly TokenTerm[]>();
+/**
+ * Tokens remembered at most, each at most TOKEN_KEPT_CHARS long (long identifiers seldom
+ * repeat): a few megabytes, within a chunking thread's small heap.
+ */
+const TOKENS_KEPT = 50_000;
+const TOKEN_KEPT_CHARS = 40;
+
+function analyzeToken(token: string): TokenTerm[] {
+  const out: TokenTerm[] = [];
+  const parts = CONNECTOR.test(token) ? token.split(CONNECTORS).filter((p) => p !== '') : [token];
+  let words = 0;
+  for (const part of parts.slice(0, MAX_PARTS)) {
+    const pieces = camelPieces(part);
+    if (pieces.length > 1 && parts.length > 1)
+      out.push([bounded(fold(part.toLowerCase())), false, false]);
+    for (const piece of pieces.slice(0, MAX_PARTS)) {
+      const word = fold(piece.toLowerCase()).replace(/_/g, '');
+      if (word === '') continue;
+      words++;
+      if (STOP.has(word)) out.push([word, true, true]);
+      else out.push([bounded(stemOf(word)), false, true]);
+    }
+  }
+  if (words > 1) out.push([bounded(fold(token.toLowerCase())), false, false]);
+  return out;
 }
 
 /** A text's term frequencies, and its length in words that are not stop words. */
@@ -139,8 +174,13 @@ export function queryTerms(text: string): QueryTerms {
   return { terms, stopWordsOnly: false, written };
 }
 
-/** camelCase, PascalCase and ACRONYMWord pieces of one part: `maxRetries` → `max`, `Retries`. */
-function camelPieces(part: string): string[] {
+/**
+ * camelCase, PascalCase and ACRONYMWord pieces of one part: `maxRetries` → `max`, `Retries`.
+ * Every split falls before an upper-case letter that is not the first: a part with none (most
+ * words of prose) is one piece, without the three replacements.
+ */
+export function camelPieces(part: string): string[] {
+  if (!UPPER.test(part.slice(1))) return part === '' ? [] : [part];
   return part
     .replace(/(\p{Ll})(\p{Lu})/gu, '$1\u0000$2')
     .replace(/(\p{N})(\p{Lu}\p{Ll})/gu, '$1\u0000$2')
@@ -148,6 +188,8 @@ function camelPieces(part: string): string[] {
     .split('\u0000')
     .filter((piece) => piece !== '');
 }
+
+const UPPER = /\p{Lu}/u;
 
 /** Latin letters without their accents; other scripts as they are. */
 function fold(text: string): string {

@@ -1,4 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
@@ -33,6 +34,8 @@ const TASK_CHARS = 512 * 1024;
 const WORK_HEAP_MB = 96;
 /** A trained model's thread stops this soon after: its heap (some 300 MB at 5 000 documents) goes with it. */
 const TRAINING_IDLE_MS = 1000;
+/** The spare cores' threads (see {@link VectorWorkPool.prepare}'s `spare`) stop this soon after. */
+const SPARE_IDLE_MS = 5000;
 
 /**
  * The worker threads that chunk documents and compute local embeddings, so that this CPU
@@ -47,6 +50,12 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
   /** The latent-semantic model's training, on a thread of its own that stops once done. */
   private readonly training: Piscina;
   private readonly threads: number;
+  /**
+   * Threads on the cores VECTOR_WORK_THREADS leaves to the request loop, for work that has
+   * the machine to itself (a restore's lexical pass, on a knowledge base that was empty).
+   */
+  private readonly spare: Piscina | undefined;
+  private readonly spareThreads: number;
 
   constructor(config: AppConfig) {
     this.threads = config.vectorWorkThreads;
@@ -61,6 +70,21 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
       niceIncrement: NICE_INCREMENT,
       resourceLimits: { maxOldGenerationSizeMb: WORK_HEAP_MB, maxYoungGenerationSizeMb: 16 },
     });
+    this.spareThreads = Math.max(0, Math.min(4, availableParallelism()) - this.threads);
+    this.spare =
+      this.spareThreads === 0
+        ? undefined
+        : new Piscina({
+            filename: threadFile(),
+            name: 'default',
+            workerData: { chunks: true },
+            minThreads: 0,
+            maxThreads: this.spareThreads,
+            maxQueue: this.spareThreads * 4,
+            idleTimeout: SPARE_IDLE_MS,
+            niceIncrement: NICE_INCREMENT,
+            resourceLimits: { maxOldGenerationSizeMb: WORK_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+          });
     this.training = new Piscina({
       filename: threadFile(),
       name: 'default',
@@ -76,18 +100,20 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
    * embedder in the same pass. Documents go to the threads in tasks of about
    * {@link TASK_CHARS} characters (one per thread at a time), so that each result comes back
    * as a message the request loop takes in a few milliseconds, not one of sixteen
-   * megabytes. Rejects when a task fails or `signal` aborts it.
+   * megabytes. Rejects when a task fails or `signal` aborts it. With `spare`, the cores left
+   * to the request loop take tasks too.
    */
   async prepare(
     documents: readonly WorkDocument[],
     chunker: ChunkerOptions,
     localDimensions: number | undefined,
     signal?: AbortSignal,
+    spare = false,
   ): Promise<{ chunks: PreparedChunk[][]; records: LexicalRecord[]; vectors?: Float32Array[] }> {
     const groups = inGroups(documents, TASK_CHARS);
     const results: PrepareResult[] = new Array(groups.length);
     let next = 0;
-    const lane = async () => {
+    const lane = async (pool: Piscina) => {
       while (next < groups.length) {
         const at = next++;
         const task: PrepareTask = {
@@ -96,10 +122,14 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
           chunker,
           localDimensions,
         };
-        results[at] = (await this.pool.run(task, { signal })) as PrepareResult;
+        results[at] = (await pool.run(task, { signal })) as PrepareResult;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.threads, groups.length) }, lane));
+    const pools = [
+      ...Array.from({ length: this.threads }, () => this.pool),
+      ...Array.from({ length: spare && this.spare ? this.spareThreads : 0 }, () => this.spare!),
+    ];
+    await Promise.all(pools.slice(0, groups.length).map(lane));
     return {
       chunks: results.flatMap((result) => result.chunks),
       records: results.flatMap((result) => result.records),
@@ -140,7 +170,7 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([this.pool.destroy(), this.training.destroy()]);
+    await Promise.all([this.pool.destroy(), this.training.destroy(), this.spare?.destroy()]);
   }
 }
 
