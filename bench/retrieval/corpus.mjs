@@ -33,6 +33,14 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * Packages of the corpus installed under another name: the version the queries were judged
+ * on, kept as a devDependency alias where the product itself needs another (chokidar 5 watches
+ * folders for the sources; chokidar 4.0.3 is the documentation queries.json grades). Ids and
+ * `source.package` keep the package's own name.
+ */
+export const INSTALLED_AS = { chokidar: 'chokidar-4' };
+
 /** Packages whose documentation makes the corpus (sorted when built). */
 export const PACKAGES = [
   '@eslint/config-array',
@@ -112,10 +120,12 @@ const MARKDOWN = /\.(md|markdown)$/i;
 /**
  * @param {string} rootDir the project root (holds package-lock.json and node_modules/)
  * @param {{ warn?: (message: string) => void, packages?: string[], idPrefix?: string,
- *   exclude?: Record<string, string[]>, licences?: string[] }} [options] the packages
- *   (default PACKAGES), the first segment of every id (default `pkg`), files left out per
- *   package (default EXCLUDE) and the licences accepted (default PERMISSIVE; a package under
- *   an SPDX `(A OR B)` choice is accepted when one of them is, and recorded with that one)
+ *   exclude?: Record<string, string[]>, licences?: string[],
+ *   installedAs?: Record<string, string> }} [options] the packages (default PACKAGES), the
+ *   first segment of every id (default `pkg`), files left out per package (default EXCLUDE),
+ *   the licences accepted (default PERMISSIVE; a package under an SPDX `(A OR B)` choice is
+ *   accepted when one of them is, and recorded with that one) and the folders of node_modules
+ *   some packages are installed under (default INSTALLED_AS)
  * @returns {Promise<{document_id: string, title: string, body: string, licence: string,
  *   source: {package: string, version: string, file: string, section: number | null,
  *   licence: string, licence_file: string | null}}[]>}
@@ -128,19 +138,21 @@ export async function buildCorpus(
     idPrefix = 'pkg',
     exclude = EXCLUDE,
     licences = PERMISSIVE,
+    installedAs = INSTALLED_AS,
   } = {},
 ) {
   const lock = JSON.parse(readFileSync(join(rootDir, 'package-lock.json'), 'utf8'));
   const documents = [];
   for (const name of [...packages].sort()) {
-    const dir = join(rootDir, 'node_modules', name);
+    const installed = installedAs[name] ?? name;
+    const dir = join(rootDir, 'node_modules', installed);
     const manifestPath = join(dir, 'package.json');
     if (!existsSync(manifestPath)) {
       warn(`corpus: ${name} is not installed; skipped`);
       continue;
     }
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-    const locked = lock.packages?.[`node_modules/${name}`]?.version;
+    const locked = lock.packages?.[`node_modules/${installed}`]?.version;
     if (locked === undefined || locked !== manifest.version) {
       warn(`corpus: ${name} ${manifest.version} is not the locked version (${locked}); skipped`);
       continue;
@@ -158,7 +170,7 @@ export async function buildCorpus(
       package: name,
       version: manifest.version,
       licence,
-      licence_file: licenceFile ? `node_modules/${name}/${licenceFile}` : null,
+      licence_file: licenceFile ? `node_modules/${installed}/${licenceFile}` : null,
     };
     for (const file of markdownFiles(dir)) {
       if ((exclude[name] ?? []).includes(file)) continue;
