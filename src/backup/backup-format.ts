@@ -271,3 +271,6 @@ export function migrationTime(name: string): number {
   const match = /(\d{13})$/.exec(name);
   return match ? Number(match[1]) : Number.NaN;
 }
+
+/** The first two bytes of every gzip stream, and so of every backup. */
+export const GZIP_MAGIC: readonly number[] = [0x1f, 0x8b];

@@ -15,6 +15,7 @@ import {
   BACKUP_MAGIC,
   BackupInvalid,
   END_OF_TABLE,
+  GZIP_MAGIC,
   migrationTime,
   readBackup,
   TableHash,
@@ -256,8 +257,6 @@ function gunzipped(body: Readable): AsyncIterable<Buffer> {
   magic.on('error', (error) => gunzip.destroy(error));
   return body.pipe(magic).pipe(gunzip);
 }
-
-const GZIP_MAGIC = [0x1f, 0x8b];
 
 /**
  * Rows into a COPY stream, waiting whenever PostgreSQL is behind. PostgreSQL may refuse a row

@@ -4,7 +4,7 @@ import { Readable, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import { BackupInvalid, readBackup, type RowSink } from '../backup/backup-format';
+import { BackupInvalid, GZIP_MAGIC, readBackup, type RowSink } from '../backup/backup-format';
 import { progressBar } from './progress-bar';
 import { SERVER_OPTIONS, serverClient } from './server-client';
 import { CommandUsageError, help, out } from './usage-error';
@@ -190,12 +190,12 @@ async function untilSearchable(
   };
 }
 
-/** Whether `file` starts as gzip does (1f 8b). */
+/** Whether `file` starts as gzip does. */
 async function isGzip(file: string): Promise<boolean> {
   const handle = await open(file, 'r');
   try {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(2), 0, 2, 0);
-    return bytesRead === 2 && buffer[0] === 0x1f && buffer[1] === 0x8b;
+    return bytesRead === GZIP_MAGIC.length && GZIP_MAGIC.every((byte, i) => buffer[i] === byte);
   } finally {
     await handle.close();
   }

@@ -62,13 +62,19 @@ export function plannedPoolSize(total: number): number {
 export class PreparedStatements implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   private readonly current = new AsyncLocalStorage<Transaction>();
-  /** The named statements' own pool, made on first use (`null`: they use TypeORM's). */
-  private planned: Pool | null | undefined;
+  /** The named statements' own pool (TypeORM's when `DB_POOL_SIZE` is not split). */
+  private readonly named: Pool;
+  /** Whether {@link named} is this class's own, to end on shutdown. */
+  private readonly ownsNamed: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: AppConfig,
-  ) {}
+    config: AppConfig,
+  ) {
+    const size = plannedPoolSize(config.dbPoolSize);
+    this.ownsNamed = size > 0;
+    this.named = this.ownsNamed ? this.plannedPool(size) : this.pool();
+  }
 
   /** The rows of the named prepared statement `name` (`text`, run with `values`). */
   async query<T extends object>(name: string, text: string, values: unknown[]): Promise<T[]> {
@@ -76,7 +82,7 @@ export class PreparedStatements implements OnApplicationShutdown {
     if (transaction !== undefined && !transaction.ended) {
       return inTransaction<T>(transaction, { name, text, values });
     }
-    const client = await this.namedPool().connect();
+    const client = await this.named.connect();
     let broken: Error | undefined;
     // A checked-out client has no listener of the pool's: a connection that fails while
     // no statement runs on it (PostgreSQL restarting just before the query, or just after)
@@ -166,9 +172,7 @@ export class PreparedStatements implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const planned = this.planned;
-    this.planned = undefined;
-    await planned?.end();
+    if (this.ownsNamed && !this.named.ended) await this.named.end();
   }
 
   private pool(): Pool {
@@ -178,15 +182,9 @@ export class PreparedStatements implements OnApplicationShutdown {
   /**
    * The pool of the named statements: TypeORM's connection options, its share of
    * `DB_POOL_SIZE`, and sessions that keep generic plans (set as each connection opens, before
-   * its first statement: a client runs its queries in order).
+   * its first statement: a client runs its queries in order). It connects on first use.
    */
-  private namedPool(): Pool {
-    if (this.planned !== undefined) return this.planned ?? this.pool();
-    const size = plannedPoolSize(this.config.dbPoolSize);
-    if (size === 0) {
-      this.planned = null;
-      return this.pool();
-    }
+  private plannedPool(size: number): Pool {
     const pool = new Pool({ ...this.pool().options, max: size });
     pool.on('connect', (client) => {
       // A connection lost meanwhile fails its first statement too, and is dropped then.
@@ -199,7 +197,6 @@ export class PreparedStatements implements OnApplicationShutdown {
     // An idle connection that fails (PostgreSQL restarting) is dropped by the pool; without a
     // listener its error would end the process.
     pool.on('error', (error) => this.logger.debug(`a pooled connection failed: ${error.message}`));
-    this.planned = pool;
     return pool;
   }
 }

@@ -59,32 +59,10 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
 
   constructor(config: AppConfig) {
     this.threads = config.vectorWorkThreads;
-    this.pool = new Piscina({
-      filename: threadFile(),
-      name: 'default',
-      workerData: { chunks: true },
-      minThreads: 0,
-      maxThreads: config.vectorWorkThreads,
-      maxQueue: config.vectorWorkThreads * 4,
-      idleTimeout: IDLE_MS,
-      niceIncrement: NICE_INCREMENT,
-      resourceLimits: { maxOldGenerationSizeMb: WORK_HEAP_MB, maxYoungGenerationSizeMb: 16 },
-    });
+    this.pool = chunkingThreads(config.vectorWorkThreads, IDLE_MS);
     this.spareThreads = Math.max(0, Math.min(4, availableParallelism()) - this.threads);
     this.spare =
-      this.spareThreads === 0
-        ? undefined
-        : new Piscina({
-            filename: threadFile(),
-            name: 'default',
-            workerData: { chunks: true },
-            minThreads: 0,
-            maxThreads: this.spareThreads,
-            maxQueue: this.spareThreads * 4,
-            idleTimeout: SPARE_IDLE_MS,
-            niceIncrement: NICE_INCREMENT,
-            resourceLimits: { maxOldGenerationSizeMb: WORK_HEAP_MB, maxYoungGenerationSizeMb: 16 },
-          });
+      this.spareThreads === 0 ? undefined : chunkingThreads(this.spareThreads, SPARE_IDLE_MS);
     this.training = new Piscina({
       filename: threadFile(),
       name: 'default',
@@ -194,4 +172,22 @@ function threadFile(): string {
   return __filename.endsWith('.ts')
     ? join(__dirname, 'vector-work.thread-ts.js')
     : join(__dirname, 'vector-work.thread.js');
+}
+
+/**
+ * Threads that chunk, analyse and embed (niced, their heaps bounded), at most `threads` of
+ * them with four tasks queued each, gone after `idleMs` without work.
+ */
+function chunkingThreads(threads: number, idleMs: number): Piscina {
+  return new Piscina({
+    filename: threadFile(),
+    name: 'default',
+    workerData: { chunks: true },
+    minThreads: 0,
+    maxThreads: threads,
+    maxQueue: threads * 4,
+    idleTimeout: idleMs,
+    niceIncrement: NICE_INCREMENT,
+    resourceLimits: { maxOldGenerationSizeMb: WORK_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+  });
 }
