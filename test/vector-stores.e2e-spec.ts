@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { PostgresVectorStore } from '../src/vectors/stores/postgres.vector-store';
-import { QdrantVectorStore } from '../src/vectors/stores/qdrant.vector-store';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
 import { decodeVector, folderOf } from '../src/vectors/stores/vector-payload';
 import { ChunkPoint, VectorStore } from '../src/vectors/stores/vector-store.interface';
 import { createTestDatabase, TestDatabase } from './support/database';

@@ -1,4 +1,4 @@
-import { QdrantVectorStore } from '../src/vectors/stores/qdrant.vector-store';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
 import { pointId } from '../src/vectors/stores/vector-payload';
 import { FakeQdrant } from './support/fake-qdrant';
 

@@ -11,7 +11,7 @@ import { chunkTokensFor } from '../models/known-models';
 /** Tokens a chunk may hold for OpenAI's own models (their limit) and the hashing embedder. */
 const DEFAULT_MAX_INPUT_TOKENS = 8191;
 import { PostgresVectorStore } from './stores/postgres.vector-store';
-import { QdrantVectorStore } from './stores/qdrant.vector-store';
+import { QdrantVectorStore } from './stores/qdrant/qdrant.vector-store';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { VectorWorkPool } from './work/vector-work.pool';

@@ -1,12 +1,12 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { ancestorsOf, pointId } from './vector-payload';
+import { ancestorsOf, pointId } from '../vector-payload';
 import {
   DocumentPoints,
   VectorHit,
   VectorSearchOptions,
   VectorStore,
   VectorStoreCheck,
-} from './vector-store.interface';
+} from '../vector-store.interface';
 
 export interface QdrantStoreOptions {
   /** Base URL with port, e.g. `http://qdrant:6333` (a path is used as the API prefix). */
