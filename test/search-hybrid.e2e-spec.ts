@@ -5,7 +5,8 @@ import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
 import { changesStatement } from '../src/database/change-log';
 import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
-import { LexicalStore, resultsStatement } from '../src/vectors/lexical/lexical.store';
+import { LexicalStore } from '../src/vectors/lexical/lexical.store';
+import { resultsStatement } from '../src/vectors/lexical/lexical-records.repository';
 import { waitFor } from './support/wait';
 
 const DOCS = [

@@ -242,7 +242,7 @@ if (!qdrantUrl) {
 } else {
   contract('qdrant', async () => {
     const collection = `contract_${randomBytes(4).toString('hex')}`;
-    const store = new QdrantVectorStore({
+    const store = QdrantVectorStore.open({
       url: qdrantUrl,
       apiKey: process.env.QDRANT_API_KEY,
       collection,
@@ -262,7 +262,7 @@ if (!qdrantUrl) {
 
   it('qdrant refuses an existing collection of another size', async () => {
     const collection = `contract_${randomBytes(4).toString('hex')}`;
-    const store = new QdrantVectorStore({ url: qdrantUrl, collection, checkCompatibility: false });
+    const store = QdrantVectorStore.open({ url: qdrantUrl, collection, checkCompatibility: false });
     await store.init({ id: 'contract:v1', dimensions: 8 });
     try {
       await expect(store.init({ id: 'contract:v2', dimensions: 16 })).rejects.toThrow(

@@ -19,7 +19,7 @@ describe('Qdrant adapter on the wire', () => {
       expect(message).toBe('Api key is used with unsecure connection.');
     });
     fake = await new FakeQdrant().start();
-    store = new QdrantVectorStore({
+    store = QdrantVectorStore.open({
       url: fake.url,
       apiKey: 'qdrant-secret-key',
       collection,

@@ -1,4 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { safeMessage } from '../common/fault';
+import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
 import { callVectorWorker } from '../cluster/vector-worker.client';
 import { AppConfig } from '../config/app-config';
 import type { Access } from '../documents/access';
@@ -29,6 +31,7 @@ export class VectorsAdminService {
     private readonly lexical: LexicalStore,
     private readonly choice: EmbeddingsChoice,
     private readonly lane: LexicalFirstLane,
+    @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
   ) {}
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
@@ -37,12 +40,14 @@ export class VectorsAdminService {
       // The pipeline, the index and the embedder are the vector worker's: it tells.
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
-    const [{ counts, leased }, pending, errors, coverage] = await Promise.all([
+    const [{ counts, leased }, pending, errors, coverage, collection, lexical] = await Promise.all([
       this.queue.statusCounts(),
       this.queue.pending(),
       // Only documents the caller may read are named.
       this.queue.errors(10, access.readablePatterns() ?? null),
       this.lexicalCoverage(),
+      this.store.report?.().catch((error: Error) => ({ error: safeMessage(error.message) })),
+      this.lexicalReport(),
     ]);
     const report: VectorQueueReport = {
       counts,
@@ -73,9 +78,47 @@ export class VectorsAdminService {
         ...this.embedder.details?.(),
         chosen: this.choice.reason,
       },
-      store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
-      lexical: { ...this.lexical.stats, semantic_model: this.lexical.semanticModel ?? null },
+      store: {
+        ...this.store.describe(),
+        ready: this.stores.isReady,
+        error: this.stores.error,
+        ...(collection ? { collection } : {}),
+      },
+      lexical,
       lexical_coverage: coverage,
+    };
+  }
+
+  /**
+   * Where the lexical side is indexed and what it holds: this process's copy and its
+   * semantic model, or the documents indexed in Qdrant (counted in PostgreSQL) and the model
+   * whose vectors Qdrant holds.
+   */
+  private async lexicalReport(): Promise<VectorsStatus['lexical']> {
+    if (this.lexical.where === 'local') {
+      return {
+        store: 'local',
+        ...this.lexical.stats,
+        semantic_model: this.lexical.semanticModel ?? null,
+      };
+    }
+    const [totals, semantic] = await Promise.all([
+      this.lexical.totals(),
+      this.semantic?.describe().catch((error: Error) => ({
+        documents: null,
+        sample: null,
+        terms: null,
+        dimensions: null,
+        error: safeMessage(error.message),
+      })),
+    ]);
+    return {
+      store: 'qdrant',
+      loaded: false,
+      documents: totals.documents,
+      terms: 0,
+      postings: 0,
+      semantic_model: semantic ?? null,
     };
   }
 

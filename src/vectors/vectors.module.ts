@@ -1,4 +1,11 @@
-import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { DocumentsModule } from '../documents/documents.module';
@@ -22,12 +29,20 @@ import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorsAdminController } from './vectors-admin.controller';
 import { VectorsAdminService } from './vectors-admin.service';
 import { VectorsHealth } from './vectors.health';
-import { embedderProvider, vectorStoreProvider } from './vectors.providers';
+import {
+  embedderProvider,
+  lexicalMirrorProvider,
+  qdrantLexicalIndexProvider,
+  qdrantSemanticProvider,
+  searchSidesProvider,
+  vectorStoreProvider,
+} from './vectors.providers';
 import { embeddingsChoiceProvider } from '../config/embeddings-choice';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { VectorWorkPool } from './work/vector-work.pool';
 import { VectorWorkerCalls } from './vector-worker.calls';
+import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
 
 /**
  * Search and the pipeline that makes documents searchable, one folder per role:
@@ -64,6 +79,10 @@ import { VectorWorkerCalls } from './vector-worker.calls';
     embeddingsChoiceProvider,
     embedderProvider,
     vectorStoreProvider,
+    qdrantLexicalIndexProvider,
+    qdrantSemanticProvider,
+    lexicalMirrorProvider,
+    searchSidesProvider,
     VectorStoreInitializer,
     VectorBatchProcessor,
     LexicalFirstLane,
@@ -88,6 +107,7 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly sweep: VectorRecoverySweep,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -115,10 +135,12 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     this.worker.start();
     await this.listener.start();
     this.sweep.start();
+    this.semantic?.start();
   }
 
   /** Runs before the database pool closes: nothing is left claimed. */
   async onModuleDestroy(): Promise<void> {
+    await this.semantic?.close();
     await this.sweep.stop();
     await this.listener.stop();
     await this.worker.stop();
