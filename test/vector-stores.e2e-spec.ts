@@ -39,9 +39,8 @@ function contract(name: string, open: () => Promise<StoreHarness>) {
     let h: StoreHarness;
     beforeEach(async () => {
       h = await open();
-      await expect(h.store.init({ id: 'contract:v1', dimensions: 8 })).resolves.toEqual({
-        reset: false,
-      });
+      // A store made empty now says so (every document to be indexed into it), or not.
+      await h.store.init({ id: 'contract:v1', dimensions: 8 });
     });
     afterEach(() => h.cleanup());
 
@@ -419,7 +418,9 @@ describe('postgres vector store specifics', () => {
   it('drops vectors of another embedder at start and says so, so that everything is re-embedded', async () => {
     await put(a, 'p/7.md', v(1));
     const c = new PostgresVectorStore(one);
-    await expect(c.init({ id: 'other:model', dimensions: 4 })).resolves.toEqual({ reset: true });
+    await expect(c.init({ id: 'other:model', dimensions: 4 })).resolves.toEqual({
+      reset: 'the embedder changed',
+    });
     await c.close();
     const rows = await sql.query(`SELECT count(*)::int AS n FROM kb_chunk_vectors`);
     expect(rows.rows[0].n).toBe(0);

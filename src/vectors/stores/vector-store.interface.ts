@@ -86,10 +86,11 @@ export interface VectorStore {
   readonly name: 'postgres' | 'qdrant';
   /**
    * Prepares the store for vectors from `embedder` (creating what is missing). Resolves
-   * `reset: true` when vectors of another embedder were found and discarded, so every
-   * document must be embedded again; rejects when the store cannot take these vectors.
+   * `reset` with the reason when the store holds no vector of the documents any more (another
+   * embedder's were discarded, or it was made empty now), so every document must be embedded
+   * again; rejects when the store cannot take these vectors.
    */
-  init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }>;
+  init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }>;
   /**
    * Makes each document's `points` its only points: upserts them (ids are deterministic per
    * document and chunk index) and deletes the document's points of any other revision.

@@ -76,10 +76,10 @@ export class VectorSyncWorker {
     private readonly stores: VectorStoreInitializer,
     private readonly lexicalFirst: LexicalFirstLane,
   ) {
-    // A store that dropped another embedder's vectors needs every document embedded again.
-    stores.onReset(async () => {
+    // A store that holds no vector of the documents needs every document embedded again.
+    stores.onReset(async (why) => {
       const queued = await queue.requeueAll('');
-      this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
+      if (queued > 0) this.logger.warn(`${why}: ${queued} documents queued to be indexed again`);
     });
   }
 

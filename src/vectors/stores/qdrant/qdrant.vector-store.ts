@@ -98,10 +98,10 @@ export class QdrantVectorStore implements VectorStore {
     return new QdrantVectorStore(connection, collection, searchClient);
   }
 
-  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }> {
+  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }> {
     // A collection made now holds no vector: every document is embedded into it.
     const { created } = await this.collection.ensure(embedder);
-    return { reset: created };
+    return { reset: created && `the Qdrant collection "${this.collection.name}" is new` };
   }
 
   private get named(): boolean {
