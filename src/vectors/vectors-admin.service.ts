@@ -1,4 +1,5 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
 import { safeMessage } from '../common/fault';
 import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
 import { callVectorWorker } from '../cluster/vector-worker.client';
@@ -32,7 +33,10 @@ export class VectorsAdminService {
     private readonly choice: EmbeddingsChoice,
     private readonly lane: LexicalFirstLane,
     @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
+    @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
   ) {}
+
+  private readonly logger = new Logger('VectorsAdminService');
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
   async status(access: Access): Promise<VectorsStatus> {
@@ -128,6 +132,13 @@ export class VectorsAdminService {
       validatePrefix(prefix),
       access.readablePatterns() ?? null,
     );
+    // In Qdrant, each document's own point (its lexical side) is written again from its
+    // record, in the background: the pipeline rewrites only what changed.
+    if (this.qdrantIndex && access.readablePatterns() === undefined) {
+      void this.qdrantIndex
+        .rewrite(this.lexical, { prefix: validatePrefix(prefix) ?? '' })
+        .catch((error: Error) => this.logger.warn(`reindex in Qdrant: ${error.message}`));
+    }
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorWorkHere) this.worker.wake();
     return { queued, prefix: prefix ?? null };

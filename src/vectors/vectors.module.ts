@@ -43,6 +43,7 @@ import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { VectorWorkPool } from './work/vector-work.pool';
 import { VectorWorkerCalls } from './vector-worker.calls';
 import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
+import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
 
 /**
  * Search and the pipeline that makes documents searchable, one folder per role:
@@ -108,6 +109,8 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
+    @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
+    private readonly lexical: LexicalStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -118,6 +121,22 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     // An embedding model loads on its thread after start-up: liveness and MCP handshakes
     // never wait for it (a first search does, for a moment).
     if (this.embedder instanceof OnnxEmbedder) void this.embedder.load();
+    const index = this.qdrantIndex;
+    if (index) {
+      // A collection made anew holds no document's point: each is written from its record,
+      // in the background (the passages' vectors are the pipeline's, queued again).
+      this.stores.onReset(async (why) => {
+        void index
+          .rewrite(this.lexical)
+          .then((written) => {
+            if (written > 0)
+              this.logger.log(`${why}: the lexical side of ${written} documents written`);
+          })
+          .catch((error: Error) =>
+            this.logger.warn(`the lexical side not written again (${why}): ${error.message}`),
+          );
+      });
+    }
     // A store that is down (Qdrant restarting) must not keep the server from starting:
     // documents work without it, and the worker and search try again on use.
     await this.stores

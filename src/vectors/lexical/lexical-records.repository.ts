@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { escapeLike } from '../../documents/document-id';
 import { ANALYZER_VERSION } from '../text/analyzer';
 import { type Bm25Averages, passageShare } from './bm25';
 import type { IndexedLexicalDocument, WeightedTerm } from './lexical-index';
@@ -164,11 +165,13 @@ export class LexicalRecordsRepository {
   }
 
   /**
-   * Every record, {@link RECORD_PAGE} at a time in the order of their ids, each page in a
+   * Every record under `prefix` ('' for all), {@link RECORD_PAGE} at a time in the order of
+   * their ids, each page in a
    * transaction holding its rows (`FOR SHARE`: a writer of one of them waits) while `each`
    * runs, with the mean lengths then; how many records were visited.
    */
   async eachRecordPage(
+    prefix: string,
     each: (
       manager: EntityManager,
       documents: readonly IndexedLexicalDocument[],
@@ -179,8 +182,9 @@ export class LexicalRecordsRepository {
     for (let after = ''; ;) {
       const rows = await this.dataSource.transaction(async (manager) => {
         const page: LexicalRow[] = await manager.query(
-          `${SELECT_DOCUMENTS} WHERE document_id > $1 ORDER BY document_id LIMIT ${RECORD_PAGE} FOR SHARE`,
-          [after],
+          `${SELECT_DOCUMENTS} WHERE document_id > $1 AND document_id LIKE $2
+            ORDER BY document_id LIMIT ${RECORD_PAGE} FOR SHARE`,
+          [after, `${escapeLike(prefix)}%`],
         );
         if (page.length > 0) await each(manager, page.map(documentOf), await averagesOf(manager));
         return page;

@@ -291,13 +291,14 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Every record, a page at a time (see LexicalRecordsRepository.eachRecordPage). */
   eachRecordPage(
+    prefix: string,
     each: (
       manager: EntityManager,
       documents: readonly IndexedLexicalDocument[],
       averages: Bm25Averages,
     ) => Promise<void>,
   ): Promise<number> {
-    return this.records.eachRecordPage(each);
+    return this.records.eachRecordPage(prefix, each);
   }
 
   /**

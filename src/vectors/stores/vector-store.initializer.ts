@@ -18,16 +18,16 @@ export class VectorStoreInitializer {
   private done = false;
   private attempt: Promise<void> | undefined;
   private lastFailure: { at: number; error: Error } | undefined;
-  private resetHandler: ((why: string) => Promise<void>) | undefined;
+  private readonly resetHandlers: Array<(why: string) => Promise<void>> = [];
 
   constructor(
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
   ) {}
 
-  /** What to do when the store holds no vector of the documents any more (set once, at start-up). */
+  /** What to do when the store holds no vector of the documents any more (told at start-up). */
   onReset(handler: (why: string) => Promise<void>): void {
-    this.resetHandler = handler;
+    this.resetHandlers.push(handler);
   }
 
   /** Resolves once the store is ready; rejects with the reason it is not. */
@@ -56,7 +56,7 @@ export class VectorStoreInitializer {
         id: `${this.embedder.provider}:${this.embedder.model}`,
         dimensions: this.embedder.dimensions,
       });
-      if (reset) await this.resetHandler?.(reset);
+      if (reset) for (const handler of this.resetHandlers) await handler(reset);
       this.done = true;
       this.lastFailure = undefined;
       this.logger.log(

@@ -1,6 +1,9 @@
 import type { QdrantClient } from '@qdrant/js-client-rest';
 import type { EntityManager } from 'typeorm';
 import type { Bm25Averages } from '../../lexical/bm25';
+import type { LexicalTotals } from '../../lexical/lexical-records.repository';
+import type { TrainingDocument } from '../../lexical/lsa';
+import type { IndexedLexicalDocument } from '../../lexical/lexical-index';
 import type { LexicalMirror, LexicalWrite } from '../../lexical/lexical-side';
 import type { VectorHit } from '../vector-store.interface';
 import { ancestorsOf, pointId } from '../vector-payload';
@@ -73,6 +76,26 @@ export interface SharedHit {
   readonly passage?: VectorHit;
 }
 
+/** The lexical records, as the rebuild of every document's point reads them (lexical.store.ts). */
+export interface RecordPages {
+  totals(): Promise<LexicalTotals>;
+  /**
+   * Every record under `prefix` ('' for all), a page at a time, each page in a transaction
+   * that holds its rows (so no writer changes them meanwhile) while `each` runs, with the mean
+   * lengths then; how many.
+   */
+  eachRecordPage(
+    prefix: string,
+    each: (
+      manager: EntityManager,
+      documents: readonly IndexedLexicalDocument[],
+      averages: Bm25Averages,
+    ) => Promise<void>,
+  ): Promise<number>;
+  /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
+  trainingSample(limit: number): Promise<TrainingDocument[]>;
+}
+
 /** Passages asked for per document wanted, grouped here (a document has several). */
 const PASSAGES_PER_DOCUMENT = 4;
 const MAX_PASSAGES = 1000;
@@ -140,6 +163,22 @@ export class QdrantLexicalIndex implements LexicalMirror {
     await qdrantCall('upsert of the lexical side', () =>
       client.upsert(name, { wait: true, points }),
     );
+  }
+
+  /**
+   * Writes again the point of every document under `prefix` from its record in PostgreSQL
+   * (with today's mean lengths and every semantic model's vector): after the collection was
+   * made anew, for a reindex, or for a new semantic model. `onPage` is told each page's size
+   * (and may stop the walk by throwing). How many points were written.
+   */
+  rewrite(
+    records: RecordPages,
+    { prefix = '', onPage }: { prefix?: string; onPage?: (count: number) => void } = {},
+  ): Promise<number> {
+    return records.eachRecordPage(prefix, async (manager, page, averages) => {
+      await this.mirror(manager, page.map(asWrite), [], averages);
+      onPage?.(page.length);
+    });
   }
 
   /**
@@ -243,4 +282,14 @@ function norm(vector: Float32Array): number {
   let sum = 0;
   for (const value of vector) sum += value * value;
   return Math.sqrt(sum);
+}
+
+function asWrite(document: IndexedLexicalDocument): LexicalWrite {
+  return {
+    documentId: document.documentId,
+    revision: document.revision,
+    tags: document.tags,
+    passages: [],
+    record: document,
+  };
 }

@@ -13,26 +13,8 @@ import {
   SEMANTIC_MIN_DOCUMENTS,
 } from '../../lexical/semantic-training';
 import type { SemanticSlot } from './qdrant-collection';
-import type { QdrantLexicalIndex, SemanticVectors } from './qdrant-lexical.index';
+import type { QdrantLexicalIndex, RecordPages, SemanticVectors } from './qdrant-lexical.index';
 import { QdrantSemanticRepository, type SlotRow } from './qdrant-semantic.repository';
-
-/** The lexical records, as the rebuild of every document's point reads them (lexical.store.ts). */
-export interface RecordPages {
-  totals(): Promise<LexicalTotals>;
-  /**
-   * Every record, a page at a time, each page in a transaction that holds its rows (so no
-   * writer changes them meanwhile) while `each` runs, with the mean lengths then.
-   */
-  eachRecordPage(
-    each: (
-      manager: EntityManager,
-      documents: readonly IndexedLexicalDocument[],
-      averages: Bm25Averages,
-    ) => Promise<void>,
-  ): Promise<number>;
-  /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
-  trainingSample(limit: number): Promise<TrainingDocument[]>;
-}
 
 /** What the status endpoint shows of the model (vectors-admin.schemas.ts). */
 export interface SemanticReport {
@@ -246,10 +228,11 @@ export class QdrantSemantic implements SemanticVectors {
     this.slots = undefined;
     this.building = { modelId: building.modelId, slot: building.slot, written: 0 };
     try {
-      const written = await this.records.eachRecordPage(async (manager, page, averages) => {
-        if (this.closed) throw new Error('the server is stopping');
-        await this.index.mirror(manager, page.map(asWrite), [], averages);
-        this.building!.written += page.length;
+      const written = await this.index.rewrite(this.records, {
+        onPage: (count) => {
+          if (this.closed) throw new Error('the server is stopping');
+          this.building!.written += count;
+        },
       });
       if (!(await this.repository.activate(building.slot, building.modelId))) return;
       this.slots = undefined;
@@ -267,14 +250,4 @@ function countsOf(record: LexicalRecord): Map<string, number> {
   const counts = new Map<string, number>();
   record.terms.forEach((term, i) => counts.set(term, totalCount(record.fields[i])));
   return counts;
-}
-
-function asWrite(document: IndexedLexicalDocument): LexicalWrite {
-  return {
-    documentId: document.documentId,
-    revision: document.revision,
-    tags: document.tags,
-    passages: [],
-    record: document,
-  };
 }
