@@ -1,11 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Bm25Averages } from '../../lexical/bm25';
-import { totalCount, type IndexedLexicalDocument } from '../../lexical/lexical-index';
+import { totalCount } from '../../lexical/lexical-index';
 import type { LexicalRecord } from '../../lexical/lexical-record';
 import type { LexicalWrite } from '../../lexical/lexical-side';
-import type { LexicalTotals } from '../../lexical/lexical-records.repository';
-import { LsaEmbedding, type LsaTrainer, type TrainingDocument } from '../../lexical/lsa';
+import { LsaEmbedding, type LsaTrainer } from '../../lexical/lsa';
 import {
   learnModel,
   modelDue,
