@@ -5,7 +5,8 @@ import { FakeQdrant } from './support/fake-qdrant';
  * The Qdrant store against a recording HTTP fake of Qdrant's REST API, for the faults a real
  * server cannot be made to produce on demand: a server-side failure (HTTP 500 with Qdrant's
  * error envelope) on a write. Everything else the store does runs against a real Qdrant:
- * vectors-qdrant.e2e-spec.ts and the contract in vector-stores.e2e-spec.ts.
+ * vectors-qdrant.e2e-spec.ts, the contract in vector-stores.e2e-spec.ts and the cluster in
+ * vectors-qdrant-cluster.e2e-spec.ts.
  */
 describe('the Qdrant store when the server fails', () => {
   let fake: FakeQdrant;

@@ -13,14 +13,15 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '../server-process-helpers';
+import { qdrantRequest } from './qdrant-rest';
 import { waitFor } from './wait';
 
 /**
  * The real Qdrant server in the tests, as the embedded PostgreSQL is: one node shared by the
- * run (test/global-setup.mjs starts it and hands its URL to the workers), and nodes of a
- * suite's own. Each node runs in a temporary folder of its own (Qdrant reads ./config there;
- * storage, snapshots and its log go there too) on free loopback ports, and goes with its
- * folder when stopped.
+ * run (test/global-setup.mjs starts it and hands its URL to the workers), nodes of a suite's
+ * own, and three-node clusters in distributed mode. Each node runs in a temporary folder of its
+ * own (Qdrant reads ./config there; storage, snapshots and its log go there too) on free loopback
+ * ports, and goes with its folder when stopped.
  */
 
 /** Generous on a loaded two-core machine: a node is ready in about a second when idle. */
@@ -121,6 +122,11 @@ export function describeWithQdrant(what: string, needs: 'server' | 'binary'): je
 export interface QdrantNodeOptions {
   /** More settings, as Qdrant's variables (`QDRANT__SERVICE__API_KEY`: value). */
   readonly settings?: Readonly<Record<string, string>>;
+  /**
+   * Distributed mode: the node gets a peer-to-peer port, and joins the cluster whose first
+   * peer's p2p URI is `bootstrap` (none: it is that first peer).
+   */
+  readonly cluster?: { readonly bootstrap?: string };
 }
 
 /** One Qdrant process on loopback, which a test may SIGKILL and start again. */
@@ -134,7 +140,7 @@ export class QdrantNode {
     private readonly binary: string,
     readonly dir: string,
     private readonly options: QdrantNodeOptions,
-    private ports: { http: number; grpc: number },
+    private ports: { http: number; grpc: number; p2p: number },
   ) {}
 
   /** Starts a node in a fresh folder and resolves once `/readyz` answers. */
@@ -171,6 +177,15 @@ export class QdrantNode {
     return `http://127.0.0.1:${this.ports.http}`;
   }
 
+  /** This node's address among the peers (distributed mode). */
+  get p2pUri(): string {
+    return `http://127.0.0.1:${this.ports.p2p}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
   /**
    * Starts the process (again, after kill() or stop(): same ports, same storage) and waits for
    * `/readyz`. On failure it says why, with the last lines of the log.
@@ -178,9 +193,18 @@ export class QdrantNode {
   async start(): Promise<void> {
     if (this.child) throw new Error(`Qdrant at ${this.url} is already running`);
     const log = openSync(join(this.dir, 'qdrant.log'), 'a');
+    const args = this.options.cluster
+      ? [
+          '--uri',
+          this.p2pUri,
+          ...(this.options.cluster.bootstrap
+            ? ['--bootstrap', this.options.cluster.bootstrap]
+            : []),
+        ]
+      : [];
     let child: ChildProcess;
     try {
-      child = spawn(this.binary, [], {
+      child = spawn(this.binary, args, {
         cwd: this.dir,
         // Only Qdrant's settings: none leaks in from the shell running the tests.
         env: {
@@ -191,6 +215,12 @@ export class QdrantNode {
           QDRANT__STORAGE__STORAGE_PATH: './storage',
           QDRANT__STORAGE__SNAPSHOTS_PATH: './snapshots',
           QDRANT__TELEMETRY_DISABLED: 'true',
+          ...(this.options.cluster
+            ? {
+                QDRANT__CLUSTER__ENABLED: 'true',
+                QDRANT__CLUSTER__P2P__PORT: String(this.ports.p2p),
+              }
+            : {}),
           ...this.options.settings,
         },
         stdio: ['ignore', log, log],
@@ -299,9 +329,57 @@ export class QdrantNode {
   }
 }
 
-async function freePorts(): Promise<{ http: number; grpc: number }> {
+async function freePorts(): Promise<{ http: number; grpc: number; p2p: number }> {
   const ports = new Set<number>();
-  while (ports.size < 2) ports.add(await freePort());
-  const [http, grpc] = [...ports];
-  return { http, grpc };
+  while (ports.size < 3) ports.add(await freePort());
+  const [http, grpc, p2p] = [...ports];
+  return { http, grpc, p2p };
+}
+
+/** Nodes in distributed mode on loopback (three by default); any may be killed and started again. */
+export class QdrantCluster {
+  private constructor(readonly nodes: readonly QdrantNode[]) {}
+
+  /** Starts the first peer, then the others one at a time, and waits until each lists them all. */
+  static async start(size = 3): Promise<QdrantCluster> {
+    const nodes: QdrantNode[] = [];
+    try {
+      nodes.push(await QdrantNode.start({ cluster: {} }));
+      while (nodes.length < size) {
+        nodes.push(await QdrantNode.start({ cluster: { bootstrap: nodes[0].p2pUri } }));
+        await waitForPeers(nodes, nodes.length);
+      }
+      return new QdrantCluster(nodes);
+    } catch (error) {
+      await Promise.all(nodes.map((node) => node.destroy()));
+      throw error;
+    }
+  }
+
+  /** Base URLs of the nodes, in order. */
+  get urls(): string[] {
+    return this.nodes.map((node) => node.url);
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.destroy()));
+  }
+}
+
+/** Waits until each running node's `GET /cluster` lists `count` peers and knows a leader. */
+async function waitForPeers(nodes: readonly QdrantNode[], count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const node of nodes.filter((n) => n.running)) {
+        const cluster = await qdrantRequest<{
+          peers: Record<string, unknown>;
+          raft_info: { leader: number | null };
+        }>(node.url, 'GET', '/cluster');
+        if (Object.keys(cluster.peers).length !== count || !cluster.raft_info.leader) return false;
+      }
+      return true;
+    },
+    `${count} Qdrant peers`,
+    { timeoutMs: READY_MS, intervalMs: 200, retryErrors: true },
+  );
 }
