@@ -295,3 +295,107 @@ describeWithQdrant('the lexical side in Qdrant', 'server')(
     });
   },
 );
+
+/**
+ * The latent-semantic model with the lexical side in Qdrant: learnt from the records once 50
+ * documents are held, every document's vector written into the collection under it, searched
+ * in the same request as the lexical side by every server; a model learnt anew (the documents
+ * doubled) is written beside the one searched and replaces it only once it is whole.
+ */
+describeWithQdrant('the lexical side in Qdrant', 'server')(
+  'the semantic model with LEXICAL_STORE=qdrant',
+  () => {
+    jest.setTimeout(240_000);
+    const url = testQdrantUrl()!;
+    const collection = `kb_semantic_${randomBytes(4).toString('hex')}`;
+    let a: TestApp;
+    let b: TestApp;
+
+    beforeAll(async () => {
+      const env = {
+        QDRANT_URL: url,
+        ...(process.env.QDRANT_URL ? { QDRANT_API_KEY: process.env.QDRANT_API_KEY ?? '' } : {}),
+        QDRANT_COLLECTION: collection,
+        LEXICAL_STORE: 'qdrant',
+      };
+      a = await startTestApp({ ...env, VECTOR_SYNC_ENABLED: 'true' });
+      b = await startTestApp({ ...env, VECTOR_SYNC_ENABLED: 'false' }, a.db);
+    }, 120_000);
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+      await deleteCollection(url, collection).catch(() => undefined);
+    });
+
+    const car = ['car', 'automobile'];
+    /** Half the notes about cars ("automobile" and "car" keep company), half about gardens. */
+    const notes = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const i = from + k;
+        const topic =
+          i % 2 === 0
+            ? `The ${car[i % 4 === 0 ? 0 : 1]} needs its engine checked, brakes, tyres and the ${car[(i >> 1) % 2]} battery in the garage.`
+            : 'The garden needs watering, pruning of the roses, compost for the soil and seeds in spring.';
+        return {
+          op: 'create',
+          document_id: `topics/note-${i}.md`,
+          body: `# Note ${i}\n\n${topic}`,
+        };
+      });
+    const model = async (app: TestApp) =>
+      (await request(app.baseUrl).get('/admin/vectors/status').expect(200)).body.lexical
+        .semantic_model as { documents: number; slot: string; building: unknown } | null;
+    const vectorSearch = async (app: TestApp, query: string) =>
+      (
+        await request(app.baseUrl).get('/search').query({ query, mode: 'vector' }).expect(200)
+      ).body.results.map((r: { document_id: string }) => r.document_id) as string[];
+
+    it('finds a document in other words once the model is learnt, on every server, and replaces the model whole when the documents double', async () => {
+      await request(a.baseUrl)
+        .post('/documents/bulk')
+        .send({ items: notes(0, 60) })
+        .expect(200);
+      // The target says "car", never "automobile".
+      await request(a.baseUrl)
+        .post('/documents')
+        .send({
+          document_id: 'topics/target.md',
+          body: '# Winter\n\nBefore winter, take the car to the garage: engine, brakes and battery.',
+        })
+        .expect(201);
+      const first = await waitFor(
+        async () => {
+          const found = await model(b);
+          return found !== null && found.documents >= 50 && found.slot !== null ? found : undefined;
+        },
+        'the semantic model to be learnt and its vectors written',
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
+      for (const app of [a, b]) {
+        await waitFor(
+          async () => (await vectorSearch(app, 'automobile')).includes('topics/target.md'),
+          'the target to be found by a word it does not say',
+          60_000,
+        );
+        const found = await vectorSearch(app, 'automobile');
+        // The garden notes share nothing with cars: none comes among the first ten.
+        expect(found.filter((id) => /note-\d*[13579]\.md$/.test(id))).toEqual([]);
+      }
+
+      await request(a.baseUrl)
+        .post('/documents/bulk')
+        .send({ items: notes(60, 130) })
+        .expect(200);
+      const second = await waitFor(
+        async () => {
+          const found = await model(b);
+          return found && found.slot !== first.slot && found.documents >= 120 ? found : undefined;
+        },
+        'a second model, learnt once the documents doubled, to be searched',
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
+      expect(second.building).toBeNull();
+      expect(await vectorSearch(b, 'automobile')).toContain('topics/target.md');
+    });
+  },
+);

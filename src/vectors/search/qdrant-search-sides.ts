@@ -158,7 +158,7 @@ export class QdrantSearchSides implements SearchSides {
         const wait = Math.max(1, Math.ceil(error.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
         throw new DomainError(
           ErrorCode.UNAVAILABLE,
-          `the search index (Qdrant) is not answering right now (${error.message}); retry in ${wait} seconds`,
+          `${error.message}: the search index is not answering right now; retry in ${wait} seconds`,
           { retry_after_seconds: wait },
         );
       }

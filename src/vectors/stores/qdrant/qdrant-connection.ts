@@ -69,7 +69,8 @@ export function qdrantFailure(what: string, error: unknown): QdrantFailure {
     retry_after?: number;
     cause?: { code?: string };
   };
-  if (e?.name === 'QdrantClientTimeoutError') {
+  // The client's timeout aborts the request: its own error, or fetch's AbortError.
+  if (e?.name === 'QdrantClientTimeoutError' || e?.name === 'AbortError') {
     return new QdrantFailure(`Qdrant ${what} failed: no answer in time`, true, undefined, {
       cause: error,
     });

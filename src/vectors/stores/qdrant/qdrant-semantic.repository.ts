@@ -126,16 +126,22 @@ export class QdrantSemanticRepository {
    */
   async activate(slot: SemanticSlot, modelId: string): Promise<boolean> {
     return this.exclusively(async (manager) => {
-      const [, changed] = (await manager.query(
-        `UPDATE kb_qdrant_semantic SET state = 'active', saved_at = now()
+      const building: unknown[] = await manager.query(
+        `SELECT 1 FROM kb_qdrant_semantic
           WHERE collection = $1 AND slot = $2 AND model_id = $3 AND state = 'building'`,
         [this.collection, slot, modelId],
-      )) as [unknown, number];
-      if (changed === 0) return false;
+      );
+      if (building.length === 0) return false;
+      // The model it replaces goes first: one model is searched at a time.
       await manager.query(`DELETE FROM kb_qdrant_semantic WHERE collection = $1 AND slot <> $2`, [
         this.collection,
         slot,
       ]);
+      await manager.query(
+        `UPDATE kb_qdrant_semantic SET state = 'active', saved_at = now()
+          WHERE collection = $1 AND slot = $2`,
+        [this.collection, slot],
+      );
       return true;
     });
   }
