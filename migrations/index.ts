@@ -17,6 +17,7 @@ import { IdempotencyKeys1763800150000 } from './1763800150000-idempotency-keys';
 import { RestoreAudited1763800160000 } from './1763800160000-restore-audited';
 import { ChangeNotifications1763800170000 } from './1763800170000-change-notifications';
 import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
+import { LexicalStatistics1763800190000 } from './1763800190000-lexical-statistics';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   RestoreAudited1763800160000,
   ChangeNotifications1763800170000,
   LexicalSnapshot1763800180000,
+  LexicalStatistics1763800190000,
 ];

@@ -90,6 +90,21 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (vectorStore === 'qdrant' && !qdrantUrl) {
     throw new ConfigError('QDRANT_URL', 'is required when VECTOR_STORE=qdrant');
   }
+  const lexicalStore = oneOf(read, 'LEXICAL_STORE', ['local', 'qdrant']);
+  if (lexicalStore === 'qdrant' && vectorStore !== 'qdrant') {
+    throw new ConfigError(
+      'LEXICAL_STORE',
+      'qdrant needs the vector store in Qdrant too: set QDRANT_URL (and leave VECTOR_STORE unset or qdrant)',
+    );
+  }
+  const qdrantReplicationFactor = integer(read, 'QDRANT_REPLICATION_FACTOR', 1, 64);
+  const qdrantWriteConsistency = integer(read, 'QDRANT_WRITE_CONSISTENCY', 1, 64);
+  if (qdrantWriteConsistency > qdrantReplicationFactor) {
+    throw new ConfigError(
+      'QDRANT_WRITE_CONSISTENCY',
+      `must be at most QDRANT_REPLICATION_FACTOR (${qdrantReplicationFactor}), got ${qdrantWriteConsistency}`,
+    );
+  }
   const vectorSyncEnabled = boolean(read, 'VECTOR_SYNC_ENABLED');
   const clusterRole = oneOf(read, 'AGENT_DATA_CLUSTER_ROLE', ['single', 'vector', 'web']);
   const embeddingsProvider = oneOf(
@@ -155,6 +170,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     qdrantUrl,
     qdrantApiKey: read('QDRANT_API_KEY'),
     qdrantCollection: identifier(read, 'QDRANT_COLLECTION'),
+    lexicalStore,
+    qdrant: {
+      shards: integer(read, 'QDRANT_SHARDS', 1, 1024),
+      replicationFactor: qdrantReplicationFactor,
+      writeConsistency: qdrantWriteConsistency,
+      timeoutMs: integer(read, 'QDRANT_TIMEOUT_MS', 100, 600_000),
+      searchTimeoutMs: integer(read, 'QDRANT_SEARCH_TIMEOUT_MS', 50, 600_000),
+    },
     embeddingsProvider,
     localSemantic: oneOf(read, 'LOCAL_SEMANTIC', ['lsa', 'off']),
     openaiApiKey,
