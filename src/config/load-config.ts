@@ -45,15 +45,49 @@ function accessPolicyOf(
   return file === undefined ? undefined : { file: resolve(file) };
 }
 
-/** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
-export function loadConfig(env: Env = process.env): AppConfig {
+/** Reads the variables of the table from `env`: trimmed, blank as unset. */
+function readersOf(env: Env): { given: Reader; read: Reader } {
   /** The variable as set, `undefined` when unset or blank. */
-  const given = (name: VariableName): string | undefined => {
+  const given: Reader = (name) => {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
   /** The variable as set, else its default from the table (variables.ts). */
   const read: Reader = (name) => given(name) ?? defaultOf(name);
+  return { given, read };
+}
+
+/** Where the database is: DATABASE_URL, or the embedded cluster kept under DATA_DIR. */
+export interface DatabaseLocation {
+  readonly databaseUrl: string | undefined;
+  /** Absolute. */
+  readonly dataDir: string;
+}
+
+function databaseLocation(read: Reader): DatabaseLocation {
+  const databaseUrl = read('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'must be a postgres:// or postgresql:// connection string',
+    );
+  }
+  return { databaseUrl, dataDir: resolve(text(read, 'DATA_DIR')) };
+}
+
+/**
+ * What a command that only migrates reads (`node dist/src/migrate.js`, the TypeORM CLI): where
+ * the database is, nothing of the server's own settings. A migration Job then needs only
+ * DATABASE_URL, whatever the image sets for serving (HOST=0.0.0.0 wants API keys, which a
+ * migration has no use for). Throws {@link ConfigError} naming a bad variable.
+ */
+export function loadDatabaseLocation(env: Env = process.env): DatabaseLocation {
+  return databaseLocation(readersOf(env).read);
+}
+
+/** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const { given, read } = readersOf(env);
 
   const host = text(read, 'HOST');
   const port = integer(read, 'PORT', 0, 65535);
@@ -115,15 +149,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       );
     }
   }
-  const dataDir = resolve(text(read, 'DATA_DIR'));
-
-  const databaseUrl = read('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError(
-      'DATABASE_URL',
-      'must be a postgres:// or postgresql:// connection string',
-    );
-  }
+  const { databaseUrl, dataDir } = databaseLocation(read);
 
   return new AppConfig({
     host,
