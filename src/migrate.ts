@@ -8,8 +8,8 @@
  * image's HOST=0.0.0.0, which the server refuses without API keys, does not stop it.
  */
 import 'reflect-metadata';
-import { ConfigError } from './config/config-values';
-import { type DatabaseLocation, loadDatabaseLocation } from './config/load-config';
+import { ConfigError } from './config/config-error';
+import { type DatabaseLocation, loadDatabaseLocation } from './config/database-location';
 import { openDatabase } from './database/database-opener';
 
 const log = (message: string) => process.stdout.write(`agent-data migrate: ${message}\n`);

@@ -23,12 +23,12 @@ import {
   secretToken,
   text,
 } from './config-values';
-import { defaultOf, type VariableName } from './variables';
+import { databaseLocation } from './database-location';
+import { type Env, readersOf } from './env-reader';
+import { type VariableName } from './variables';
 
 /** The model asked of an OpenAI-compatible server when EMBEDDINGS_MODEL does not say. */
 export const OPENAI_DEFAULT_MODEL = 'text-embedding-3-small';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where the access policy comes from (it is read and checked by src/access/ at start-up). */
 function accessPolicyOf(
@@ -43,46 +43,6 @@ function accessPolicyOf(
   }
   if (text !== undefined) return { text };
   return file === undefined ? undefined : { file: resolve(file) };
-}
-
-/** Reads the variables of the table from `env`: trimmed, blank as unset. */
-function readersOf(env: Env): { given: Reader; read: Reader } {
-  /** The variable as set, `undefined` when unset or blank. */
-  const given: Reader = (name) => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  /** The variable as set, else its default from the table (variables.ts). */
-  const read: Reader = (name) => given(name) ?? defaultOf(name);
-  return { given, read };
-}
-
-/** Where the database is: DATABASE_URL, or the embedded cluster kept under DATA_DIR. */
-export interface DatabaseLocation {
-  readonly databaseUrl: string | undefined;
-  /** Absolute. */
-  readonly dataDir: string;
-}
-
-function databaseLocation(read: Reader): DatabaseLocation {
-  const databaseUrl = read('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError(
-      'DATABASE_URL',
-      'must be a postgres:// or postgresql:// connection string',
-    );
-  }
-  return { databaseUrl, dataDir: resolve(text(read, 'DATA_DIR')) };
-}
-
-/**
- * What a command that only migrates reads (`node dist/src/migrate.js`, the TypeORM CLI): where
- * the database is, nothing of the server's own settings. A migration Job then needs only
- * DATABASE_URL, whatever the image sets for serving (HOST=0.0.0.0 wants API keys, which a
- * migration has no use for). Throws {@link ConfigError} naming a bad variable.
- */
-export function loadDatabaseLocation(env: Env = process.env): DatabaseLocation {
-  return databaseLocation(readersOf(env).read);
 }
 
 /** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */

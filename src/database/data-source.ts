@@ -5,7 +5,7 @@
  * where the database is.
  */
 import { DataSource } from 'typeorm';
-import { loadDatabaseLocation } from '../config/load-config';
+import { loadDatabaseLocation } from '../config/database-location';
 import { resolveDatabase } from './database-opener';
 import { dataSourceOptions } from './data-source-options';
 

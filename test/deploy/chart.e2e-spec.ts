@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as yaml from 'js-yaml';
-import { loadConfig, loadDatabaseLocation } from '../../src/config/load-config';
+import { loadDatabaseLocation } from '../../src/config/database-location';
+import { loadConfig } from '../../src/config/load-config';
 import { ROOT } from './node-process';
 
 /**
