@@ -166,7 +166,8 @@ async function until(what, check, timeoutMs = 60_000) {
 /**
  * What a client does with the running server, with the keys the release gives: write and
  * read a document (REST, admin key), find it with search (REST) and through MCP's
- * search_knowledge (a key of the internal profile, /mcp), scrape /metrics. Resolves with a
+ * search_knowledge (a key of the internal profile, /mcp), read the OpenAPI document, scrape
+ * /metrics. Resolves with a
  * summary line; throws naming the first answer that is not right.
  */
 export async function exerciseServer({ baseUrl, env }, { id }) {
@@ -209,11 +210,16 @@ export async function exerciseServer({ baseUrl, env }, { id }) {
   ) {
     throw new Error(`MCP tools/call search_knowledge: ${mcp.status} ${mcp.text.slice(0, 200)}`);
   }
+  // Generated at start from the same schemas as the validation (without any compiler).
+  const openapi = await call(`${baseUrl}/docs-json`, {});
+  if (openapi.status !== 200 || !openapi.text.includes('"openapi"')) {
+    throw new Error(`GET /docs-json: ${openapi.status}`);
+  }
   const metrics = await call(`${baseUrl}/metrics`, {});
   if (metrics.status !== 200 || !metrics.text.includes('http_request_duration_seconds')) {
     throw new Error(`GET /metrics: ${metrics.status}`);
   }
-  return 'REST write, read (refused without a key), search; MCP search_knowledge; /metrics scraped';
+  return 'REST write, read (refused without a key), search; MCP search_knowledge; /docs-json; /metrics scraped';
 }
 
 /** Waits until the pipeline has nothing left to embed (GET /admin/vectors/status). */
