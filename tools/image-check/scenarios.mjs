@@ -90,8 +90,8 @@ export function scenarios(context) {
       const file = join(scratch, 'values-prod.yaml');
       writeFileSync(file, example.values);
       const qdrantKey = key();
-      const binary = qdrantBinary();
-      const qdrant = binary ? await startQdrant(binary, qdrantKey) : undefined;
+      const binary = qdrantBinary(root);
+      const qdrant = binary.path ? await startQdrant(binary.path, qdrantKey) : undefined;
       if (qdrant) started.stops.push(() => qdrant.stop());
       const embeddings = await startEmbeddings();
       started.stops.push(() => embeddings.stop());
@@ -116,11 +116,12 @@ export function scenarios(context) {
         `config.OPENAI_BASE_URL=${embeddings.url}`,
       ];
       values.push('--set-string', `config.QDRANT_URL=${qdrant?.url ?? 'http://127.0.0.1:9'}`);
-      if (!qdrant)
+      if (!qdrant) {
         report({
           ok: true,
-          text: 'Qdrant: not run (no binary: set QDRANT_BIN); the server must start without it',
+          text: `Qdrant: not run (${binary.missing}); the server must start without it`,
         });
+      }
       return install({
         values,
         external: { [example.secretName]: secret },
