@@ -90,26 +90,33 @@ const PACKAGES = ['buildah', 'podman', 'runc', 'mmdebstrap', 'uidmap'];
 const TOOLS = ['buildah', 'podman', 'runc', 'mmdebstrap'];
 
 /**
- * Resolves with `null` when buildah and podman can be used, else with why not (a sentence).
- * Missing tools are installed with apt-get when `install` (CI=true) and the machine allows it.
+ * Resolves with `{ why }` (a sentence) when buildah and podman cannot be used, else with
+ * `{ installed }`: the tools it installed with apt-get (when `install`, i.e. CI=true, and
+ * the machine allows it), if any.
  */
 export async function containerTools({ install }) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    return `buildah and podman are used on Linux x64 only (this is ${process.platform}/${process.arch})`;
+    return {
+      why: `buildah and podman are used on Linux x64 only (this is ${process.platform}/${process.arch})`,
+    };
   }
-  if (process.getuid() !== 0) return 'buildah and podman run as root here (this user is not root)';
+  if (process.getuid() !== 0) {
+    return { why: 'buildah and podman run as root here (this user is not root)' };
+  }
   const missing = [];
   for (const tool of TOOLS) if (!(await onPath(tool))) missing.push(tool);
-  if (missing.length === 0) return null;
+  if (missing.length === 0) return { installed: [] };
   if (!(await onPath('apt-get')))
-    return `${missing.join(', ')} missing, and no apt-get to install them`;
+    return { why: `${missing.join(', ')} missing, and no apt-get to install them` };
   if (!install) {
-    return `${missing.join(', ')} not installed: \`CI=true npm run image:check\` (or --install) installs them with apt-get`;
+    return {
+      why: `${missing.join(', ')} not installed: \`CI=true npm run image:check\` (or --install) installs them with apt-get`,
+    };
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   await must('apt-get', ['update', '-qq'], { timeoutMs: 300_000, env });
   await must('apt-get', ['install', '-y', '-qq', ...PACKAGES], { timeoutMs: 600_000, env });
-  return null;
+  return { installed: PACKAGES };
 }
 
 /** The base image named by the Dockerfile's `ARG NODE_IMAGE=...` default. */

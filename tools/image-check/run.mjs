@@ -53,11 +53,13 @@ async function cleanUp() {
 
 async function main() {
   const install = process.env.CI === 'true' || process.argv.includes('--install');
-  const why = await host.containerTools({ install });
-  if (why) {
-    say('image', `check skipped: ${why}`);
+  const tools = await host.containerTools({ install });
+  if (tools.why) {
+    say('image', `check skipped: ${tools.why}`);
     return 'skipped';
   }
+  if (tools.installed.length > 0)
+    say('tools', `installed with apt-get: ${tools.installed.join(', ')}`);
   const versions = await host.run('sh', [
     '-c',
     'buildah --version; podman --version; runc --version | head -1',
