@@ -11,6 +11,8 @@ import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { FolderCountsRepository } from './folder-counts.repository';
+import { LinksPendingJob } from './links-pending.job';
+import { LinksRepository } from './links.repository';
 
 @Module({
   imports: [IdempotencyModule],
@@ -26,6 +28,8 @@ import { FolderCountsRepository } from './folder-counts.repository';
     AccessPolicyService,
     DocumentSources,
     DocumentChangesListener,
+    LinksRepository,
+    LinksPendingJob,
   ],
   exports: [
     DocumentsService,

@@ -19,6 +19,7 @@ import { contentHash, DocumentFields, type FieldsInput } from './document-fields
 import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
 import { DocumentSources } from './document-sources';
+import { linkRowOf } from './links/link-row';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
 
 /** One write of a bulk call. */
@@ -101,6 +102,7 @@ export class DocumentsService {
       documentId,
       parentOf(documentId),
       content,
+      linkRowOf(documentId, content.body),
       actor,
     );
     if (!row) throw alreadyExists(documentId);
@@ -117,6 +119,7 @@ export class DocumentsService {
     await this.mayWrite('update', documentId, actor, access);
     const changes = this.fields.changes(input);
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
+    if (changes.body !== undefined) changes.links = linkRowOf(documentId, changes.body);
     if (Object.keys(changes).length === 0) {
       throw invalidArgument(
         'body',
@@ -168,7 +171,7 @@ export class DocumentsService {
 
       const row = await this.repository.updateIfChanged(
         documentId,
-        { body, content_hash: contentHash(body) },
+        { body, content_hash: contentHash(body), links: linkRowOf(documentId, body) },
         current.revision,
         actor,
       );
@@ -221,7 +224,15 @@ export class DocumentsService {
     this.fields.revision(revision, 'revision');
     const state = await this.repository.findState(documentId);
     if (!state) throw notFound(documentId);
-    const restored = await this.repository.restoreSnapshot(documentId, revision, actor);
+    // The links of the version brought back are those of its body, read first (a snapshot
+    // never changes, so the statement restores the very one they were read from).
+    const snapshot = await this.repository.snapshot(documentId, revision);
+    if (!snapshot) throw noSavedRevision(documentId, revision);
+    const restored = await this.repository.restoreSnapshot(
+      documentId,
+      { id: snapshot.id, links: linkRowOf(documentId, snapshot.body) },
+      actor,
+    );
     if (!restored) throw noSavedRevision(documentId, revision);
     return { document: documentFromRow(restored.row), changed: restored.changed };
   }
@@ -293,6 +304,7 @@ export class DocumentsService {
             documentId,
             parentId: parentOf(documentId),
             content,
+            links: linkRowOf(documentId, content.body),
           })),
           actor,
         )
@@ -357,7 +369,14 @@ export class DocumentsService {
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
     await this.mayWrite('move', documentId, actor, access);
     await this.mayWrite('move', to, actor, access);
-    const moved = await this.repository.move(documentId, to, parentOf(to), expected, actor);
+    const moved = await this.repository.move(
+      documentId,
+      to,
+      parentOf(to),
+      expected,
+      actor,
+      linkRowOf,
+    );
     switch (moved.kind) {
       case 'moved':
         return documentFromRow(moved.row);
