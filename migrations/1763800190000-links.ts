@@ -80,7 +80,10 @@ export class Links1763800190000 implements MigrationInterface {
              WHERE source_id = NEW.document_id AND xmin <> pg_current_xact_id()::xid;
           ELSE
             DELETE FROM kb_links WHERE source_id = NEW.document_id;
-            INSERT INTO kb_links_pending VALUES (NEW.document_id) ON CONFLICT DO NOTHING;
+            -- A body without a bracket or a kb:// URI has no link: nothing to read later.
+            IF strpos(NEW.body, '[') > 0 OR strpos(NEW.body, 'kb://') > 0 THEN
+              INSERT INTO kb_links_pending VALUES (NEW.document_id) ON CONFLICT DO NOTHING;
+            END IF;
           END IF;
         END IF;
         IF TG_OP = 'UPDATE' AND (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) THEN

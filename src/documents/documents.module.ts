@@ -11,12 +11,16 @@ import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { FolderCountsRepository } from './folder-counts.repository';
+import { LinkResolver } from './link-resolver';
 import { LinksPendingJob } from './links-pending.job';
 import { LinksRepository } from './links.repository';
+import { LinksController } from './links.controller';
+import { LinksService } from './links.service';
 
 @Module({
   imports: [IdempotencyModule],
-  controllers: [DocumentsController],
+  // LinksController first: its routes would otherwise be taken by `GET /documents/{id}`.
+  controllers: [LinksController, DocumentsController],
   providers: [
     DocumentsRepository,
     DocumentListingsRepository,
@@ -29,6 +33,8 @@ import { LinksRepository } from './links.repository';
     DocumentSources,
     DocumentChangesListener,
     LinksRepository,
+    LinkResolver,
+    LinksService,
     LinksPendingJob,
   ],
   exports: [
@@ -37,6 +43,7 @@ import { LinksRepository } from './links.repository';
     AccessPolicyService,
     DocumentSources,
     DocumentChangesListener,
+    LinksService,
   ],
 })
 export class DocumentsModule {}

@@ -1,0 +1,191 @@
+import { Injectable } from '@nestjs/common';
+import type { Readable } from './access';
+import { prefixUpperBound } from './document-id';
+import { LinksRepository, type LinkedDocument, type RangeProbe } from './links.repository';
+import {
+  backlinkKeys,
+  backlinkLookup,
+  compareBytes,
+  nearest,
+  type BacklinkKeys,
+  type Candidates,
+} from './links/link-resolution';
+import { endsWithPath, nameOf, twinOf, type LinkTarget } from './links/link-targets';
+
+/** A link to resolve: what it asks for, and the document it is written in. */
+export interface Asked {
+  readonly source: string;
+  readonly target: LinkTarget;
+}
+
+/** The documents that link to one document, and through which of its keys. */
+export interface Linking {
+  readonly keys: BacklinkKeys;
+  /** Whether a link holding `key`, written in `source`, resolves to the document. */
+  resolvesFrom(source: string, key: string): boolean;
+}
+
+/**
+ * Resolves links against the documents alive now that the caller may read (docs/documents.md,
+ * "Links between documents"): a document outside the caller's grants is absent here, so a link
+ * to it reads as broken, and a path some other readable document ends with resolves there.
+ * The rules are link-resolution.ts's; this class asks the database for what they need, a few
+ * batched statements whatever the number of links.
+ */
+@Injectable()
+export class LinkResolver {
+  constructor(private readonly repository: LinksRepository) {}
+
+  /** The document each link resolves to (`null`: broken), with its title, in order. */
+  async resolveAll(
+    asked: readonly Asked[],
+    readable: Readable,
+  ): Promise<Array<LinkedDocument | null>> {
+    const result = new Array<LinkedDocument | null>(asked.length).fill(null);
+    const ids = new Set<string>();
+    for (const { target } of asked) {
+      if (target.rule === 'id') ids.add(target.id).add(twinOf(target.id));
+    }
+    const alive = new Map(
+      (await this.repository.alive([...ids], readable)).map((d) => [d.document_id, d]),
+    );
+    const byPath: number[] = [];
+    asked.forEach(({ target }, i) => {
+      if (target.rule === 'id') {
+        result[i] = alive.get(target.id) ?? alive.get(twinOf(target.id)) ?? null;
+      } else byPath.push(i);
+    });
+    const unmatched = await this.nearestUnder(
+      'name',
+      byPath.map((i) => ({
+        i,
+        source: asked[i].source,
+        key: nameOf(pathOf(asked[i].target)),
+        accepts: (id: string) => endsWithPath(id, pathOf(asked[i].target)),
+      })),
+      result,
+      readable,
+    );
+    await this.nearestUnder(
+      'title',
+      unmatched.flatMap((i) => {
+        const { target } = asked[i];
+        return target.rule === 'path' && target.title !== null
+          ? [{ i, source: asked[i].source, key: target.title, accepts: () => true }]
+          : [];
+      }),
+      result,
+      readable,
+    );
+    return result;
+  }
+
+  /**
+   * Which documents may link to `documentId` (titled `title`), by which keys, and from where
+   * each key's links resolve to it (link-resolution.ts, backlinkKeys), among the documents
+   * the caller may read.
+   */
+  async linking(documentId: string, title: string, readable: Readable): Promise<Linking> {
+    const lookup = backlinkLookup(documentId, title);
+    const [alive, named, titled] = await Promise.all([
+      this.repository.alive(lookup.ids, readable),
+      this.repository.named(
+        lookup.names.map((key) => ({ key, lo: '', hi: null })),
+        readable,
+      ),
+      this.repository.titled(
+        lookup.titles.map((key) => ({ key, lo: '', hi: null })),
+        readable,
+      ),
+    ]);
+    const candidates: Candidates = {
+      ids: new Set(alive.map((d) => d.document_id)),
+      byName: groupBy(named, (d) => lookup.names[d.i]),
+      byTitle: groupBy(titled, (d) => lookup.titles[d.i]),
+    };
+    const keys = backlinkKeys(documentId, title, candidates);
+    const always = new Set(keys.always);
+    const rivals = new Map(keys.nearest.map(({ key, rivals: r }) => [key, r]));
+    return {
+      keys,
+      resolvesFrom: (source, key) =>
+        always.has(key) || (rivals.has(key) && nearest(source, rivals.get(key)!) === documentId),
+    };
+  }
+
+  /**
+   * For each wanted link, the nearest document of its name (or title) that it accepts: looked
+   * for in its document's folder, then in each folder above, one batched statement a level.
+   * Sets `result[i]`; returns the `i` of those none was found for.
+   */
+  private async nearestUnder(
+    by: 'name' | 'title',
+    wanted: ReadonlyArray<{
+      i: number;
+      source: string;
+      key: string;
+      accepts: (id: string) => boolean;
+    }>,
+    result: Array<LinkedDocument | null>,
+    readable: Readable,
+  ): Promise<number[]> {
+    const unmatched: number[] = [];
+    let pending = wanted.map((w) => ({ ...w, level: w.source.split('/').length - 1 }));
+    while (pending.length > 0) {
+      const probes = new Map<string, RangeProbe>();
+      const probeOf = (w: (typeof pending)[number]): string => {
+        const prefix = w.level === 0 ? '' : `${w.source.split('/').slice(0, w.level).join('/')}/`;
+        const id = `${w.key}\u0000${prefix}`;
+        if (!probes.has(id)) {
+          probes.set(id, {
+            key: w.key,
+            lo: prefix,
+            hi: prefix === '' ? null : prefixUpperBound(prefix),
+          });
+        }
+        return id;
+      };
+      const asked = pending.map(probeOf);
+      const order = [...probes.keys()];
+      const rows =
+        by === 'name'
+          ? await this.repository.named([...probes.values()], readable)
+          : await this.repository.titled([...probes.values()], readable);
+      const found = groupBy(rows, (row) => order[row.i]);
+      const next: typeof pending = [];
+      pending.forEach((w, k) => {
+        const matches = (found.get(asked[k]) ?? []).filter((id) => w.accepts(id));
+        if (matches.length > 0) {
+          // All share exactly `level` folders with the source (deeper ones were looked for
+          // first): the shortest id, then the first in byte order.
+          const best = matches.reduce((a, b) =>
+            b.length < a.length || (b.length === a.length && compareBytes(b, a) < 0) ? b : a,
+          );
+          const row = rows.find((r) => r.document_id === best)!;
+          result[w.i] = { document_id: row.document_id, title: row.title };
+        } else if (w.level > 0) next.push({ ...w, level: w.level - 1 });
+        else unmatched.push(w.i);
+      });
+      pending = next;
+    }
+    return unmatched;
+  }
+}
+
+function pathOf(target: LinkTarget): string {
+  return target.rule === 'path' ? target.suffix : target.id;
+}
+
+function groupBy<T extends LinkedDocument>(
+  rows: readonly T[],
+  keyOf: (row: T) => string,
+): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const list = groups.get(key);
+    if (list === undefined) groups.set(key, [row.document_id]);
+    else list.push(row.document_id);
+  }
+  return groups;
+}
