@@ -41,7 +41,11 @@ describe('plans of the reads of links', () => {
     await repository.named([{ key: 'doc-1', lo: 'f1/', hi: 'f10' }], null);
     await repository.titled([{ key: 'title 1', lo: '', hi: null }], ['f1/%']);
     await repository.linkingPage(['~doc-5'], 'f5/doc-5.md', null, 21, null);
-    await repository.linkingCount(['~doc-5'], 'f5/doc-5.md', ['f3/%']);
+    await repository.anyLinking(['~doc-5'], 'f5/doc-5.md', ['f3/%']);
+    await repository.candidates(
+      { ids: ['f1/doc-1.md'], names: ['doc-2'], titles: ['title 3'] },
+      null,
+    );
     await repository.linkingWithKeys(['~doc-5'], 'f5/doc-5.md', null);
     await repository.anchorTexts(['~doc-5'], null);
     await repository.bodies(['f1/doc-1.md'], null);
@@ -66,14 +70,16 @@ describe('plans of the reads of links', () => {
 
   it.each([
     ['kb_links_alive', /Index (Only )?Scan kb_documents_(pkey|alive_id)/],
-    ['kb_links_named', /Index Scan kb_documents_alive_name/],
-    ['kb_links_titled', /Index Scan kb_documents_alive_title/],
+    ['kb_links_named', /Index (Only )?Scan kb_documents_alive_name/],
+    ['kb_links_titled', /Index (Only )?Scan kb_documents_alive_title/],
     ['kb_links_linking_page', /Bitmap Index Scan kb_links_keys/],
-    ['kb_links_linking_count', /Bitmap Index Scan kb_links_keys/],
+    ['kb_links_any_linking', /Bitmap Index Scan kb_links_keys/],
+    ['kb_links_candidates', /Index (Only )?Scan kb_documents_alive_name/],
+    ['kb_links_candidates', /Index (Only )?Scan kb_documents_alive_title/],
     ['kb_links_linking_with_keys', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_anchor_texts', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_bodies', /Index (Only )?Scan kb_documents_(pkey|alive_id)/],
-    ['kb_links_linking_under', /Index Scan kb_links_pkey/],
+    ['kb_links_linking_under', /Index (Only )?Scan kb_links_pkey/],
   ])('%s reads through its index', async (name, index) => {
     const used = scans(await planOf(name));
     expect(used.some((scan) => index.test(scan))).toBe(true);

@@ -11,6 +11,7 @@ import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { FolderCountsRepository } from './folder-counts.repository';
+import { LinkMoves } from './link-moves';
 import { LinkResolver } from './link-resolver';
 import { LinksPendingJob } from './links-pending.job';
 import { LinksRepository } from './links.repository';
@@ -34,6 +35,7 @@ import { LinksService } from './links.service';
     DocumentChangesListener,
     LinksRepository,
     LinkResolver,
+    LinkMoves,
     LinksService,
     LinksPendingJob,
   ],

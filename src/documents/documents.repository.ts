@@ -280,6 +280,71 @@ export class DocumentsRepository {
     });
   }
 
+  /**
+   * The alive documents among `ids` with their bodies, each row locked until the transaction
+   * this runs in ends (in byte order of id, so that two transactions locking some of the same
+   * rows wait for each other rather than deadlock).
+   */
+  async lockAlive(
+    ids: readonly string[],
+  ): Promise<Array<Pick<DocumentRow, 'document_id' | 'title' | 'body' | 'revision'>>> {
+    if (ids.length === 0) return [];
+    return this.statements.query(
+      'kb_documents_lock_alive',
+      `SELECT document_id, title, body, revision FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL
+        ORDER BY document_id
+          FOR UPDATE`,
+      [ids],
+    );
+  }
+
+  /**
+   * Writes new bodies of documents (with their links), each only if still at `revision`: one
+   * statement for all, audited and snapshotted as any update, each document's revision grows
+   * by one. Returns the ids written.
+   */
+  async rewriteBodies(
+    documents: ReadonlyArray<{
+      documentId: string;
+      body: string;
+      contentHash: string;
+      revision: number;
+      links: LinkRow | null;
+    }>,
+    actor: string,
+  ): Promise<string[]> {
+    if (documents.length === 0) return [];
+    const links = documents.map((d) => linkParameters(d.links));
+    const rows = await this.write(
+      'kb_documents_rewrite_bodies',
+      actor,
+      `${ACTOR},
+       written AS (
+         UPDATE kb_documents d
+            SET body = r.body, content_hash = r.content_hash, revision = d.revision + 1
+           FROM actor,
+                unnest($1::text[], $2::text[], $3::text[], $4::integer[])
+                AS r(document_id, body, content_hash, revision)
+          WHERE d.document_id = r.document_id AND d.revision = r.revision
+            AND d.deleted_at IS NULL
+         RETURNING d.document_id),
+       ${linksOf(`(SELECT l.* FROM unnest($1::text[], $5::text[], $6::text[])
+                     AS l(document_id, keys, labels)
+                    WHERE l.document_id IN (SELECT document_id FROM written))`)}
+       SELECT document_id FROM written`,
+      [
+        documents.map((d) => d.documentId),
+        documents.map((d) => d.body),
+        documents.map((d) => d.contentHash),
+        documents.map((d) => d.revision),
+        links.map(([keys]) => keys),
+        links.map(([, labels]) => labels),
+      ],
+    );
+    return rows.map((row) => row.document_id);
+  }
+
   /** Records a write the access policy refused, in the audit trail (`refused:<operation>`). */
   async recordRefusal(operation: string, documentId: string, actor: string): Promise<void> {
     await this.statements.write(

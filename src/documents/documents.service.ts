@@ -19,6 +19,7 @@ import { contentHash, DocumentFields, type FieldsInput } from './document-fields
 import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
 import { DocumentSources } from './document-sources';
+import { LinkMoves } from './link-moves';
 import { linkRowOf } from './links/link-row';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
 
@@ -67,6 +68,7 @@ export class DocumentsService {
     private readonly repository: DocumentsRepository,
     config: AppConfig,
     private readonly sources: DocumentSources,
+    private readonly linkMoves: LinkMoves,
   ) {
     this.fields = new DocumentFields(config.limits);
   }
@@ -355,7 +357,8 @@ export class DocumentsService {
    * Moves a document to the id `to`, keeping its revision, earlier versions and audit trail;
    * conditional on `expected_revision` when given. Needs a write grant on both ids. The new
    * id must be free: ALREADY_EXISTS when a document, alive or deleted (its history keeps the
-   * id), holds it.
+   * id), holds it. The links it would break are written again in the same transaction
+   * (LinkMoves), the moved document's own included.
    */
   async move(
     documentId: string,
@@ -369,17 +372,16 @@ export class DocumentsService {
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
     await this.mayWrite('move', documentId, actor, access);
     await this.mayWrite('move', to, actor, access);
-    const moved = await this.repository.move(
-      documentId,
-      to,
-      parentOf(to),
-      expected,
-      actor,
-      linkRowOf,
+    const { outcome: moved, rewroteMoved } = await this.linkMoves.moving(documentId, to, () =>
+      this.repository.move(documentId, to, parentOf(to), expected, actor, linkRowOf),
     );
     switch (moved.kind) {
-      case 'moved':
-        return documentFromRow(moved.row);
+      case 'moved': {
+        if (!rewroteMoved) return documentFromRow(moved.row);
+        // Its own links were written again from its new folder: a revision after the move.
+        const row = await this.repository.findAlive(to);
+        return documentFromRow(row ?? moved.row);
+      }
       case 'missing':
         throw notFound(documentId);
       case 'conflict':

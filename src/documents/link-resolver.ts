@@ -10,7 +10,8 @@ import {
   type BacklinkKeys,
   type Candidates,
 } from './links/link-resolution';
-import { endsWithPath, nameOf, twinOf, type LinkTarget } from './links/link-targets';
+import { endsWithPath, nameOf, targetOf, twinOf, type LinkTarget } from './links/link-targets';
+import { extractLinks, type FoundLink } from './links/markdown-links';
 
 /** A link to resolve: what it asks for, and the document it is written in. */
 export interface Asked {
@@ -20,6 +21,7 @@ export interface Asked {
 
 /** The documents that link to one document, and through which of its keys. */
 export interface Linking {
+  readonly documentId: string;
   readonly keys: BacklinkKeys;
   /** Whether a link holding `key`, written in `source`, resolves to the document. */
   resolvesFrom(source: string, key: string): boolean;
@@ -87,30 +89,52 @@ export class LinkResolver {
    */
   async linking(documentId: string, title: string, readable: Readable): Promise<Linking> {
     const lookup = backlinkLookup(documentId, title);
-    const [alive, named, titled] = await Promise.all([
-      this.repository.alive(lookup.ids, readable),
-      this.repository.named(
-        lookup.names.map((key) => ({ key, lo: '', hi: null })),
-        readable,
-      ),
-      this.repository.titled(
-        lookup.titles.map((key) => ({ key, lo: '', hi: null })),
-        readable,
-      ),
-    ]);
+    const found = await this.repository.candidates(lookup, readable);
     const candidates: Candidates = {
-      ids: new Set(alive.map((d) => d.document_id)),
-      byName: groupBy(named, (d) => lookup.names[d.i]),
-      byTitle: groupBy(titled, (d) => lookup.titles[d.i]),
+      ids: new Set(found.filter((d) => d.by === 'id').map((d) => d.document_id)),
+      byName: keyed(found.filter((d) => d.by === 'name')),
+      byTitle: keyed(found.filter((d) => d.by === 'title')),
     };
     const keys = backlinkKeys(documentId, title, candidates);
     const always = new Set(keys.always);
     const rivals = new Map(keys.nearest.map(({ key, rivals: r }) => [key, r]));
     return {
+      documentId,
       keys,
       resolvesFrom: (source, key) =>
         always.has(key) || (rivals.has(key) && nearest(source, rivals.get(key)!) === documentId),
     };
+  }
+
+  /**
+   * The documents linking to `documentId` (never itself), after `after`, `want` of them, and
+   * how many there are in all. The keys whose links resolve to it from anywhere are one GIN
+   * query; the others ask, for each document holding them, whether it is nearer to
+   * `documentId` than to the other documents of the same path or title.
+   */
+  async sources(
+    linking: Linking,
+    after: string | null,
+    want: number,
+    readable: Readable,
+  ): Promise<{ ids: string[]; count: number }> {
+    const { documentId, keys } = linking;
+    const { always, nearest } = keys;
+    if (nearest.length === 0) {
+      return this.repository.linkingPage(always, documentId, after, want, readable);
+    }
+    const rows = await this.repository.linkingWithKeys(
+      [...always, ...nearest.map((n) => n.key)],
+      documentId,
+      readable,
+    );
+    const all = rows
+      .filter(({ source_id, matched }) =>
+        matched.some((key) => linking.resolvesFrom(source_id, key)),
+      )
+      .map((row) => row.source_id);
+    const start = after === null ? 0 : all.findIndex((id) => compareBytes(id, after) > 0);
+    return { ids: start === -1 ? [] : all.slice(start, start + want), count: all.length };
   }
 
   /**
@@ -170,6 +194,28 @@ export class LinkResolver {
     }
     return unmatched;
   }
+}
+
+/** A link of a body with what it asks for (`null`: it names no document, an external URL). */
+export interface ReadLink {
+  readonly link: FoundLink;
+  readonly target: LinkTarget | null;
+}
+
+/** The links of a document's body, each with what it asks for. */
+export function readLinks(document: { document_id: string; body: string }): ReadLink[] {
+  return extractLinks(document.body).map((link) => ({
+    link,
+    target: targetOf(link, document.document_id),
+  }));
+}
+
+/** Ids grouped by the key they were found by. */
+function keyed(rows: ReadonlyArray<{ key: string; document_id: string }>): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const { key, document_id } of rows)
+    groups.set(key, [...(groups.get(key) ?? []), document_id]);
+  return groups;
 }
 
 function pathOf(target: LinkTarget): string {

@@ -48,6 +48,30 @@ export class LinksRepository {
   }
 
   /**
+   * The alive documents the caller may read among `ids`, and those of each of `names` and
+   * `titles` (in all folders), in one statement: `by` says which (`id`, `name`, `title`) and
+   * `key` which of them.
+   */
+  async candidates(
+    lookup: { ids: readonly string[]; names: readonly string[]; titles: readonly string[] },
+    readable: Readable,
+  ): Promise<Array<{ by: 'id' | 'name' | 'title'; key: string; document_id: string }>> {
+    return this.statements.query(
+      'kb_links_candidates',
+      `SELECT 'id' AS by, document_id AS key, document_id FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL AND ${readableIds(4)}
+       UNION ALL
+       SELECT 'name', kb_document_name(document_id), document_id FROM kb_documents
+        WHERE kb_document_name(document_id) = ANY($2::text[]) AND deleted_at IS NULL
+          AND ${readableIds(4)}
+       UNION ALL
+       SELECT 'title', kb_title_key(title), document_id FROM kb_documents
+        WHERE kb_title_key(title) = ANY($3::text[]) AND deleted_at IS NULL AND ${readableIds(4)}`,
+      [lookup.ids, lookup.names, lookup.titles, readable],
+    );
+  }
+
+  /**
    * For each probe (its place in `probes` as `i`, from 0), the alive documents the caller may
    * read whose name (the last segment of the id, folded, without `.md`) is its key, in its
    * range of ids: one range of the index `kb_documents_alive_name` each.
@@ -93,9 +117,10 @@ export class LinksRepository {
 
   /**
    * The alive documents the caller may read (but `except`) whose links hold one of `keys`,
-   * after `after` in byte order of id, the first `limit`. The matches are collected whole
-   * from the GIN index first (a materialised CTE), then sorted: walking the ids in order and
-   * testing each would read every linking document for a rare key.
+   * after `after` in byte order of id, the first `limit`, and how many there are in all. The
+   * matches are collected whole from the GIN index first (a materialised CTE), then counted
+   * and sorted: walking the ids in order and testing each would read every linking document
+   * for a rare key.
    */
   async linkingPage(
     keys: readonly string[],
@@ -103,30 +128,35 @@ export class LinksRepository {
     after: string | null,
     limit: number,
     readable: Readable,
-  ): Promise<string[]> {
-    const rows = await this.statements.query<{ source_id: string }>(
+  ): Promise<{ ids: string[]; count: number }> {
+    const [row] = await this.statements.query<{ ids: string[]; count: string }>(
       'kb_links_linking_page',
       `WITH linking AS MATERIALIZED (
          SELECT source_id FROM kb_links
           WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(5)})
-       SELECT source_id FROM linking
-        WHERE $3::text IS NULL OR source_id > $3::text COLLATE "C"
-        ORDER BY source_id COLLATE "C"
-        LIMIT $4`,
+       SELECT ARRAY(SELECT source_id FROM linking
+                     WHERE $3::text IS NULL OR source_id > $3::text COLLATE "C"
+                     ORDER BY source_id COLLATE "C"
+                     LIMIT $4) AS ids,
+              (SELECT count(*) FROM linking) AS count`,
       [keys, except, after, limit, readable],
     );
-    return rows.map((row) => row.source_id);
+    return { ids: row.ids, count: Number(row.count) };
   }
 
-  /** How many documents {@link linkingPage} would give in all. */
-  async linkingCount(keys: readonly string[], except: string, readable: Readable): Promise<number> {
-    const [row] = await this.statements.query<{ count: string }>(
-      'kb_links_linking_count',
-      `SELECT count(*) FROM kb_links
-        WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}`,
+  /**
+   * Whether any alive readable document (but `except`) has a link holding one of `keys`: one
+   * probe of the GIN index, before anything dearer is asked about a document's backlinks.
+   */
+  async anyLinking(keys: readonly string[], except: string, readable: Readable): Promise<boolean> {
+    const [row] = await this.statements.query<{ any: boolean }>(
+      'kb_links_any_linking',
+      `SELECT EXISTS (
+         SELECT 1 FROM kb_links
+          WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}) AS any`,
       [keys, except, readable],
     );
-    return Number(row.count);
+    return row.any;
   }
 
   /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import type { Access, Readable } from './access';
 import { prefixUpperBound, validateDocumentId, validatePrefix } from './document-id';
-import { LinkResolver, type Linking } from './link-resolver';
+import { LinkResolver, readLinks, type Linking, type ReadLink } from './link-resolver';
 import { LinksRepository, type LinkingDocument } from './links.repository';
 import type {
   Backlink,
@@ -15,8 +15,7 @@ import type {
   Neighbourhood,
 } from './links.schemas';
 import { passageAround } from './links/link-passage';
-import { keysOf, targetOf, type LinkTarget } from './links/link-targets';
-import { extractLinks, type FoundLink } from './links/markdown-links';
+import { documentKeys, keysOf } from './links/link-targets';
 
 export const BACKLINKS_DEFAULT_LIMIT = 20;
 export const BACKLINKS_MAX_LIMIT = 100;
@@ -29,12 +28,6 @@ export const NEIGHBOURHOOD_DEFAULT_LIMIT = 25;
 export const NEIGHBOURHOOD_MAX_LIMIT = 100;
 /** How many links and backlinks get_document names. */
 const SUMMARY_FIRST = 5;
-
-/** A link of a body with what it asks for (`null`: it names no document, an external URL). */
-interface ReadLink {
-  readonly link: FoundLink;
-  readonly target: LinkTarget | null;
-}
 
 /**
  * Links between documents, read (docs/documents.md, "Links between documents"): a document's
@@ -73,13 +66,7 @@ export class LinksService {
     const document = await this.readable(documentId, access);
     const readable = access.readablePatterns() ?? null;
     const linking = await this.resolver.linking(document.document_id, document.title, readable);
-    const { ids, count } = await this.linkingSources(
-      document.document_id,
-      linking,
-      after,
-      limit + 1,
-      readable,
-    );
+    const { ids, count } = await this.resolver.sources(linking, after, limit + 1, readable);
     const page = ids.slice(0, limit);
     const backlinks = await this.describeBacklinks(page, linking, readable);
     return {
@@ -199,13 +186,7 @@ export class LinksService {
       for (const document of frontier) {
         if (truncated) break;
         const linking = await this.resolver.linking(document.document_id, document.title, readable);
-        const { ids } = await this.linkingSources(
-          document.document_id,
-          linking,
-          null,
-          limit + 1,
-          readable,
-        );
+        const { ids } = await this.resolver.sources(linking, null, limit + 1, readable);
         for (const backlink of await this.describeBacklinks(ids, linking, readable)) {
           edge(backlink.document_id, document.document_id);
           add({
@@ -240,15 +221,20 @@ export class LinksService {
   ): Promise<LinkSummary> {
     const readable = access.readablePatterns() ?? null;
     const links = await this.resolved(document, access);
-    const linking = await this.resolver.linking(document.document_id, document.title, readable);
-    const { ids, count } = await this.linkingSources(
+    const keys = documentKeys(document.document_id, document.title);
+    const any = await this.repository.anyLinking(
+      [keys.id, keys.twin, ...keys.suffixes, keys.title],
       document.document_id,
-      linking,
-      null,
-      SUMMARY_FIRST,
       readable,
     );
-    const backlinks = await this.describeBacklinks(ids, linking, readable);
+    let count = 0;
+    let backlinks: Backlink[] = [];
+    if (any) {
+      const linking = await this.resolver.linking(document.document_id, document.title, readable);
+      const found = await this.resolver.sources(linking, null, SUMMARY_FIRST, readable);
+      count = found.count;
+      backlinks = await this.describeBacklinks(found.ids, linking, readable);
+    }
     const linksTo = new Map<string, LinkSummary['links_to'][number]>();
     for (const link of links) {
       if (link.document_id === null || linksTo.has(link.document_id)) continue;
@@ -327,44 +313,6 @@ export class LinksService {
     );
   }
 
-  /**
-   * The documents linking to `documentId` (never itself), after `after`, `want` of them, and
-   * how many there are in all. The keys whose links resolve to it from anywhere are one GIN
-   * query; the others ask, for each document holding them, whether it is nearer to
-   * `documentId` than to the other documents of the same path or title.
-   */
-  private async linkingSources(
-    documentId: string,
-    linking: Linking,
-    after: string | null,
-    want: number,
-    readable: Readable,
-  ): Promise<{ ids: string[]; count: number }> {
-    const { always, nearest } = linking.keys;
-    if (nearest.length === 0) {
-      const [ids, count] = await Promise.all([
-        this.repository.linkingPage(always, documentId, after, want, readable),
-        this.repository.linkingCount(always, documentId, readable),
-      ]);
-      return { ids, count };
-    }
-    const rows = await this.repository.linkingWithKeys(
-      [...always, ...nearest.map((n) => n.key)],
-      documentId,
-      readable,
-    );
-    const all = rows
-      .filter(({ source_id, matched }) =>
-        matched.some((key) => linking.resolvesFrom(source_id, key)),
-      )
-      .map((row) => row.source_id);
-    const start =
-      after === null
-        ? 0
-        : all.findIndex((id) => Buffer.compare(Buffer.from(id), Buffer.from(after)) > 0);
-    return { ids: start === -1 ? [] : all.slice(start, start + want), count: all.length };
-  }
-
   /** Each linking document with its links to the document: how many, the first's text and passage. */
   private async describeBacklinks(
     sources: readonly string[],
@@ -395,13 +343,6 @@ export class LinksService {
     }
     return backlinks;
   }
-}
-
-function readLinks(document: LinkingDocument): ReadLink[] {
-  return extractLinks(document.body).map((link) => ({
-    link,
-    target: targetOf(link, document.document_id),
-  }));
 }
 
 function checkedLimit(limit: number | undefined, fallback: number, max: number): number {
