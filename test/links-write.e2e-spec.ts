@@ -47,8 +47,8 @@ describe('links written with the body', () => {
   it('writes, changes and drops a document’s links with its body', async () => {
     await create('kb/ops/runbook.md', 'Fix [the disk](../svc/disk.md), then [[db|the database]].');
     expect(await row('kb/ops/runbook.md')).toEqual({
-      keys: ['=kb/svc/disk.md', '~db', '@db'],
-      labels: ['the disk', 'the database', 'the database'],
+      keys: ['=kb/svc/disk.md', '%db'],
+      labels: ['the disk', 'the database'],
       alive: true,
     });
     await request(t.baseUrl)
@@ -60,13 +60,13 @@ describe('links written with the body', () => {
       .patch(idPath('kb/ops/runbook.md'))
       .send({ old_str: 'kb://kb/svc/cache.md', new_str: '[[cache]]' })
       .expect(200);
-    expect((await row('kb/ops/runbook.md')).keys).toEqual(['~cache', '@cache']);
+    expect((await row('kb/ops/runbook.md')).keys).toEqual(['%cache']);
     // A title changes no link; a body without links leaves no row.
     await request(t.baseUrl)
       .put(idPath('kb/ops/runbook.md'))
       .send({ title: 'Runbook' })
       .expect(200);
-    expect((await row('kb/ops/runbook.md')).keys).toEqual(['~cache', '@cache']);
+    expect((await row('kb/ops/runbook.md')).keys).toEqual(['%cache']);
     await request(t.baseUrl)
       .put(idPath('kb/ops/runbook.md'))
       .send({ body: 'No links. `[[not|a link]]`' })
@@ -84,7 +84,7 @@ describe('links written with the body', () => {
   it('keeps a deleted document’s links aside, and counts them again once restored', async () => {
     await create('kb/del/a.md', 'See [[b]].');
     await request(t.baseUrl).delete(idPath('kb/del/a.md')).expect(200);
-    expect(await row('kb/del/a.md')).toMatchObject({ alive: false, keys: ['~b', '@b'] });
+    expect(await row('kb/del/a.md')).toMatchObject({ alive: false, keys: ['%b'] });
     await request(t.baseUrl)
       .post(`${idPath('kb/del/a.md')}/restore`)
       .expect(200);
@@ -92,7 +92,7 @@ describe('links written with the body', () => {
     // Created again over the deleted one: the new body's links.
     await request(t.baseUrl).delete(idPath('kb/del/a.md')).expect(200);
     await create('kb/del/a.md', 'Now [[c]].');
-    expect(await row('kb/del/a.md')).toMatchObject({ alive: true, keys: ['~c', '@c'] });
+    expect(await row('kb/del/a.md')).toMatchObject({ alive: true, keys: ['%c'] });
   });
 
   it('writes nothing when the write is refused', async () => {
@@ -101,7 +101,7 @@ describe('links written with the body', () => {
       .put(idPath('kb/refused.md'))
       .send({ body: 'See [[y]].', expected_revision: 7 })
       .expect(409);
-    expect((await row('kb/refused.md')).keys).toEqual(['~x', '@x']);
+    expect((await row('kb/refused.md')).keys).toEqual(['%x']);
   });
 
   it('reads a moved document’s links from its new folder', async () => {
@@ -128,9 +128,9 @@ describe('links written with the body', () => {
       })
       .expect(200);
     expect(body.succeeded).toBe(3);
-    expect((await row('bulk/a.md')).keys).toEqual(['~b', '~c', '@c']);
+    expect((await row('bulk/a.md')).keys).toEqual(['~b', '%c']);
     expect(await row('bulk/b.md')).toBeUndefined();
-    expect((await row('bulk/u.md')).keys).toEqual(['~new', '@new']);
+    expect((await row('bulk/u.md')).keys).toEqual(['%new']);
   });
 
   it('writes the links of an MCP write', async () => {
@@ -139,7 +139,7 @@ describe('links written with the body', () => {
       content: 'Links to [[mcp/b]].',
     });
     expect(envelope.result.isError).toBeFalsy();
-    expect((await row('mcp/a.md')).keys).toEqual(['~mcp/b', '@mcp/b']);
+    expect((await row('mcp/a.md')).keys).toEqual(['%mcp/b']);
   });
 
   it('writes the links of a source’s documents', async () => {
@@ -171,8 +171,8 @@ describe('links written with the body', () => {
     expect(await pending()).toEqual(['psql/a.md', 'psql/b.md']);
     const read = await t.app.get(LinksPendingJob).run();
     expect(read).toBe(2);
-    expect((await row('psql/a.md')).keys).toEqual(['~new', '@new', '~y']);
-    expect((await row('psql/b.md')).keys).toEqual(['~a', '@a']);
+    expect((await row('psql/a.md')).keys).toEqual(['%new', '~y']);
+    expect((await row('psql/b.md')).keys).toEqual(['%a']);
     expect(await pending()).toEqual([]);
     // The service then writes a body without links: the row the background wrote goes.
     await request(t.baseUrl).put(idPath('psql/a.md')).send({ body: 'plain' }).expect(200);

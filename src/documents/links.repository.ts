@@ -74,7 +74,9 @@ export class LinksRepository {
   /**
    * For each probe (its place in `probes` as `i`, from 0), the alive documents the caller may
    * read whose name (the last segment of the id, folded, without `.md`) is its key, in its
-   * range of ids: one range of the index `kb_documents_alive_name` each.
+   * range of ids: one range of the index `kb_documents_alive_name` each. (`OFFSET 0` keeps
+   * the lookup a loop over the probes: flattened into a join, the generic plan hashed every
+   * document's name, 2.8 s at 300 000 documents.)
    */
   async named(
     probes: readonly RangeProbe[],
@@ -90,7 +92,8 @@ export class LinksRepository {
             WHERE kb_document_name(document_id) = p.key AND deleted_at IS NULL
               AND document_id >= p.lo COLLATE "C"
               AND (p.hi IS NULL OR document_id < p.hi COLLATE "C")
-              AND ${readableIds(4)}) AS d`,
+              AND ${readableIds(4)}
+           OFFSET 0) AS d`,
       [...columns(probes), readable],
     );
   }
@@ -110,7 +113,8 @@ export class LinksRepository {
             WHERE kb_title_key(title) = p.key AND deleted_at IS NULL
               AND document_id >= p.lo COLLATE "C"
               AND (p.hi IS NULL OR document_id < p.hi COLLATE "C")
-              AND ${readableIds(4)}) AS d`,
+              AND ${readableIds(4)}
+           OFFSET 0) AS d`,
       [...columns(probes), readable],
     );
   }

@@ -3,7 +3,7 @@ import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error'
 import type { Access, Readable } from './access';
 import { prefixUpperBound, validateDocumentId, validatePrefix } from './document-id';
 import { LinkResolver, readLinks, type Linking, type ReadLink } from './link-resolver';
-import { LinksRepository, type LinkingDocument } from './links.repository';
+import { LinksRepository, type LinkedDocument, type LinkingDocument } from './links.repository';
 import type {
   Backlink,
   Backlinks,
@@ -63,7 +63,7 @@ export class LinksService {
   ): Promise<Backlinks> {
     const limit = checkedLimit(query.limit, BACKLINKS_DEFAULT_LIMIT, BACKLINKS_MAX_LIMIT);
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const document = await this.readable(documentId, access);
+    const document = await this.readable(documentId, access, true);
     const readable = access.readablePatterns() ?? null;
     const linking = await this.resolver.linking(document.document_id, document.title, readable);
     const { ids, count } = await this.resolver.sources(linking, after, limit + 1, readable);
@@ -221,9 +221,8 @@ export class LinksService {
   ): Promise<LinkSummary> {
     const readable = access.readablePatterns() ?? null;
     const links = await this.resolved(document, access);
-    const keys = documentKeys(document.document_id, document.title);
     const any = await this.repository.anyLinking(
-      [keys.id, keys.twin, ...keys.suffixes, keys.title],
+      documentKeys(document.document_id, document.title).all,
       document.document_id,
       readable,
     );
@@ -260,12 +259,23 @@ export class LinksService {
   }
 
   /** The document, if alive and readable; NOT_FOUND otherwise, as any read answers. */
-  private async readable(documentId: string, access: Access): Promise<LinkingDocument> {
+  private async readable(documentId: string, access: Access): Promise<LinkingDocument>;
+  private async readable(
+    documentId: string,
+    access: Access,
+    titleOnly: true,
+  ): Promise<LinkedDocument>;
+  private async readable(
+    documentId: string,
+    access: Access,
+    titleOnly = false,
+  ): Promise<LinkedDocument> {
     validateDocumentId(documentId);
-    const [document] = await this.repository.bodies(
-      [documentId],
-      access.readablePatterns() ?? null,
-    );
+    const readable = access.readablePatterns() ?? null;
+    // Its body only when its own links are read: a backlinks page needs its title alone.
+    const [document] = titleOnly
+      ? await this.repository.alive([documentId], readable)
+      : await this.repository.bodies([documentId], readable);
     if (document === undefined) {
       if (!access.mayRead(documentId)) access.refused();
       throw new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {

@@ -56,14 +56,28 @@ describe('targetOf', () => {
     }
   });
 
-  it('gives the keys kb_links finds links by', () => {
+  it('gives the keys kb_links finds links by, one a link where one is enough', () => {
     expect(keysOf({ rule: 'id', id: 'a/b.md' })).toEqual(['=a/b.md']);
-    expect(keysOf({ rule: 'path', suffix: 'a/b', title: 'a/b' })).toEqual(['~a/b', '@a/b']);
+    expect(keysOf({ rule: 'path', suffix: 'a/b', title: null })).toEqual(['~a/b']);
+    expect(keysOf({ rule: 'path', suffix: 'a/b', title: 'a/b' })).toEqual(['%a/b']);
+    expect(keysOf(asked('[[a/b.md]]')!)).toEqual(['~a/b', '@a/b.md']);
     expect(documentKeys('Notes/Ops/Backup.md', 'Backup  runbook')).toEqual({
       id: '=Notes/Ops/Backup.md',
       twin: '=Notes/Ops/Backup',
-      suffixes: ['~notes/ops/backup', '~ops/backup', '~backup'],
-      title: '@backup runbook',
+      suffixes: ['notes/ops/backup', 'ops/backup', 'backup'],
+      title: 'backup runbook',
+      all: [
+        '=Notes/Ops/Backup.md',
+        '=Notes/Ops/Backup',
+        '~notes/ops/backup',
+        '%notes/ops/backup',
+        '~ops/backup',
+        '%ops/backup',
+        '~backup',
+        '%backup',
+        '@backup runbook',
+        '%backup runbook',
+      ],
     });
   });
 
@@ -71,8 +85,8 @@ describe('targetOf', () => {
     expect(linkRowOf('a/x.md', 'no links here')).toBeNull();
     expect(linkRowOf('a/x.md', '[only](https://example.com)')).toBeNull();
     expect(linkRowOf('a/x.md', 'See [b](b.md), [[C|see\u0001c]] and kb://d.md')).toEqual({
-      keys: ['~b', '~c', '@c', '=d.md'],
-      labels: ['b', 'see c', 'see c', 'kb://d.md'],
+      keys: ['~b', '%c', '=d.md'],
+      labels: ['b', 'see c', 'kb://d.md'],
     });
   });
 });
@@ -127,7 +141,16 @@ describe('backlinkKeys', () => {
   it('finds every link to a document whose path and title are its own, from anywhere', () => {
     const c = among(['ops/backup.md'], { 'ops/backup.md': 'Backup runbook' });
     expect(backlinkKeys('ops/backup.md', 'Backup runbook', c)).toEqual({
-      always: ['=ops/backup.md', '=ops/backup', '~ops/backup', '~backup', '@backup runbook'],
+      always: [
+        '=ops/backup.md',
+        '=ops/backup',
+        '~ops/backup',
+        '%ops/backup',
+        '~backup',
+        '%backup',
+        '@backup runbook',
+        '%backup runbook',
+      ],
       nearest: [],
     });
   });
@@ -138,9 +161,10 @@ describe('backlinkKeys', () => {
       'b/backup.md': 'Backup',
     });
     const keys = backlinkKeys('a/backup.md', 'Backup', c);
-    expect(keys.always).toEqual(['=a/backup.md', '=a/backup', '~a/backup']);
+    expect(keys.always).toEqual(['=a/backup.md', '=a/backup', '~a/backup', '%a/backup']);
     expect(keys.nearest.map((n) => [n.key, n.rivals])).toEqual([
       ['~backup', ['a/backup.md', 'b/backup.md', 'b/backup']],
+      ['%backup', ['a/backup.md', 'b/backup.md', 'b/backup']],
     ]);
     // A path takes the title's links: `[[Backup]]` resolves by path before titles are tried.
     expect(keys.always).not.toContain('@backup');

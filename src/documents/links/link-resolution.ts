@@ -111,8 +111,7 @@ export interface BacklinkKeys {
 
 /** What to look up to classify the keys of `documentId`, titled `title`. */
 export function backlinkLookup(documentId: string, title: string): Lookup {
-  const keys = documentKeys(documentId, title);
-  const titlePath = keys.title.slice(1);
+  const titlePath = documentKeys(documentId, title).title;
   return {
     ids: [twinOf(documentId)],
     names: [...new Set([nameOf(documentId), nameOf(titlePath)])],
@@ -129,22 +128,24 @@ export function backlinkKeys(
   const keys = documentKeys(documentId, title);
   const always = [keys.id];
   const bySource: BacklinkKeys['nearest'] = [];
+  const sort = (found: string[], rivals: readonly string[]) => {
+    if (rivals.length <= 1) always.push(...found);
+    else bySource.push(...found.map((key) => ({ key, rivals })));
+  };
   if (!candidates.ids.has(twinOf(documentId))) always.push(keys.twin);
   const named = candidates.byName.get(nameOf(documentId)) ?? [];
-  for (const key of keys.suffixes) {
-    const rivals = named.filter((id) => endsWithPath(id, key.slice(1)));
-    if (rivals.length <= 1) always.push(key);
-    else bySource.push({ key, rivals });
+  for (const suffix of keys.suffixes) {
+    sort(
+      [`~${suffix}`, `%${suffix}`],
+      named.filter((id) => endsWithPath(id, suffix)),
+    );
   }
-  const titleText = keys.title.slice(1);
-  const titlePath = titleText.replace(/\.md$/, '');
-  const takenByPath = (candidates.byName.get(nameOf(titleText)) ?? []).some((id) =>
+  // A wikilink tries titles only when no document has its path.
+  const titlePath = keys.title.replace(/\.md$/, '');
+  const takenByPath = (candidates.byName.get(nameOf(keys.title)) ?? []).some((id) =>
     endsWithPath(id, titlePath),
   );
-  if (!takenByPath) {
-    const rivals = candidates.byTitle.get(titleText) ?? [];
-    if (rivals.length <= 1) always.push(keys.title);
-    else bySource.push({ key: keys.title, rivals });
-  }
+  if (!takenByPath)
+    sort([`@${keys.title}`, `%${keys.title}`], candidates.byTitle.get(keys.title) ?? []);
   return { always, nearest: bySource };
 }

@@ -52,19 +52,25 @@ function idTarget(id: string): LinkTarget | null {
 }
 
 /**
- * The keys of the link table (kb_links.keys) a link is found by: `=id` for an id, `~path`
- * for a path (folded), `@title` for a wikilink's title. A document's backlinks are the
+ * The keys of the link table (kb_links.keys) a link is found by: `=id` for an id; `~path` for
+ * a path (folded); for a wikilink, `%path` when its title is its path (most are: `[[Backup
+ * runbook]]`), else `~path` and `@title`. One key a link where one is enough: each is an entry
+ * of the GIN index that every write of the document pays for. A document's backlinks are the
  * links holding one of its own keys ({@link documentKeys}).
  */
 export function keysOf(target: LinkTarget): string[] {
   if (target.rule === 'id') return [`=${target.id}`];
-  return target.title === null ? [`~${target.suffix}`] : [`~${target.suffix}`, `@${target.title}`];
+  if (target.title === null) return [`~${target.suffix}`];
+  return target.title === target.suffix
+    ? [`%${target.suffix}`]
+    : [`~${target.suffix}`, `@${target.title}`];
 }
 
 /**
  * The keys under which links to `documentId` (titled `title`) are found: its id and its twin
- * with or without `.md`, every tail of its path (`~c`, `~b/c`, `~a/b/c` for `a/b/c.md`), its
- * title. Which of those links really resolve to it is link-resolution.ts's to say.
+ * with or without `.md`; every tail of its path (`c`, `b/c`, `a/b/c` for `a/b/c.md`), as a
+ * path (`~`) and as a wikilink's path (`%`); its title, as a wikilink's title (`@`, `%`).
+ * Which of those links really resolve to it is link-resolution.ts's to say.
  */
 export function documentKeys(
   documentId: string,
@@ -72,15 +78,28 @@ export function documentKeys(
 ): {
   id: string;
   twin: string;
+  /** The tails of the path, shortest last, without their prefix. */
   suffixes: string[];
+  /** The title as titles are compared, without its prefix. */
   title: string;
+  /** Every key above, with its prefix. */
+  all: string[];
 } {
   const segments = fold(withoutMd(documentId)).split('/');
+  const suffixes = segments.map((_, i) => segments.slice(i).join('/'));
+  const key = titleKey(title);
   return {
     id: `=${documentId}`,
     twin: `=${twinOf(documentId)}`,
-    suffixes: segments.map((_, i) => `~${segments.slice(i).join('/')}`),
-    title: `@${titleKey(title)}`,
+    suffixes,
+    title: key,
+    all: [
+      `=${documentId}`,
+      `=${twinOf(documentId)}`,
+      ...suffixes.flatMap((s) => [`~${s}`, `%${s}`]),
+      `@${key}`,
+      `%${key}`,
+    ],
   };
 }
 
