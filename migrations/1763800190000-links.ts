@@ -76,8 +76,11 @@ export class Links1763800190000 implements MigrationInterface {
         END IF;
         IF TG_OP = 'INSERT' OR OLD.body IS DISTINCT FROM NEW.body THEN
           IF given THEN
-            DELETE FROM kb_links
-             WHERE source_id = NEW.document_id AND xmin <> pg_current_xact_id()::xid;
+            -- A new document has no row but the one its statement wrote.
+            IF TG_OP = 'UPDATE' THEN
+              DELETE FROM kb_links
+               WHERE source_id = NEW.document_id AND xmin <> pg_current_xact_id()::xid;
+            END IF;
           ELSE
             DELETE FROM kb_links WHERE source_id = NEW.document_id;
             -- A body without a bracket or a kb:// URI has no link: nothing to read later.

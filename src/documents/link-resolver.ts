@@ -88,8 +88,34 @@ export class LinkResolver {
    * the caller may read.
    */
   async linking(documentId: string, title: string, readable: Readable): Promise<Linking> {
-    const lookup = backlinkLookup(documentId, title);
-    const found = await this.repository.candidates(lookup, readable);
+    const found = await this.repository.candidates(backlinkLookup(documentId, title), readable);
+    return this.linkingAmong(documentId, title, found);
+  }
+
+  /**
+   * {@link linking} of a document known by its id alone, with its title; `undefined` when it
+   * is absent or the caller may not read it. One statement.
+   */
+  async linkingOf(
+    documentId: string,
+    readable: Readable,
+  ): Promise<{ title: string; linking: Linking } | undefined> {
+    const found = await this.repository.candidatesOf(
+      documentId,
+      twinOf(documentId),
+      nameOf(documentId),
+      readable,
+    );
+    const self = found.find((d) => d.by === 'self');
+    if (self === undefined) return undefined;
+    return { title: self.key, linking: this.linkingAmong(documentId, self.key, found) };
+  }
+
+  private linkingAmong(
+    documentId: string,
+    title: string,
+    found: ReadonlyArray<{ by: string; key: string; document_id: string }>,
+  ): Linking {
     const candidates: Candidates = {
       ids: new Set(found.filter((d) => d.by === 'id').map((d) => d.document_id)),
       byName: keyed(found.filter((d) => d.by === 'name')),

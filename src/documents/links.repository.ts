@@ -72,6 +72,40 @@ export class LinksRepository {
   }
 
   /**
+   * The alive document `documentId` if the caller may read it (`by: 'self'`, its title as
+   * `key`), and in the same statement the documents its backlinks may be confused with: its
+   * twin with or without `.md` (`id`), those of its name and of the name of its title
+   * (`name`), those of its title (`title`). A backlinks page starts with this one round trip.
+   */
+  async candidatesOf(
+    documentId: string,
+    twin: string,
+    name: string,
+    readable: Readable,
+  ): Promise<Array<{ by: 'self' | 'id' | 'name' | 'title'; key: string; document_id: string }>> {
+    return this.statements.query(
+      'kb_links_candidates_of',
+      `WITH d AS (
+         SELECT document_id, title, kb_title_key(title) AS t FROM kb_documents
+          WHERE document_id = $1 AND deleted_at IS NULL AND ${readableIds(4)})
+       SELECT 'self' AS by, title AS key, document_id FROM d
+       UNION ALL
+       SELECT 'id', document_id, document_id FROM kb_documents
+        WHERE document_id = $2 AND deleted_at IS NULL AND ${readableIds(4)}
+          AND EXISTS (SELECT 1 FROM d)
+       UNION ALL
+       SELECT 'name', kb_document_name(document_id), document_id FROM kb_documents
+        WHERE kb_document_name(document_id) = ANY(ARRAY[$3, (SELECT kb_document_name(t) FROM d)])
+          AND deleted_at IS NULL AND ${readableIds(4)} AND EXISTS (SELECT 1 FROM d)
+       UNION ALL
+       SELECT 'title', kb_title_key(title), document_id FROM kb_documents
+        WHERE kb_title_key(title) = (SELECT t FROM d) AND deleted_at IS NULL
+          AND ${readableIds(4)}`,
+      [documentId, twin, name, readable],
+    );
+  }
+
+  /**
    * For each probe (its place in `probes` as `i`, from 0), the alive documents the caller may
    * read whose name (the last segment of the id, folded, without `.md`) is its key, in its
    * range of ids: one range of the index `kb_documents_alive_name` each. (`OFFSET 0` keeps

@@ -3,7 +3,7 @@ import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error'
 import type { Access, Readable } from './access';
 import { prefixUpperBound, validateDocumentId, validatePrefix } from './document-id';
 import { LinkResolver, readLinks, type Linking, type ReadLink } from './link-resolver';
-import { LinksRepository, type LinkedDocument, type LinkingDocument } from './links.repository';
+import { LinksRepository, type LinkingDocument } from './links.repository';
 import type {
   Backlink,
   Backlinks,
@@ -63,14 +63,16 @@ export class LinksService {
   ): Promise<Backlinks> {
     const limit = checkedLimit(query.limit, BACKLINKS_DEFAULT_LIMIT, BACKLINKS_MAX_LIMIT);
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const document = await this.readable(documentId, access, true);
+    validateDocumentId(documentId);
     const readable = access.readablePatterns() ?? null;
-    const linking = await this.resolver.linking(document.document_id, document.title, readable);
+    const found = await this.resolver.linkingOf(documentId, readable);
+    if (found === undefined) throw notFound(documentId, access);
+    const { linking } = found;
     const { ids, count } = await this.resolver.sources(linking, after, limit + 1, readable);
     const page = ids.slice(0, limit);
     const backlinks = await this.describeBacklinks(page, linking, readable);
     return {
-      document_id: document.document_id,
+      document_id: documentId,
       backlinks,
       count,
       next_cursor: ids.length > limit ? encodeCursor(page[page.length - 1]) : null,
@@ -259,29 +261,13 @@ export class LinksService {
   }
 
   /** The document, if alive and readable; NOT_FOUND otherwise, as any read answers. */
-  private async readable(documentId: string, access: Access): Promise<LinkingDocument>;
-  private async readable(
-    documentId: string,
-    access: Access,
-    titleOnly: true,
-  ): Promise<LinkedDocument>;
-  private async readable(
-    documentId: string,
-    access: Access,
-    titleOnly = false,
-  ): Promise<LinkedDocument> {
+  private async readable(documentId: string, access: Access): Promise<LinkingDocument> {
     validateDocumentId(documentId);
-    const readable = access.readablePatterns() ?? null;
-    // Its body only when its own links are read: a backlinks page needs its title alone.
-    const [document] = titleOnly
-      ? await this.repository.alive([documentId], readable)
-      : await this.repository.bodies([documentId], readable);
-    if (document === undefined) {
-      if (!access.mayRead(documentId)) access.refused();
-      throw new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
-        document_id: documentId,
-      });
-    }
+    const [document] = await this.repository.bodies(
+      [documentId],
+      access.readablePatterns() ?? null,
+    );
+    if (document === undefined) throw notFound(documentId, access);
     return document;
   }
 
@@ -353,6 +339,14 @@ export class LinksService {
     }
     return backlinks;
   }
+}
+
+/** NOT_FOUND, as any read answers an absent document and one the caller may not read. */
+function notFound(documentId: string, access: Access): DomainError {
+  if (!access.mayRead(documentId)) access.refused();
+  return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
+    document_id: documentId,
+  });
 }
 
 function checkedLimit(limit: number | undefined, fallback: number, max: number): number {
