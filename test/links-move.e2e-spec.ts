@@ -144,6 +144,16 @@ describe('moves keep links working', () => {
     expect(await revisions()).toBe(sum);
   });
 
+  it('writes again a wikilink that named a note by its path, even if its title still matches', async () => {
+    await put('kb/c/PostgreSQL.md', '# PostgreSQL');
+    await put('kb/c/api.md', 'Serves [[PostgreSQL]] data.');
+    await request(t.baseUrl)
+      .post(`${idPath('kb/c/PostgreSQL.md')}/move`)
+      .send({ to: 'kb/c/db/Primary database.md' })
+      .expect(200);
+    expect((await body('kb/c/api.md')).body).toBe('Serves [[Primary database]] data.');
+  });
+
   it('needs no rewrite where the links still resolve', async () => {
     await put('kb/a/name.md', '# Name');
     await put('kb/a/by-name.md', '[[name]] and [[kb/a/name]]');

@@ -6,7 +6,7 @@ import { DocumentsRepository } from './documents.repository';
 import { LinkResolver, readLinks, type ReadLink } from './link-resolver';
 import { linkRowOf } from './links/link-row';
 import { rewritten, targetText, wikilinkPaths, type Rewrite } from './links/link-rewrite';
-import { fold, keysOf, targetOf } from './links/link-targets';
+import { endsWithPath, fold, keysOf, targetOf } from './links/link-targets';
 
 /**
  * The actor of the revisions a move writes in the documents whose links it rewrites (their
@@ -80,7 +80,12 @@ export class LinkMoves {
       const pairs = inbound.flatMap(({ source, links }) =>
         links.map((read) => ({ source: source.document_id, read })),
       );
-      const inboundAfter = await this.resolveEach(pairs);
+      // A link that named the document by its path must still do so: resolving by its title
+      // instead (a [[PostgreSQL]] to `PostgreSQL.md`, renamed, titled so) would leave a body
+      // naming no file.
+      const inboundAfter = await this.resolveEach(
+        pairs.map(({ source, read }) => ({ source, read: byPathIfItWas(read, from) })),
+      );
       pairs.forEach(({ source, read }, i) => {
         if (inboundAfter[i] !== to) changes.push({ source, read, to });
       });
@@ -168,4 +173,11 @@ export class LinkMoves {
     }
     return byDocument;
   }
+}
+
+/** The link read by its path alone when `from`'s id ends with that path (it meant it so). */
+function byPathIfItWas(read: ReadLink, from: string): ReadLink {
+  const { target } = read;
+  if (target === null || target.rule !== 'path' || target.title === null) return read;
+  return endsWithPath(from, target.suffix) ? { ...read, target: { ...target, title: null } } : read;
 }
