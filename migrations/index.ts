@@ -17,8 +17,9 @@ import { IdempotencyKeys1763800150000 } from './1763800150000-idempotency-keys';
 import { RestoreAudited1763800160000 } from './1763800160000-restore-audited';
 import { ChangeNotifications1763800170000 } from './1763800170000-change-notifications';
 import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
-import { Links1763800190000 } from './1763800190000-links';
-import { LinkTargetIndexes1763800190001 } from './1763800190001-link-target-indexes';
+import { LexicalStatistics1763800190000 } from './1763800190000-lexical-statistics';
+import { Links1763800200000 } from './1763800200000-links';
+import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -41,6 +42,7 @@ export const MIGRATIONS = [
   RestoreAudited1763800160000,
   ChangeNotifications1763800170000,
   LexicalSnapshot1763800180000,
-  Links1763800190000,
-  LinkTargetIndexes1763800190001,
+  LexicalStatistics1763800190000,
+  Links1763800200000,
+  LinkTargetIndexes1763800200001,
 ];

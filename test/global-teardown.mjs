@@ -1,6 +1,7 @@
 import pg from 'pg';
 
 export default async function globalTeardown() {
+  await globalThis.__AGENT_DATA_QDRANT__?.destroy();
   const cluster = globalThis.__AGENT_DATA_PG__;
   if (cluster) {
     await cluster.stop();

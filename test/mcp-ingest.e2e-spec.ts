@@ -200,6 +200,25 @@ describe('ingest_document with loopback opened by INGEST_ALLOWED_PRIVATE_CIDRS',
     expect(clash.json.error.code).toBe('ALREADY_EXISTS');
   });
 
+  it('writes nothing when the page ingested again is the same: its fetch time is no change', async () => {
+    const url = `http://127.0.0.1:${pages.port}/notes.md`;
+    const first = await ingest(t, { url, document_id: 'web/same.md' });
+    const again = await ingest(t, { url, document_id: 'web/same.md' });
+    expect(first.json).toMatchObject({ revision: 1, created: true, changed: true });
+    expect(again.json).toMatchObject({ revision: 1, created: false, changed: false });
+    const db = await t.db.client();
+    const audit = await db.query(`SELECT operation FROM kb_audit WHERE document_id = $1`, [
+      'web/same.md',
+    ]);
+    expect(audit.rows).toEqual([{ operation: 'create' }]);
+    const stored = await db.query(
+      `SELECT metadata->>'fetched_at' AS fetched_at FROM kb_documents WHERE document_id = $1`,
+      ['web/same.md'],
+    );
+    // The fetch that made the revision.
+    expect(stored.rows[0].fetched_at).not.toBeNull();
+  });
+
   it('follows redirects that stay allowed', async () => {
     const result = await ingest(t, {
       url: `http://127.0.0.1:${pages.port}/redirect/ok`,

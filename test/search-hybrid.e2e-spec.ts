@@ -5,7 +5,8 @@ import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
 import { changesStatement } from '../src/database/change-log';
 import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
-import { LexicalStore, resultsStatement } from '../src/vectors/lexical/lexical.store';
+import { LexicalStore } from '../src/vectors/lexical/lexical.store';
+import { resultsStatement } from '../src/vectors/lexical/lexical-records.repository';
 import { waitFor } from './support/wait';
 
 const DOCS = [
@@ -396,9 +397,14 @@ describe('hybrid search with the Qdrant store unreachable', () => {
       results: [expect.objectContaining({ document_id: 'q/ids.md' })],
     });
     expect(hybrid.text).not.toContain('127.0.0.1');
-    await request(t.baseUrl)
+    // The store is down, not PostgreSQL: 503 with when to retry, naming the store.
+    const vector = await request(t.baseUrl)
       .get('/search')
       .query({ query: 'QX_ORPHAN_77', mode: 'vector' })
-      .expect(502);
+      .expect(503);
+    expect(Number(vector.headers['retry-after'])).toBeGreaterThan(0);
+    expect(vector.body.error.message).toMatch(/vector store/);
+    expect(vector.body.error.message).not.toMatch(/database/);
+    expect(vector.text).not.toContain('127.0.0.1');
   });
 });

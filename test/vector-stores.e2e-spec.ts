@@ -3,10 +3,12 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { PostgresVectorStore } from '../src/vectors/stores/postgres.vector-store';
-import { QdrantVectorStore } from '../src/vectors/stores/qdrant.vector-store';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
 import { decodeVector, folderOf } from '../src/vectors/stores/vector-payload';
 import { ChunkPoint, VectorStore } from '../src/vectors/stores/vector-store.interface';
 import { createTestDatabase, TestDatabase } from './support/database';
+import { deleteCollection } from './support/qdrant-rest';
+import { describeWithQdrant, testQdrantUrl } from './support/qdrant';
 
 /** Unit vector from plain numbers (8 dimensions in these tests). */
 function v(...values: number[]): Float32Array {
@@ -31,17 +33,16 @@ interface StoreHarness {
 }
 
 /**
- * The behaviour every vector store must have. Runs against PostgreSQL always and against
- * Qdrant when QDRANT_URL names a server.
+ * The behaviour every vector store must have. Runs against PostgreSQL, and against a real
+ * Qdrant: the run's own node (test/support/qdrant.ts), or the server QDRANT_URL names.
  */
-function contract(name: string, open: () => Promise<StoreHarness>) {
-  describe(`${name} vector store contract`, () => {
+function contract(name: string, open: () => Promise<StoreHarness>, describeIt = describe) {
+  describeIt(`${name} vector store contract`, () => {
     let h: StoreHarness;
     beforeEach(async () => {
       h = await open();
-      await expect(h.store.init({ id: 'contract:v1', dimensions: 8 })).resolves.toEqual({
-        reset: false,
-      });
+      // A store made empty now says so (every document to be indexed into it), or not.
+      await h.store.init({ id: 'contract:v1', dimensions: 8 });
     });
     afterEach(() => h.cleanup());
 
@@ -230,51 +231,25 @@ contract('postgres', async () => {
   };
 });
 
-const qdrantUrl = process.env.QDRANT_URL;
-if (!qdrantUrl) {
-  console.log(
-    'Qdrant contract tests skipped: QDRANT_URL is not set (no Qdrant server can run here; ' +
-      'set QDRANT_URL=http://host:6333 to run them). The Qdrant adapter is still pinned on the wire by vectors-qdrant-wire.e2e-spec.ts.',
-  );
-  // Not declared at all then (one line said why, as the browser suite does): no Qdrant server
-  // can run on these machines (no container engine, no network), and the contract needs a
-  // real one. The adapter's requests are still checked by vectors-qdrant-wire.e2e-spec.ts.
-} else {
-  contract('qdrant', async () => {
+const qdrantUrl = testQdrantUrl();
+contract(
+  'qdrant',
+  async () => {
     const collection = `contract_${randomBytes(4).toString('hex')}`;
-    const store = new QdrantVectorStore({
-      url: qdrantUrl,
-      apiKey: process.env.QDRANT_API_KEY,
+    const store = QdrantVectorStore.open({
+      url: qdrantUrl!,
+      apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
       collection,
       checkCompatibility: false,
     });
     return {
       store,
       addDocument: () => Promise.resolve(),
-      async cleanup() {
-        await fetch(`${qdrantUrl.replace(/\/+$/, '')}/collections/${collection}`, {
-          method: 'DELETE',
-          headers: process.env.QDRANT_API_KEY ? { 'api-key': process.env.QDRANT_API_KEY } : {},
-        });
-      },
+      cleanup: () => deleteCollection(qdrantUrl!, collection),
     };
-  });
-
-  it('qdrant refuses an existing collection of another size', async () => {
-    const collection = `contract_${randomBytes(4).toString('hex')}`;
-    const store = new QdrantVectorStore({ url: qdrantUrl, collection, checkCompatibility: false });
-    await store.init({ id: 'contract:v1', dimensions: 8 });
-    try {
-      await expect(store.init({ id: 'contract:v2', dimensions: 16 })).rejects.toThrow(
-        /QDRANT_COLLECTION/,
-      );
-    } finally {
-      await fetch(`${qdrantUrl.replace(/\/+$/, '')}/collections/${collection}`, {
-        method: 'DELETE',
-      });
-    }
-  });
-}
+  },
+  describeWithQdrant('the Qdrant vector store contract', 'server'),
+);
 
 describe('postgres vector store specifics', () => {
   let db: TestDatabase;
@@ -419,7 +394,9 @@ describe('postgres vector store specifics', () => {
   it('drops vectors of another embedder at start and says so, so that everything is re-embedded', async () => {
     await put(a, 'p/7.md', v(1));
     const c = new PostgresVectorStore(one);
-    await expect(c.init({ id: 'other:model', dimensions: 4 })).resolves.toEqual({ reset: true });
+    await expect(c.init({ id: 'other:model', dimensions: 4 })).resolves.toEqual({
+      reset: 'the embedder changed',
+    });
     await c.close();
     const rows = await sql.query(`SELECT count(*)::int AS n FROM kb_chunk_vectors`);
     expect(rows.rows[0].n).toBe(0);

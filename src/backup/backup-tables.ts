@@ -132,6 +132,8 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   kb_lexical_changes: 'the change log of kb_lexical_documents',
   kb_lexical_meta: 'the state of that change log',
   kb_semantic_model: 'learnt again from the lexical index',
+  kb_lexical_stats: 'counted by trigger as the lexical records are written',
+  kb_qdrant_semantic: 'learnt again from the lexical index',
   kb_folder_counts: 'counted again from the documents at restore',
   kb_folder_count_deltas: 'pending changes of the folder counts',
   kb_links: 'read again from each document’s body after a restore',

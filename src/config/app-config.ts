@@ -24,6 +24,20 @@ export interface DocumentLimits {
  * Everything the service reads from its environment, parsed and validated once at start-up.
  * Nothing else in the code base reads `process.env`.
  */
+/** The Qdrant collection's settings when the server creates it, and the waits for Qdrant. */
+export interface QdrantSettings {
+  /** `QDRANT_SHARDS`. */
+  readonly shards: number;
+  /** `QDRANT_REPLICATION_FACTOR`: copies of each shard, on different nodes. */
+  readonly replicationFactor: number;
+  /** `QDRANT_WRITE_CONSISTENCY`: copies that must take a write before it is acknowledged. */
+  readonly writeConsistency: number;
+  /** `QDRANT_TIMEOUT_MS`: the pipeline's and start-up's calls. */
+  readonly timeoutMs: number;
+  /** `QDRANT_SEARCH_TIMEOUT_MS`: a search's call. */
+  readonly searchTimeoutMs: number;
+}
+
 export class AppConfig {
   readonly host: string;
   readonly port: number;
@@ -48,6 +62,13 @@ export class AppConfig {
   readonly qdrantUrl: string | undefined;
   readonly qdrantApiKey: string | undefined;
   readonly qdrantCollection: string;
+  /**
+   * `LEXICAL_STORE`: where the lexical side of search is indexed, `local` (every server holds
+   * it in memory) or `qdrant` (sparse vectors beside the dense ones in the Qdrant collection).
+   */
+  readonly lexicalStore: 'local' | 'qdrant';
+  /** How the server makes its Qdrant collection, and how long it waits for Qdrant. */
+  readonly qdrant: QdrantSettings;
   readonly embeddingsProvider: 'openai' | 'local';
   /**
    * `LOCAL_SEMANTIC`: with the local embedder, whether the vector side of search ranks by a

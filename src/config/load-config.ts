@@ -23,12 +23,12 @@ import {
   secretToken,
   text,
 } from './config-values';
-import { defaultOf, type VariableName } from './variables';
+import { databaseLocation } from './database-location';
+import { type Env, readersOf } from './env-reader';
+import { type VariableName } from './variables';
 
 /** The model asked of an OpenAI-compatible server when EMBEDDINGS_MODEL does not say. */
 export const OPENAI_DEFAULT_MODEL = 'text-embedding-3-small';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where the access policy comes from (it is read and checked by src/access/ at start-up). */
 function accessPolicyOf(
@@ -47,13 +47,7 @@ function accessPolicyOf(
 
 /** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
-  /** The variable as set, `undefined` when unset or blank. */
-  const given = (name: VariableName): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  /** The variable as set, else its default from the table (variables.ts). */
-  const read: Reader = (name) => given(name) ?? defaultOf(name);
+  const { given, read } = readersOf(env);
 
   const host = text(read, 'HOST');
   const port = integer(read, 'PORT', 0, 65535);
@@ -90,6 +84,21 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (vectorStore === 'qdrant' && !qdrantUrl) {
     throw new ConfigError('QDRANT_URL', 'is required when VECTOR_STORE=qdrant');
   }
+  const lexicalStore = oneOf(read, 'LEXICAL_STORE', ['local', 'qdrant']);
+  if (lexicalStore === 'qdrant' && vectorStore !== 'qdrant') {
+    throw new ConfigError(
+      'LEXICAL_STORE',
+      'qdrant needs the vector store in Qdrant too: set QDRANT_URL (and leave VECTOR_STORE unset or qdrant)',
+    );
+  }
+  const qdrantReplicationFactor = integer(read, 'QDRANT_REPLICATION_FACTOR', 1, 64);
+  const qdrantWriteConsistency = integer(read, 'QDRANT_WRITE_CONSISTENCY', 1, 64);
+  if (qdrantWriteConsistency > qdrantReplicationFactor) {
+    throw new ConfigError(
+      'QDRANT_WRITE_CONSISTENCY',
+      `must be at most QDRANT_REPLICATION_FACTOR (${qdrantReplicationFactor}), got ${qdrantWriteConsistency}`,
+    );
+  }
   const vectorSyncEnabled = boolean(read, 'VECTOR_SYNC_ENABLED');
   const clusterRole = oneOf(read, 'AGENT_DATA_CLUSTER_ROLE', ['single', 'vector', 'web']);
   const embeddingsProvider = oneOf(
@@ -115,15 +124,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       );
     }
   }
-  const dataDir = resolve(text(read, 'DATA_DIR'));
-
-  const databaseUrl = read('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError(
-      'DATABASE_URL',
-      'must be a postgres:// or postgresql:// connection string',
-    );
-  }
+  const { databaseUrl, dataDir } = databaseLocation(read);
 
   return new AppConfig({
     host,
@@ -155,6 +156,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     qdrantUrl,
     qdrantApiKey: read('QDRANT_API_KEY'),
     qdrantCollection: identifier(read, 'QDRANT_COLLECTION'),
+    lexicalStore,
+    qdrant: {
+      shards: integer(read, 'QDRANT_SHARDS', 1, 1024),
+      replicationFactor: qdrantReplicationFactor,
+      writeConsistency: qdrantWriteConsistency,
+      timeoutMs: integer(read, 'QDRANT_TIMEOUT_MS', 100, 600_000),
+      searchTimeoutMs: integer(read, 'QDRANT_SEARCH_TIMEOUT_MS', 50, 600_000),
+    },
     embeddingsProvider,
     localSemantic: oneOf(read, 'LOCAL_SEMANTIC', ['lsa', 'off']),
     openaiApiKey,

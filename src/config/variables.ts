@@ -398,6 +398,40 @@ export const VARIABLES = {
     meaning: 'Qdrant collection',
     value: 'kb_documents',
   },
+  LEXICAL_STORE: {
+    group: 'Search and embeddings',
+    meaning:
+      'where the lexical side of search is indexed: `local` (in every server process, loaded from PostgreSQL) or `qdrant` (sparse vectors in the Qdrant collection: no index in the server; needs `QDRANT_URL`)',
+    value: 'local',
+  },
+  QDRANT_SHARDS: {
+    group: 'Search and embeddings',
+    meaning: 'shards of the collection, applied when the server creates it',
+    value: '1',
+  },
+  QDRANT_REPLICATION_FACTOR: {
+    group: 'Search and embeddings',
+    meaning:
+      'copies of each shard on different Qdrant nodes, applied when the server creates the collection (2 or more keeps search and writes up while a node is down)',
+    value: '1',
+  },
+  QDRANT_WRITE_CONSISTENCY: {
+    group: 'Search and embeddings',
+    meaning:
+      'copies of a shard that must take a write before it is acknowledged, applied when the server creates the collection (at most `QDRANT_REPLICATION_FACTOR`)',
+    value: '1',
+  },
+  QDRANT_TIMEOUT_MS: {
+    group: 'Search and embeddings',
+    meaning: "longest wait for one of Qdrant's answers to the pipeline and start-up",
+    value: '10000',
+  },
+  QDRANT_SEARCH_TIMEOUT_MS: {
+    group: 'Search and embeddings',
+    meaning:
+      'longest wait for Qdrant to answer a search; past it the search answers 503 with `Retry-After`',
+    value: '3000',
+  },
   SEARCH_CANDIDATES: {
     group: 'Search and embeddings',
     meaning: 'documents each side contributes to the fusion',

@@ -58,7 +58,7 @@ const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true)
                                      set_config('app.links', 'given', true))`;
 
 /**
- * The CTE writing the link rows (migrations/1763800190000-links.ts) of the documents `rows`
+ * The CTE writing the link rows (migrations/1763800200000-links.ts) of the documents `rows`
  * (a CTE of the statement, or a set with `document_id`, `keys` and `labels`) whose `keys`
  * is not null: their keys and texts, each a text of {@link LINK_SEPARATOR}-separated parts.
  * A written body without links gets no row; the trigger drops the one it had.
@@ -393,14 +393,17 @@ export class DocumentsRepository {
   /**
    * Applies `changes` to an alive document in one statement, only when they change
    * something and, if `expectedRevision` is given, only when it is still current (an atomic
-   * compare-and-set: concurrent writers with the same expectation cannot both win).
-   * Returns the new row, or `null` when nothing was written; {@link findState} tells why.
+   * compare-and-set: concurrent writers with the same expectation cannot both win). The
+   * metadata keys in `stamps` are left out of the comparison (written along with a change,
+   * never a change themselves). Returns the new row, or `null` when nothing was written;
+   * {@link findState} tells why.
    */
   async updateIfChanged(
     documentId: string,
     changes: DocumentChanges,
     expectedRevision: number | undefined,
     actor: string,
+    stamps: readonly string[] = [],
   ): Promise<DocumentRow | null> {
     const rows = await this.write(
       'kb_documents_update',
@@ -418,10 +421,11 @@ export class DocumentsRepository {
           WHERE document_id = $1
             AND deleted_at IS NULL
             AND ($7::integer IS NULL OR revision = $7::integer)
-            AND (body, title, tags, metadata) IS DISTINCT FROM
-                (COALESCE($2, body), COALESCE($3, title), COALESCE($4::text[], tags), COALESCE($5::jsonb, metadata))
+            AND (body, title, tags, metadata - $8::text[]) IS DISTINCT FROM
+                (COALESCE($2, body), COALESCE($3, title), COALESCE($4::text[], tags),
+                 COALESCE($5::jsonb, metadata) - $8::text[])
          RETURNING ${COLUMNS_BUT_BODY}, CASE WHEN $2::text IS NULL THEN body END AS body),
-       ${linksOf(`(SELECT document_id, $8::text AS keys, $9::text AS labels FROM written)`)}
+       ${linksOf(`(SELECT document_id, $9::text AS keys, $10::text AS labels FROM written)`)}
        SELECT * FROM written`,
       [
         documentId,
@@ -431,6 +435,7 @@ export class DocumentsRepository {
         changes.metadata === undefined ? null : JSON.stringify(changes.metadata),
         changes.content_hash ?? null,
         expectedRevision ?? null,
+        stamps,
         ...linkParameters(changes.links ?? null),
       ],
     );

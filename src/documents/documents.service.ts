@@ -50,6 +50,18 @@ export type WriteResult = { document: Document } & Pick<PatchAnswer, 'changed'>;
 
 export type PatchResult = WriteResult & Pick<PatchAnswer, 'replacements'>;
 
+/** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
+export interface WriteOptions {
+  /**
+   * Metadata keys that only stamp when the content was read, and at which version of the
+   * original (`fetched_at`, a source's `source_version`). An update that differs from the
+   * document in these alone changes nothing: no revision, no audit row, no notification, and
+   * the document keeps the stamps of the reading that made its revision. With any other
+   * change they are written along.
+   */
+  readonly stamps?: readonly string[];
+}
+
 /**
  * Attempts of a read-modify-write patch without `expected_revision` before giving up. A
  * patch loses a race only to another write that committed between its read and its write,
@@ -116,6 +128,7 @@ export class DocumentsService {
     input: UpdateDocumentInput,
     actor: string,
     access: Access,
+    options: WriteOptions = {},
   ): Promise<WriteResult> {
     validateDocumentId(documentId);
     await this.mayWrite('update', documentId, actor, access);
@@ -128,7 +141,7 @@ export class DocumentsService {
         'nothing to update: give at least one of body, title, tags, metadata',
       );
     }
-    return this.applyChanges(documentId, changes, expected, actor);
+    return this.applyChanges(documentId, changes, expected, actor, options.stamps ?? []);
   }
 
   /**
@@ -246,7 +259,12 @@ export class DocumentsService {
    * and the others go on. A database outage stops the call: the item it hit and those not yet
    * tried answer UNAVAILABLE, to be sent again.
    */
-  async bulk(items: readonly BulkItem[], actor: string, access: Access): Promise<BulkOutcome[]> {
+  async bulk(
+    items: readonly BulkItem[],
+    actor: string,
+    access: Access,
+    options: WriteOptions = {},
+  ): Promise<BulkOutcome[]> {
     const outcomes = new Array<BulkOutcome | undefined>(items.length);
     const seen = new Map<string, number>();
     for (const item of items) seen.set(item.document_id, (seen.get(item.document_id) ?? 0) + 1);
@@ -259,7 +277,7 @@ export class DocumentsService {
       for (const [i, item] of items.entries()) {
         if (outcomes[i] !== undefined) continue;
         try {
-          outcomes[i] = await this.bulkItem(item, actor, access);
+          outcomes[i] = await this.bulkItem(item, actor, access, options);
         } catch (error) {
           if (!(error instanceof DomainError) || faultOf(error) !== undefined) throw error;
           outcomes[i] = { document_id: item.document_id, error };
@@ -325,7 +343,12 @@ export class DocumentsService {
     }
   }
 
-  private async bulkItem(item: BulkItem, actor: string, access: Access): Promise<BulkOutcome> {
+  private async bulkItem(
+    item: BulkItem,
+    actor: string,
+    access: Access,
+    options: WriteOptions,
+  ): Promise<BulkOutcome> {
     const { op, document_id, body, title, tags, metadata, expected_revision } = item;
     switch (op) {
       case 'create': {
@@ -343,6 +366,7 @@ export class DocumentsService {
           { body, title, tags, metadata, expected_revision },
           actor,
           access,
+          options,
         );
         return { document_id, document, changed };
       }
@@ -437,8 +461,9 @@ export class DocumentsService {
     changes: DocumentChanges,
     expected: number | undefined,
     actor: string,
+    stamps: readonly string[],
   ): Promise<WriteResult> {
-    const row = await this.repository.updateIfChanged(documentId, changes, expected, actor);
+    const row = await this.repository.updateIfChanged(documentId, changes, expected, actor, stamps);
     if (row) return { document: documentFromRow(row), changed: true };
     // Nothing written: missing, a stale expectation, or nothing changed.
     const current = await this.repository.findAlive(documentId);

@@ -15,7 +15,7 @@ const BATCHES_PER_RUN = 50;
  * Reads the links of bodies written by anything that did not write them (kb_links_pending:
  * an older server during an upgrade, a person with psql, a restore, and every document when
  * the link table was added), a batch at a time, each in a transaction that holds the
- * documents' rows until their link rows are written (migrations/1763800190000-links.ts says
+ * documents' rows until their link rows are written (migrations/1763800200000-links.ts says
  * why that keeps them right). Every replica runs it; two at once take different documents.
  */
 @Injectable()

@@ -27,7 +27,7 @@ function readableSources(n: number): string {
 }
 
 /**
- * The SQL of links between documents (migrations/1763800190000-links.ts): the link rows, the
+ * The SQL of links between documents (migrations/1763800200000-links.ts): the link rows, the
  * documents links may name (by id, by name, by title), the documents that link to others, and
  * the queue of bodies whose links are still to be read. Every read takes the caller's
  * readable folders (`readable`, see access.ts) into the query.

@@ -20,6 +20,14 @@ const READERS = 8;
 const WRITERS = 2;
 /** Failed items kept in a run's record (the count says how many in all). */
 const FAILED_KEPT = 200;
+/**
+ * What a document's provenance says of the reading that made its revision rather than of the
+ * original: when it was read, and the version the connector saw (a file's size and times, a
+ * page's ETag), which changes whenever the original is touched, copied or served anew. An
+ * original read again and found to make the same document writes nothing, whatever these say
+ * (docs/sources.md, "Documents a source owns").
+ */
+const READING_STAMPS = ['source_version', 'fetched_at'] as const;
 
 export interface ReconcileInput {
   readonly declaration: SourceDeclaration;
@@ -176,7 +184,9 @@ export class Reconciliation {
       written.push(item);
     }
     await this.repository.claim(sourceId, claims);
-    const outcomes = await this.documents.bulk(bulk, this.actor, this.access);
+    const outcomes = await this.documents.bulk(bulk, this.actor, this.access, {
+      stamps: READING_STAMPS,
+    });
     const unclaimed: string[] = [];
     const recorded: SourceItem[] = [];
     for (const [i, outcome] of outcomes.entries()) {
@@ -238,7 +248,10 @@ export class Reconciliation {
     return null;
   }
 
-  /** The document's metadata with where it came from (shown wherever the document is). */
+  /**
+   * The document's metadata with where it came from (shown wherever the document is), and
+   * when and at which version it was read: the {@link READING_STAMPS}.
+   */
   private provenance(document: SourceDocument, item: SourceItem): Record<string, unknown> {
     return {
       ...document.metadata,

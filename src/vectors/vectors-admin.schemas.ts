@@ -40,23 +40,27 @@ export const vectorsStatusSchema = z
     store: z.record(z.string(), z.unknown()).describe('Vector store name and readiness'),
     lexical: z
       .object({
-        loaded: z.boolean(),
-        documents: z.number().int(),
-        terms: z.number().int(),
-        postings: z.number().int(),
+        store: z
+          .enum(['local', 'qdrant'])
+          .describe('Where the lexical side is indexed (LEXICAL_STORE)'),
+        loaded: z.boolean().describe("Whether this server's in-memory copy is loaded (local)"),
+        documents: z.number().int().describe('Documents indexed'),
+        terms: z.number().int().describe("Terms of this server's copy (0 with qdrant)"),
+        postings: z.number().int().describe("Postings of this server's copy (0 with qdrant)"),
         semantic_model: z
           .object({
-            documents: z.number().int().describe('Documents held when it was learnt'),
-            sample: z.number().int().describe('Documents it was learnt from'),
-            terms: z.number().int(),
-            dimensions: z.number().int(),
+            documents: z.number().int().nullable().describe('Documents held when it was learnt'),
+            sample: z.number().int().nullable().describe('Documents it was learnt from'),
+            terms: z.number().int().nullable(),
+            dimensions: z.number().int().nullable(),
           })
+          .catchall(z.unknown())
           .nullable()
           .describe(
-            'The latent-semantic model the vector side ranks by with the local embedder (null: none yet, or not used)',
+            'The latent-semantic model the vector side ranks by with the local embedder (null: none yet, or not used); with qdrant, its slot and a model being written',
           ),
       })
-      .describe("This server's in-memory lexical index"),
+      .describe("The lexical index: this server's copy, or the one in Qdrant"),
     lexical_coverage: z
       .object({
         indexed: z.number().int().describe('Documents lexical search finds at their revision'),

@@ -1,4 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
+import { safeMessage } from '../common/fault';
+import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
 import { callVectorWorker } from '../cluster/vector-worker.client';
 import { AppConfig } from '../config/app-config';
 import type { Access } from '../documents/access';
@@ -29,7 +32,11 @@ export class VectorsAdminService {
     private readonly lexical: LexicalStore,
     private readonly choice: EmbeddingsChoice,
     private readonly lane: LexicalFirstLane,
+    @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
+    @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
   ) {}
+
+  private readonly logger = new Logger('VectorsAdminService');
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
   async status(access: Access): Promise<VectorsStatus> {
@@ -37,12 +44,14 @@ export class VectorsAdminService {
       // The pipeline, the index and the embedder are the vector worker's: it tells.
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
-    const [{ counts, leased }, pending, errors, coverage] = await Promise.all([
+    const [{ counts, leased }, pending, errors, coverage, collection, lexical] = await Promise.all([
       this.queue.statusCounts(),
       this.queue.pending(),
       // Only documents the caller may read are named.
       this.queue.errors(10, access.readablePatterns() ?? null),
       this.lexicalCoverage(),
+      this.store.report?.().catch((error: Error) => ({ error: safeMessage(error.message) })),
+      this.lexicalReport(),
     ]);
     const report: VectorQueueReport = {
       counts,
@@ -50,7 +59,8 @@ export class VectorsAdminService {
       lag_seconds: pending.lagSeconds,
       errors: errors.map((row) => ({
         document_id: row.document_id,
-        error: row.error,
+        // A store's or an embedder's message may name an internal address: not shown.
+        error: row.error === null ? null : safeMessage(row.error),
         attempts: row.attempts,
         next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
       })),
@@ -73,9 +83,47 @@ export class VectorsAdminService {
         ...this.embedder.details?.(),
         chosen: this.choice.reason,
       },
-      store: { ...this.store.describe(), ready: this.stores.isReady, error: this.stores.error },
-      lexical: { ...this.lexical.stats, semantic_model: this.lexical.semanticModel ?? null },
+      store: {
+        ...this.store.describe(),
+        ready: this.stores.isReady,
+        error: this.stores.error,
+        ...(collection ? { collection } : {}),
+      },
+      lexical,
       lexical_coverage: coverage,
+    };
+  }
+
+  /**
+   * Where the lexical side is indexed and what it holds: this process's copy and its
+   * semantic model, or the documents indexed in Qdrant (counted in PostgreSQL) and the model
+   * whose vectors Qdrant holds.
+   */
+  private async lexicalReport(): Promise<VectorsStatus['lexical']> {
+    if (this.lexical.where === 'local') {
+      return {
+        store: 'local',
+        ...this.lexical.stats,
+        semantic_model: this.lexical.semanticModel ?? null,
+      };
+    }
+    const [totals, semantic] = await Promise.all([
+      this.lexical.totals(),
+      this.semantic?.describe().catch((error: Error) => ({
+        documents: null,
+        sample: null,
+        terms: null,
+        dimensions: null,
+        error: safeMessage(error.message),
+      })),
+    ]);
+    return {
+      store: 'qdrant',
+      loaded: false,
+      documents: totals.documents,
+      terms: 0,
+      postings: 0,
+      semantic_model: semantic ?? null,
     };
   }
 
@@ -85,6 +133,13 @@ export class VectorsAdminService {
       validatePrefix(prefix),
       access.readablePatterns() ?? null,
     );
+    // In Qdrant, each document's own point (its lexical side) is written again from its
+    // record, in the background: the pipeline rewrites only what changed.
+    if (this.qdrantIndex && access.readablePatterns() === undefined) {
+      void this.qdrantIndex
+        .rewrite(this.lexical, { prefix: validatePrefix(prefix) ?? '' })
+        .catch((error: Error) => this.logger.warn(`reindex in Qdrant: ${error.message}`));
+    }
     // The statement also notified every listener; this covers a process whose listener is down.
     if (this.config.vectorWorkHere) this.worker.wake();
     return { queued, prefix: prefix ?? null };

@@ -1,4 +1,11 @@
-import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { DocumentsModule } from '../documents/documents.module';
@@ -22,12 +29,21 @@ import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorsAdminController } from './vectors-admin.controller';
 import { VectorsAdminService } from './vectors-admin.service';
 import { VectorsHealth } from './vectors.health';
-import { embedderProvider, vectorStoreProvider } from './vectors.providers';
+import {
+  embedderProvider,
+  lexicalMirrorProvider,
+  qdrantLexicalIndexProvider,
+  qdrantSemanticProvider,
+  searchSidesProvider,
+  vectorStoreProvider,
+} from './vectors.providers';
 import { embeddingsChoiceProvider } from '../config/embeddings-choice';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { OnnxEmbedder } from './embedders/onnx.embedder';
 import { VectorWorkPool } from './work/vector-work.pool';
 import { VectorWorkerCalls } from './vector-worker.calls';
+import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
+import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
 
 /**
  * Search and the pipeline that makes documents searchable, one folder per role:
@@ -64,6 +80,10 @@ import { VectorWorkerCalls } from './vector-worker.calls';
     embeddingsChoiceProvider,
     embedderProvider,
     vectorStoreProvider,
+    qdrantLexicalIndexProvider,
+    qdrantSemanticProvider,
+    lexicalMirrorProvider,
+    searchSidesProvider,
     VectorStoreInitializer,
     VectorBatchProcessor,
     LexicalFirstLane,
@@ -88,6 +108,9 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly sweep: VectorRecoverySweep,
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
+    @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
+    private readonly lexical: LexicalStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -98,6 +121,22 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     // An embedding model loads on its thread after start-up: liveness and MCP handshakes
     // never wait for it (a first search does, for a moment).
     if (this.embedder instanceof OnnxEmbedder) void this.embedder.load();
+    const index = this.qdrantIndex;
+    if (index) {
+      // A collection made anew holds no document's point: each is written from its record,
+      // in the background (the passages' vectors are the pipeline's, queued again).
+      this.stores.onReset(async (why) => {
+        void index
+          .rewrite(this.lexical)
+          .then((written) => {
+            if (written > 0)
+              this.logger.log(`${why}: the lexical side of ${written} documents written`);
+          })
+          .catch((error: Error) =>
+            this.logger.warn(`the lexical side not written again (${why}): ${error.message}`),
+          );
+      });
+    }
     // A store that is down (Qdrant restarting) must not keep the server from starting:
     // documents work without it, and the worker and search try again on use.
     await this.stores
@@ -115,10 +154,12 @@ export class VectorsModule implements OnApplicationBootstrap, OnModuleDestroy {
     this.worker.start();
     await this.listener.start();
     this.sweep.start();
+    this.semantic?.start();
   }
 
   /** Runs before the database pool closes: nothing is left claimed. */
   async onModuleDestroy(): Promise<void> {
+    await this.semantic?.close();
     await this.sweep.stop();
     await this.listener.stop();
     await this.worker.stop();

@@ -5,7 +5,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { LocalEmbedder } from './embedders/local.embedder';
 import { OpenAiEmbedder } from './embedders/openai.embedder';
 import { PostgresVectorStore } from './stores/postgres.vector-store';
-import { QdrantVectorStore } from './stores/qdrant.vector-store';
+import { QdrantVectorStore } from './stores/qdrant/qdrant.vector-store';
 import { createEmbedder, createVectorStore } from './vectors.providers';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { EmbeddingsChoice, LSA_MIN_DOCUMENTS } from '../config/embeddings-choice';

@@ -11,10 +11,20 @@ import { chunkTokensFor } from '../models/known-models';
 /** Tokens a chunk may hold for OpenAI's own models (their limit) and the hashing embedder. */
 const DEFAULT_MAX_INPUT_TOKENS = 8191;
 import { PostgresVectorStore } from './stores/postgres.vector-store';
-import { QdrantVectorStore } from './stores/qdrant.vector-store';
+import { QdrantVectorStore } from './stores/qdrant/qdrant.vector-store';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { VectorWorkPool } from './work/vector-work.pool';
+import { DocumentsService } from '../documents/documents.service';
+import { LexicalStore } from './lexical/lexical.store';
+import { LEXICAL_MIRROR, LexicalMirror } from './lexical/lexical-side';
+import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
+import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
+import { VectorStoreInitializer } from './stores/vector-store.initializer';
+import { SearchMetrics } from './search/search.metrics';
+import { SEARCH_SIDES, SearchSides } from './search/search-sides';
+import { LocalSearchSides } from './search/search-sides.local';
+import { QdrantSearchSides } from './search/qdrant-search-sides';
 
 /** The embedder chosen at start (embeddings-choice.ts). Throws on a kind it does not know. */
 export function createEmbedder(
@@ -73,11 +83,15 @@ export function createVectorStore(
       // knowledge base is small: a large one never needs its hashed vectors in memory.
       return new PostgresVectorStore(dataSource, { loadOnFirstSearch: lsa });
     case 'qdrant':
-      return new QdrantVectorStore({
+      return QdrantVectorStore.open({
         url: config.qdrantUrl!,
         apiKey: config.qdrantApiKey,
         collection: config.qdrantCollection,
         checkCompatibility: checkQdrantVersion,
+        timeoutMs: config.qdrant.timeoutMs,
+        searchTimeoutMs: config.qdrant.searchTimeoutMs,
+        layout: config.lexicalStore === 'qdrant' ? 'shared' : 'vectors',
+        settings: config.qdrant,
       });
     default:
       throw new Error(`unknown vector store "${store}" (expected postgres or qdrant)`);
@@ -98,4 +112,87 @@ export const vectorStoreProvider: FactoryProvider<VectorStore> = {
     createVectorStore(config, dataSource, {
       lsa: choice.lsa(config) || config.clusterRole === 'web',
     }),
+};
+
+/**
+ * The lexical index in Qdrant when LEXICAL_STORE=qdrant (in the vector store's collection),
+ * with the latent-semantic model's vectors beside it when that is the vector side, else
+ * `null`: then each server holds the lexical index itself (lexical/).
+ */
+export const qdrantLexicalIndexProvider: FactoryProvider<QdrantLexicalIndex | null> = {
+  provide: QdrantLexicalIndex,
+  inject: [AppConfig, VECTOR_STORE],
+  useFactory: (config: AppConfig, store: VectorStore) => {
+    if (config.lexicalStore !== 'qdrant') return null;
+    const qdrant = store as QdrantVectorStore;
+    return new QdrantLexicalIndex(qdrant.collection, qdrant.searchClient);
+  },
+};
+
+/** The latent-semantic model in Qdrant, when the lexical side and the model's vectors live there. */
+export const qdrantSemanticProvider: FactoryProvider<QdrantSemantic | null> = {
+  provide: QdrantSemantic,
+  inject: [
+    AppConfig,
+    EmbeddingsChoice,
+    DataSource,
+    QdrantLexicalIndex,
+    LexicalStore,
+    VectorWorkPool,
+  ],
+  useFactory: (
+    config: AppConfig,
+    choice: EmbeddingsChoice,
+    dataSource: DataSource,
+    index: QdrantLexicalIndex | null,
+    lexical: LexicalStore,
+    pool: VectorWorkPool,
+  ) => {
+    if (index === null || !choice.lsa(config)) return null;
+    // Only a process that runs the pipeline learns models; every one searches with them.
+    const learns = config.vectorSyncEnabled && config.clusterRole !== 'web';
+    const semantic = new QdrantSemantic(
+      dataSource,
+      index.collection.name,
+      lexical,
+      index,
+      learns ? pool : undefined,
+    );
+    index.useSemantic(semantic);
+    return semantic;
+  },
+};
+
+export const lexicalMirrorProvider: FactoryProvider<LexicalMirror | null> = {
+  provide: LEXICAL_MIRROR,
+  inject: [QdrantLexicalIndex],
+  useFactory: (index: QdrantLexicalIndex | null) => index,
+};
+
+/** Where a search's two sides come from: this process's index, or Qdrant. */
+export const searchSidesProvider: FactoryProvider<SearchSides> = {
+  provide: SEARCH_SIDES,
+  inject: [
+    QdrantLexicalIndex,
+    QdrantSemantic,
+    LexicalStore,
+    EMBEDDER,
+    VECTOR_STORE,
+    VectorStoreInitializer,
+    DocumentsService,
+    SearchMetrics,
+  ],
+  useFactory: (
+    index: QdrantLexicalIndex | null,
+    semantic: QdrantSemantic | null,
+    lexical: LexicalStore,
+    embedder: Embedder,
+    store: VectorStore,
+    stores: VectorStoreInitializer,
+    documents: DocumentsService,
+    metrics: SearchMetrics,
+  ) =>
+    index
+      ? new QdrantSearchSides(index, lexical, embedder, stores, metrics, semantic ?? undefined)
+      : new LocalSearchSides(lexical, embedder, store, stores, documents, metrics),
 };

@@ -121,11 +121,13 @@ export class IngestDocumentTool extends McpTool<Input, typeof output> {
           { document_id: documentId },
         );
       }
+      // The same page again changes nothing: its fetch time alone is no change.
       ({ document, changed } = await this.documents.update(
         documentId,
         { body: text.text, title, tags: args.tags, metadata },
         context.actor,
         context.access,
+        { stamps: ['fetched_at'] },
       ));
     }
     progress(3, 3, `stored ${document.document_id} at revision ${document.revision}`);

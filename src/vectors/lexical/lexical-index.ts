@@ -2,16 +2,9 @@
 // records, the dictionary, the folder and tag sets) whose parts change together.
 import { setImmediate } from 'node:timers/promises';
 import type { LexicalRecord } from './lexical-record';
-import {
-  bodyCount,
-  headingsCount,
-  packPosting,
-  passageCount,
-  passageIndex,
-  PostingStore,
-  titleCount,
-} from './posting-store';
+import { packPosting, passageCount, passageIndex, PostingStore } from './posting-store';
 import { readDocTerms, writeDocTerms } from './doc-terms';
+import { type Bm25Averages, idf, passageShare, termShare } from './bm25';
 import type { LexicalIndexState } from './index-state';
 import { topSlots } from './top-slots';
 import { admits, filterKey, type DocumentFilter } from './document-filter';
@@ -69,12 +62,7 @@ const RESTORED_PER_TURN = 5000;
 /** Readable-folder masks kept (the last principals' folders). */
 const MASKS_KEPT = 8;
 
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-/** Field weights of BM25F: title, headings, body. */
-export const FIELD_WEIGHTS = [2, 2, 1] as const;
-/** Weight of the best passage's share (λ). */
-export const PASSAGE_WEIGHT = 0.5;
+export { BM25_B, BM25_K1, FIELD_WEIGHTS, PASSAGE_WEIGHT } from './bm25';
 
 /** A term's count in the title, headings and body together, from its packed fields. */
 export function totalCount(fields: number): number {
@@ -144,6 +132,14 @@ export class LexicalIndex {
 
   get termCount(): number {
     return this.termNames.length;
+  }
+
+  /** The mean lengths of the fields and passages held, that BM25 normalises by. */
+  get averages(): Bm25Averages {
+    const n = Math.max(this.liveCount, 1);
+    const [title, headings, body] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
+    const passage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
+    return { title, headings, body, passage };
   }
 
   versionOf(documentId: string): number | undefined {
@@ -455,28 +451,18 @@ export class LexicalIndex {
   search(terms: readonly WeightedTerm[], limit: number, filter?: DocumentFilter): LexicalMatch[] {
     const n = this.liveCount;
     if (n === 0 || limit <= 0) return [];
-    const [avgTitle, avgHeadings, avgBody] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
-    const avgPassage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
+    const averages = this.averages;
+    const avgPassage = averages.passage;
     const scores = new Float64Array(this.slotCount);
     const touched = new Int32Array(this.slotCount);
     let count = 0;
-    const [wt, wh, wb] = FIELD_WEIGHTS;
-    const k1 = BM25_K1;
-    const b = BM25_B;
     const { lengths, passageLengths, passageStart } = this;
     const weighted = this.weigh(terms, n);
     /** Adds one posting's share (the term's weight `w`) to its document's score. */
     const add = (slot: number, packed: number, w: number) => {
-      const at = slot * 3;
-      const x =
-        (wt * titleCount(packed)) / (1 - b + (b * lengths[at]) / avgTitle) +
-        (wh * headingsCount(packed)) / (1 - b + (b * lengths[at + 1]) / avgHeadings) +
-        (wb * bodyCount(packed)) / (1 - b + (b * lengths[at + 2]) / avgBody);
-      const ptf = passageCount(packed);
       const plen = passageLengths[passageStart[slot] + passageIndex(packed)];
-      const inPassage = (ptf * (k1 + 1)) / (ptf + k1 * (1 - b + (b * plen) / avgPassage));
       if (scores[slot] === 0) touched[count++] = slot;
-      scores[slot] += w * ((x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage);
+      scores[slot] += w * termShare(packed, lengths, slot * 3, plen, averages);
     };
     const store = this.store;
 
@@ -538,8 +524,7 @@ export class LexicalIndex {
   passageFor(documentId: string, terms: readonly WeightedTerm[]): number {
     const slot = this.slots.get(documentId);
     if (slot === undefined || this.liveCount === 0) return 0;
-    const avgPassage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
-    return this.bestPassage(slot, this.weigh(terms, this.liveCount), avgPassage);
+    return this.bestPassage(slot, this.weigh(terms, this.liveCount), this.averages.passage);
   }
 
   /** The query's terms the index holds, with their ids and weights (w = idf · weight). */
@@ -547,9 +532,7 @@ export class LexicalIndex {
     return terms.flatMap(({ term, weight }) => {
       const id = this.termIds.get(term);
       const df = id === undefined ? 0 : this.store.live(id);
-      return id === undefined || df === 0
-        ? []
-        : [{ term: id, w: Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight }];
+      return id === undefined || df === 0 ? [] : [{ term: id, w: idf(n, df) * weight }];
     });
   }
 
@@ -569,8 +552,7 @@ export class LexicalIndex {
       const p = passageIndex(packed);
       const ptf = passageCount(packed);
       const plen = this.passageLengths[this.passageStart[slot] + p];
-      const share =
-        (w * ptf * (BM25_K1 + 1)) / (ptf + BM25_K1 * (1 - BM25_B + (BM25_B * plen) / avgPassage));
+      const share = w * passageShare(ptf, plen, avgPassage);
       votes.set(p, (votes.get(p) ?? 0) + share);
     }
     let best = 0;

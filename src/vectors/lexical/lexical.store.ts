@@ -1,5 +1,5 @@
-// Longer than most files: the store is the one door to the lexical index for the pipeline's
-// writes, the searches and the latent-semantic model's lifecycle, which share its replica.
+// The one door to the lexical side for the pipeline's writes and the searches, and the
+// latent-semantic model's lifecycle beside this process's copy of the index.
 import {
   Inject,
   Injectable,
@@ -13,41 +13,34 @@ import { DomainError, ErrorCode } from '../../common/domain-error';
 import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
-import { ANALYZER_VERSION, queryTerms, type QueryTerms } from '../text/analyzer';
+import { queryTerms, type QueryTerms } from '../text/analyzer';
 import { SemanticModelRepository } from './semantic-model.repository';
-import { LexicalRecord, encodePostings, joinTerms } from './lexical-record';
-import { DocumentFilter, LexicalIndex, WeightedTerm } from './lexical-index';
-import { LSA_TRAINER, LsaTrainer, TrainingDocument } from './lsa';
+import {
+  DocumentFilter,
+  IndexedLexicalDocument,
+  LexicalIndex,
+  WeightedTerm,
+} from './lexical-index';
+import { LSA_TRAINER, LsaTrainer, type TrainingDocument } from './lsa';
 import { LexicalReplica } from './lexical.replica';
+import type { Bm25Averages } from './bm25';
+import { LexicalRecordsRepository, type LexicalTotals } from './lexical-records.repository';
+import {
+  learnModel,
+  modelDue,
+  SEMANTIC_CHECK_MS,
+  SEMANTIC_MIN_DOCUMENTS,
+} from './semantic-training';
 
-/** A document the vector worker has chunked: its passages and its lexical record. */
-export interface LexicalWrite {
-  readonly documentId: string;
-  readonly revision: number;
-  readonly tags: readonly string[];
-  readonly passages: ReadonlyArray<{ index: number; heading: string; content: string }>;
-  readonly record: LexicalRecord;
-}
-
-export interface LexicalSearchOptions {
-  readonly limit: number;
-  /** A normalised folder ending in `/` (see folderOf). */
-  readonly folder?: string;
-  readonly tags?: readonly string[];
-  /** Folders (each ending in `/`) a document must be under one of: what the caller may read. */
-  readonly folders?: readonly string[];
-}
-
-/** A document found by its words, with its best passage. */
-export interface LexicalHit {
-  readonly documentId: string;
-  readonly title: string;
-  readonly heading: string;
-  readonly content: string;
-  readonly score: number;
-  /** The document's current revision waits to be embedded (the vector side lacks it). */
-  readonly catchingUp: boolean;
-}
+export { SEMANTIC_MIN_DOCUMENTS } from './semantic-training';
+export type { LexicalTotals } from './lexical-records.repository';
+import {
+  LEXICAL_MIRROR,
+  type LexicalHit,
+  type LexicalMirror,
+  type LexicalSearchOptions,
+  type LexicalWrite,
+} from './lexical-side';
 
 /** Query terms ranked at most: the rarest (the highest idf) are kept, ties by term. */
 export const MAX_QUERY_TERMS = 64;
@@ -59,27 +52,8 @@ const EXPANSIONS_PER_WORD = 8;
 const EXPANDED_WORD_MIN = 5;
 /** Words of one query looked for inside compounds at most (each reads the whole dictionary). */
 const EXPANDED_WORDS_MAX = 4;
-/** Rows per INSERT: a 1 MiB document of 1300 passages goes in three statements. */
-const ROWS_PER_STATEMENT = 500;
 /** Extra matches asked for, in case some were deleted a moment ago. */
 const SPARE_MATCHES = 5;
-
-/** The latent-semantic model is learnt once the knowledge base holds this many documents... */
-export const SEMANTIC_MIN_DOCUMENTS = 50;
-/** ...from at most this many of them (a sample fixed by their ids' hashes)... */
-const SEMANTIC_SAMPLE = 5000;
-/** ...in this many dimensions, over its most frequent terms... */
-const SEMANTIC_DIMENSIONS = 64;
-const SEMANTIC_TERMS = 20_000;
-/**
- * ...and learnt again when their number has doubled or halved, or changed by a tenth and no
- * document has changed for SEMANTIC_QUIET_MS (a bulk load is learnt from once it is over,
- * not every few seconds while it runs: learning takes a worker thread some seconds), at most
- * every SEMANTIC_RETRAIN_MS.
- */
-const SEMANTIC_RETRAIN_MS = 30_000;
-const SEMANTIC_QUIET_MS = 15_000;
-const SEMANTIC_CHECK_MS = 5_000;
 
 /**
  * The lexical side of search (docs/search.md). The vector worker writes each document's
@@ -102,6 +76,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   };
   private timer: NodeJS.Timeout | undefined;
   private readonly kept: SemanticModelRepository;
+  private readonly records: LexicalRecordsRepository;
   private keptModel?: Promise<number | undefined>;
   /**
    * While the index loads and then computes its vectors under the kept model: no model is
@@ -117,19 +92,32 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     config: AppConfig,
     choice: EmbeddingsChoice,
     @Optional() @Inject(LSA_TRAINER) private readonly trainer?: LsaTrainer,
+    @Optional() @Inject(LEXICAL_MIRROR) private readonly mirror?: LexicalMirror | null,
   ) {
-    this.replica = new LexicalReplica(dataSource, { snapshots: config.clusterRole !== 'web' });
+    // With the index elsewhere (Qdrant) the copy is never loaded, nor its snapshot kept.
+    this.replica = new LexicalReplica(dataSource, {
+      snapshots: config.clusterRole !== 'web' && !mirror,
+    });
     this.kept = new SemanticModelRepository(dataSource);
+    this.records = new LexicalRecordsRepository(dataSource);
     this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
-      // A web worker of a cluster asks the vector worker for searches: it learns nothing.
-      enabled: choice.lsa(config) && trainer !== undefined && config.clusterRole !== 'web',
+      // A web worker of a cluster asks the vector worker for searches: it learns nothing;
+      // with the index in Qdrant, the model's lifecycle is Qdrant's index's.
+      enabled:
+        choice.lsa(config) && trainer !== undefined && config.clusterRole !== 'web' && !mirror,
       lastAttempt: 0,
     };
   }
 
+  /** What the index in this process holds (nothing when the index is elsewhere). */
   get stats() {
     return this.replica.stats;
+  }
+
+  /** Where the lexical side is indexed. */
+  get where(): 'local' | 'qdrant' {
+    return this.mirror ? 'qdrant' : 'local';
   }
 
   /** The semantic model searched, if any (see {@link semanticSearch}). */
@@ -151,29 +139,16 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
    * latent-semantic model is learnt when due from now on.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.requeueHere) await this.requeueOlderAnalyzers();
+    if (this.requeueHere) {
+      const queued = await this.records.requeueOlderAnalyzers();
+      if (queued > 0) {
+        this.logger.log(`${queued} documents queued to be indexed again (a new text analyzer)`);
+      }
+    }
     if (this.semantic.enabled) {
       this.timer = setInterval(() => this.learnWhenDue(), SEMANTIC_CHECK_MS);
       this.timer.unref();
       this.learnWhenDue();
-    }
-  }
-
-  private async requeueOlderAnalyzers(): Promise<void> {
-    const [{ queued }]: Array<{ queued: number }> = await this.dataSource.query(
-      `WITH queued AS (
-         UPDATE kb_documents d
-            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
-                vector_next_attempt_at = NULL, vector_error = NULL
-           FROM kb_lexical_documents l
-          WHERE l.document_id = d.document_id AND l.analyzer <> $1
-            AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
-         RETURNING 1)
-       SELECT count(*)::int AS queued FROM queued`,
-      [ANALYZER_VERSION],
-    );
-    if (queued > 0) {
-      this.logger.log(`${queued} documents queued to be indexed again (a new text analyzer)`);
     }
   }
 
@@ -212,14 +187,14 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const learntAt = this.replica.semanticModel ? this.semantic.learntAt : undefined;
-    if (documents < SEMANTIC_MIN_DOCUMENTS) return;
-    if (learntAt !== undefined) {
-      const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
-      const quiet = Date.now() - this.replica.lastChange >= SEMANTIC_QUIET_MS;
-      const changed = Math.abs(documents - learntAt) >= learntAt / 10;
-      if (!doubled && !(changed && quiet)) return;
-    }
-    if (Date.now() - this.semantic.lastAttempt < SEMANTIC_RETRAIN_MS) return;
+    const due = modelDue({
+      documents,
+      learntAt,
+      lastChange: this.replica.lastChange,
+      lastAttempt: this.semantic.lastAttempt,
+      now: Date.now(),
+    });
+    if (!due) return;
     this.semantic.lastAttempt = Date.now();
     this.semantic.training = this.learn(documents)
       .then(() => (this.semantic.failure = undefined))
@@ -252,19 +227,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async learn(documentsHeld: number): Promise<void> {
     const started = Date.now();
-    const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(
-      `SELECT terms, postings FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1`,
-      [SEMANTIC_SAMPLE],
-    );
-    // As stored: the thread decodes them (nothing built for them on this loop).
-    const documents: TrainingDocument[] = rows.map((row) => ({
-      terms: row.terms,
-      postings: row.postings,
-    }));
-    const model = await this.trainer!.trainLsa(documents, {
-      dimensions: SEMANTIC_DIMENSIONS,
-      maxTerms: SEMANTIC_TERMS,
-    });
+    const model = await learnModel(this.records, this.trainer!);
     if (!this.semantic.enabled) return;
     await this.replica.useModel(model);
     this.semantic.learntAt = documentsHeld;
@@ -279,38 +242,11 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Makes these passages and records the documents' only ones, and removes those of
    * `removed` (deleted or skipped documents), in one transaction; an older revision never
-   * replaces a newer one.
+   * replaces a newer one. With the index in Qdrant, it is written inside that transaction.
    */
   async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<void> {
     if (documents.length === 0 && removed.length === 0) return;
-    const written = await this.dataSource.transaction(async (manager) => {
-      // The records first: a document whose newer revision is already indexed (another
-      // worker's, after a lease expired) keeps its record and its passages.
-      const kept = await storeRecords(manager, documents);
-      const current = documents.filter((d) => kept.has(d.documentId));
-      await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
-        removed,
-      ]);
-      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
-        [...current.map((d) => d.documentId), ...removed],
-      ]);
-      const rows = current.flatMap((d) =>
-        d.passages.map((p) => [d.documentId, p.index, d.revision, p.heading, p.content]),
-      );
-      for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
-        const part = rows.slice(at, at + ROWS_PER_STATEMENT);
-        const column = (k: number) => part.map((row) => row[k]);
-        await manager.query(
-          `INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
-           SELECT p.document_id, p.chunk_index, p.revision, d.title, p.heading, p.content
-             FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
-                  AS p(document_id, chunk_index, revision, heading, content)
-             JOIN kb_documents d ON d.document_id = p.document_id`,
-          [column(0), column(1), column(2), column(3), column(4)],
-        );
-      }
-      return kept;
-    });
+    const written = await this.records.write(documents, removed, this.mirror);
     this.replica.remove(removed);
     await this.replica.apply(
       documents
@@ -322,6 +258,47 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
           ...d.record,
         })),
     );
+  }
+
+  /** The matches' titles and passages, alive documents only, at most `limit`. */
+  results(
+    matches: ReadonlyArray<{ documentId: string; score: number; passage: number }>,
+    limit: number,
+  ): Promise<LexicalHit[]> {
+    return this.records.results(matches, limit);
+  }
+
+  /**
+   * For documents found outside this process's index (in Qdrant), the passage of each that
+   * holds most of the query's terms (see LexicalRecordsRepository.passagesFor).
+   */
+  passagesFor(
+    documentIds: readonly string[],
+    terms: readonly WeightedTerm[],
+  ): Promise<Map<string, number>> {
+    return this.records.passagesFor(documentIds, terms);
+  }
+
+  /** The records' counts as kept by trigger. */
+  totals(): Promise<LexicalTotals> {
+    return this.records.totals();
+  }
+
+  /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
+  trainingSample(limit: number): Promise<TrainingDocument[]> {
+    return this.records.trainingSample(limit);
+  }
+
+  /** Every record, a page at a time (see LexicalRecordsRepository.eachRecordPage). */
+  eachRecordPage(
+    prefix: string,
+    each: (
+      manager: EntityManager,
+      documents: readonly IndexedLexicalDocument[],
+      averages: Bm25Averages,
+    ) => Promise<void>,
+  ): Promise<number> {
+    return this.records.eachRecordPage(prefix, each);
   }
 
   /**
@@ -380,29 +357,6 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       terms: terms.map((t) => t.term),
     };
   }
-
-  /** The matches' titles and passages, alive documents only, at most `limit`. */
-  private async results(
-    matches: ReadonlyArray<{ documentId: string; score: number; passage: number }>,
-    limit: number,
-  ): Promise<LexicalHit[]> {
-    const rows: Array<{
-      document_id: string;
-      title: string;
-      heading: string;
-      content: string;
-      catching_up: boolean;
-      ord: string;
-    }> = await this.dataSource.query(...resultsStatement(matches));
-    return rows.slice(0, limit).map((row) => ({
-      documentId: row.document_id,
-      title: row.title,
-      heading: row.heading,
-      content: row.content,
-      score: matches[Number(row.ord) - 1].score,
-      catchingUp: row.catching_up,
-    }));
-  }
 }
 
 /** The folder, tags and readable folders filter of a search, if it has one. */
@@ -412,26 +366,6 @@ function filterOf(options: LexicalSearchOptions): DocumentFilter | undefined {
   return folder === undefined && tags === undefined && folders === undefined
     ? undefined
     : { folder, tags, folders };
-}
-
-/**
- * The title and passage of each match, in the matches' order, of alive documents only (one
- * may have been deleted since the index was read); `catching_up` when its current revision
- * waits to be embedded.
- */
-export function resultsStatement(
-  matches: ReadonlyArray<{ documentId: string; passage: number }>,
-): [string, unknown[]] {
-  return [
-    `SELECT h.document_id, d.title, COALESCE(p.heading, '') AS heading,
-            COALESCE(p.content, '') AS content,
-            d.vector_status IN ('pending', 'error') AS catching_up, h.ord
-       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS h(document_id, chunk_index, ord)
-       JOIN kb_documents d ON d.document_id = h.document_id AND d.deleted_at IS NULL
-       LEFT JOIN kb_passages p ON p.document_id = h.document_id AND p.chunk_index = h.chunk_index
-      ORDER BY h.ord`,
-    [matches.map((m) => m.documentId), matches.map((m) => m.passage)],
-  ];
 }
 
 /**
@@ -460,54 +394,4 @@ export function weighedTerms(index: LexicalIndex, query: QueryTerms): WeightedTe
     .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
     .slice(0, MAX_QUERY_TERMS)
     .map(({ term, weight }) => ({ term, weight }));
-}
-
-/**
- * Upserts the documents' lexical records; an older revision never replaces a newer one, and
- * the record of the same revision under the same analyzer is kept as it is (the lexical pass
- * wrote it before the batch that embeds the document came to it).
- * The ids of the records stored.
- */
-async function storeRecords(
-  manager: EntityManager,
-  documents: readonly LexicalWrite[],
-): Promise<Set<string>> {
-  if (documents.length === 0) return new Set();
-  const stored: Array<{ document_id: string }> = await manager.query(
-    `INSERT INTO kb_lexical_documents AS l
-                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
-         SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
-                r.passage_lengths::int[], r.terms, r.postings
-           FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
-                       $8::text[], $9::text[], $10::bytea[])
-                AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
-         ON CONFLICT (document_id) DO UPDATE
-            SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
-                lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
-                terms = EXCLUDED.terms, postings = EXCLUDED.postings
-          WHERE l.revision < EXCLUDED.revision
-             OR (l.revision = EXCLUDED.revision AND l.analyzer <> EXCLUDED.analyzer)
-         RETURNING document_id`,
-    [
-      documents.map((d) => d.documentId),
-      documents.map((d) => d.revision),
-      ANALYZER_VERSION,
-      documents.map((d) => arrayLiteral(d.tags.map(quoted))),
-      documents.map((d) => d.record.lengths[0]),
-      documents.map((d) => d.record.lengths[1]),
-      documents.map((d) => d.record.lengths[2]),
-      documents.map((d) => arrayLiteral(d.record.passageLengths.map(String))),
-      documents.map((d) => joinTerms(d.record.terms)),
-      documents.map((d) => encodePostings(d.record)),
-    ],
-  );
-  return new Set(stored.map((row) => row.document_id));
-}
-
-function quoted(text: string): string {
-  return `"${text.replace(/["\\]/g, '\\$&')}"`;
-}
-
-function arrayLiteral(items: readonly string[]): string {
-  return `{${items.join(',')}}`;
 }

@@ -76,12 +76,12 @@ export class SemanticModelRepository {
   }
 }
 
-function bytesOf(values: Float32Array): Buffer {
+export function bytesOf(values: Float32Array): Buffer {
   return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
 }
 
 /** The floats of a bytea (copied: the driver's buffer may not be aligned to 4 bytes). */
-function floatsOf(bytes: Buffer): Float32Array {
+export function floatsOf(bytes: Buffer): Float32Array {
   const floats = new Float32Array(bytes.length / 4);
   new Uint8Array(floats.buffer).set(bytes.subarray(0, floats.length * 4));
   return floats;

@@ -7,6 +7,11 @@ export interface Candidate {
   readonly content: string;
   /** Found by the lexical side while its current revision waits to be embedded. */
   readonly catchingUp?: boolean;
+  /**
+   * The index of the passage found, when a side knows it before its title and text are read
+   * (search-sides.ts, `complete`).
+   */
+  readonly chunk?: number;
 }
 
 /**

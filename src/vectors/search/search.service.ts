@@ -1,24 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { callVectorWorker } from '../../cluster/vector-worker.client';
-import { DomainError, ErrorCode } from '../../common/domain-error';
-import { faultOf, safeMessage } from '../../common/fault';
+import { DomainError } from '../../common/domain-error';
 import { parseInput } from '../../common/validation';
 import { validatePrefix } from '../../documents/document-id';
-import { DocumentsService } from '../../documents/documents.service';
 import { DocumentSources } from '../../documents/document-sources';
-import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import type { Access } from '../../documents/access';
-import { LexicalStore } from '../lexical/lexical.store';
 import { highlight, snippetOf } from './snippet';
-import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { folderOf } from '../stores/vector-payload';
-import { VECTOR_STORE, VectorHit, VectorStore } from '../stores/vector-store.interface';
 import { type Candidate, fuse } from './fusion';
 import { readsAsKeywords } from './query-kind';
-import { SearchMetrics } from './search.metrics';
+import { SEARCH_SIDES, type SearchSides } from './search-sides';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
@@ -68,24 +62,20 @@ export type SearchInput = z.input<typeof searchSchema> & {
 /**
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
  * `GET /search` (docs/search.md): the lexical side (BM25 over documents and their best
- * passages, lexical/) and the vector side (the store's nearest passages), fused by their
- * normalised scores (`SEARCH_VECTOR_WEIGHT`, over the first `SEARCH_CANDIDATES` of each
- * side). Each document appears once, with its best passage (the lexical side's, which holds
- * the query's words, when both found it). Only documents alive in PostgreSQL are answered
- * (the store may still hold one deleted a moment ago). A web worker of a cluster asks the
- * vector worker (vector-worker.calls.ts), which holds the only copy of the index.
+ * passages) and the vector side (the nearest documents to the query's meaning), fused by
+ * their normalised scores (`SEARCH_VECTOR_WEIGHT`, over the first `SEARCH_CANDIDATES` of each
+ * side). Where the sides come from is the {@link SearchSides}' business: this process's index
+ * and the vector store, or Qdrant for both. Each document appears once, with its best passage
+ * (the lexical side's, which holds the query's words, when both found it). Only documents
+ * alive in PostgreSQL are answered (an index may still hold one deleted a moment ago). A web
+ * worker of a cluster asks the vector worker (vector-worker.calls.ts).
  */
 @Injectable()
 export class SearchService {
   private readonly logger = new Logger('SearchService');
 
   constructor(
-    @Inject(EMBEDDER) private readonly embedder: Embedder,
-    @Inject(VECTOR_STORE) private readonly store: VectorStore,
-    private readonly stores: VectorStoreInitializer,
-    private readonly documents: DocumentsService,
-    private readonly lexical: LexicalStore,
-    private readonly metrics: SearchMetrics,
+    @Inject(SEARCH_SIDES) private readonly sides: SearchSides,
     private readonly config: AppConfig,
     private readonly choice: EmbeddingsChoice,
     private readonly sources: DocumentSources,
@@ -94,7 +84,8 @@ export class SearchService {
   /**
    * Best documents first, at most `limit`. Rejects with INVALID_ARGUMENT naming the field
    * for bad input; in `vector` mode with UPSTREAM_ERROR when the embedder or the store
-   * fails (`hybrid` then answers from the lexical side, `degraded`).
+   * fails (`hybrid` then answers from the lexical side, `degraded`); with UNAVAILABLE (and
+   * when to retry) while an index it needs is not answering.
    */
   async search(input: SearchInput): Promise<SearchResponse> {
     const answer = await this.rank(input);
@@ -123,34 +114,34 @@ export class SearchService {
     const readable = input.access.readableUnder(folder ?? '');
     if (readable !== 'all' && readable.length === 0) return { mode, results: [] };
     const scope = { folder, tags, folders: readable === 'all' ? undefined : readable };
+    const request = {
+      query: parsed.query,
+      limit,
+      scope,
+      signal: input.signal,
+      access: input.access,
+    };
 
     if (mode === 'vector') {
-      const hits = await this.vectorSide(parsed.query, limit, scope, input.signal, input.access);
-      return { mode, results: this.present(hits, parsed.query) };
+      const hits = await this.sides.vector(request);
+      return { mode, results: this.present(await this.complete(hits, [], limit), parsed.query) };
     }
     if (mode === 'lexical') {
-      const { hits, lexemes } = await this.lexicalSide(parsed.query, limit, scope);
-      return { mode, results: this.present(hits, parsed.query, lexemes) };
+      const { hits, lexemes } = await this.sides.lexical(request);
+      const shown = await this.complete(hits, lexemes, limit);
+      return { mode, results: this.present(shown, parsed.query, lexemes) };
     }
     const depth = Math.max(limit, this.config.searchCandidates);
-    const [lexical, vector] = await Promise.all([
-      this.lexicalSide(parsed.query, depth, scope),
-      this.vectorSide(parsed.query, depth, scope, input.signal, input.access).then(
-        (hits) => ({ hits }),
-        (error: unknown) => {
-          if (input.signal?.aborted) throw error;
-          return { failed: error };
-        },
-      ),
-    ]);
+    const { lexical, vector } = await this.sides.both({ ...request, limit: depth });
     if ('failed' in vector) {
       const reason = degradedReason(vector.failed);
       this.logger.warn(`hybrid search answered from the lexical side: ${reason}`);
+      const shown = await this.complete(lexical.hits, lexical.lexemes, limit);
       return {
         mode,
         degraded: true,
         degraded_reason: reason,
-        results: this.present(lexical.hits.slice(0, limit), parsed.query, lexical.lexemes),
+        results: this.present(shown, parsed.query, lexical.lexemes),
       };
     }
     const weights = this.choice.vectorWeights;
@@ -158,15 +149,15 @@ export class SearchService {
     const fused = fuse(lexical.hits, vector.hits, weight, {
       floor: VECTOR_ONLY_FLOOR,
       lexicalFloor: LEXICAL_ONLY_FLOOR,
-    }).slice(0, limit);
-    const results = this.present(fused, parsed.query, lexical.lexemes);
+    });
+    const shown = await this.complete(fused, lexical.lexemes, limit);
+    const results = this.present(shown, parsed.query, lexical.lexemes);
     // Documents written moments ago are found by their words before the vector side has
     // them: the answer says so.
-    // (The semantic model's side holds every document the lexical side does.)
     const found = new Set(vector.hits.map((hit) => hit.documentId));
-    const catchingUp = this.lexical.semanticModel
+    const catchingUp = vector.holdsAll
       ? 0
-      : fused.filter((hit) => hit.catchingUp && !found.has(hit.documentId)).length;
+      : shown.filter((hit) => hit.catchingUp && !found.has(hit.documentId)).length;
     return catchingUp === 0
       ? { mode, results }
       : {
@@ -177,87 +168,12 @@ export class SearchService {
         };
   }
 
-  private async lexicalSide(
-    query: string,
-    limit: number,
-    scope: Scope,
-  ): Promise<{ hits: Candidate[]; lexemes: string[] }> {
-    const stop = this.metrics.searchDuration.startTimer({ store: 'lexical' });
-    const found = await upstream('lexical search failed', () =>
-      this.lexical.search(query, { limit, ...scope }),
-    );
-    stop();
-    return { hits: found.hits, lexemes: found.terms };
-  }
-
   /**
-   * The vector side's best documents for the query, alive ones only, at most `limit`: with
-   * the local embedder and a latent-semantic model learnt (LOCAL_SEMANTIC), that model's;
-   * otherwise the store's nearest to the query's embedding.
+   * The first `limit` candidates shown, whole and alive: a few more are handed to the sides,
+   * in case some were deleted a moment ago.
    */
-  private async vectorSide(
-    query: string,
-    limit: number,
-    scope: Scope,
-    signal: AbortSignal | undefined,
-    access: Access,
-  ): Promise<Candidate[]> {
-    const stopSemantic = this.metrics.searchDuration.startTimer({ store: 'semantic' });
-    const semantic = await upstream('semantic search failed', () =>
-      this.lexical.semanticSearch(query, { limit, ...scope }),
-    );
-    if (semantic !== undefined) {
-      stopSemantic();
-      return semantic.map((hit) => ({ ...hit, catchingUp: false }));
-    }
-    await upstream('the vector store is not available', () => this.stores.ready());
-    const stopEmbedding = this.metrics.queryEmbeddingDuration.startTimer({
-      provider: this.embedder.provider,
-    });
-    const vector = await upstream('the embedder failed', () =>
-      this.embedder.embedQuery(query, { signal }),
-    );
-    stopEmbedding();
-    signal?.throwIfAborted();
-
-    // Over-fetch a little: a hit may belong to a document deleted since it was indexed
-    // (rare: the worker removes its vectors at once); more are asked for when too few are left.
-    let want = Math.min(limit + 5, 500);
-    let alive: Candidate[] = [];
-    for (let round = 0; round < 3; round++) {
-      const stop = this.metrics.searchDuration.startTimer({ store: this.store.name });
-      const hits = await upstream('the vector store failed', () =>
-        this.store.search(vector, { limit: want, ...scope }),
-      );
-      stop();
-      const unknown = hits.filter((hit) => hit.title === undefined);
-      const titles =
-        unknown.length === 0
-          ? undefined
-          : await this.documents.aliveTitles(
-              unknown.map((h) => h.documentId),
-              access,
-            );
-      alive = hits.flatMap((hit: VectorHit) => {
-        const title = hit.title === undefined ? titles?.get(hit.documentId) : hit.title;
-        // A score of 0 or less means nothing in common with the query: not a result.
-        return title === undefined || title === null || !(hit.score > 0)
-          ? []
-          : [
-              {
-                documentId: hit.documentId,
-                title,
-                score: hit.score,
-                heading: hit.heading,
-                content: hit.content,
-              },
-            ];
-      });
-      const exhausted = hits.length < want || !(hits[hits.length - 1].score > 0);
-      if (alive.length >= limit || exhausted) break;
-      want *= 4;
-    }
-    return alive.slice(0, limit);
+  private complete(candidates: readonly Candidate[], lexemes: string[], limit: number) {
+    return this.sides.complete(candidates.slice(0, limit + SPARE_RESULTS), lexemes, limit);
   }
 
   /** Results with snippets, the matched words in bold when `lexemes` are given. */
@@ -279,35 +195,10 @@ export class SearchService {
   }
 }
 
-/** Which documents a search ranks: under a folder, with tags, under readable folders. */
-interface Scope {
-  readonly folder?: string;
-  readonly tags?: string[];
-  readonly folders?: readonly string[];
-}
+/** Candidates read beyond those shown, in case some were deleted a moment ago. */
+const SPARE_RESULTS = 5;
 
 function degradedReason(error: unknown): string {
   if (error instanceof DomainError) return error.message;
   return 'the vector side failed';
-}
-
-/**
- * Runs a call to a dependency: a database outage becomes UNAVAILABLE, any other failure
- * UPSTREAM_ERROR naming `what` failed, without the addresses or paths its message may hold.
- */
-async function upstream<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof DomainError) throw error;
-    if ((error as Error).name === 'AbortError' || (error as Error).name === 'APIUserAbortError') {
-      throw error;
-    }
-    const fault = faultOf(error);
-    if (fault !== undefined) throw fault;
-    throw new DomainError(
-      ErrorCode.UPSTREAM_ERROR,
-      `${what}: ${safeMessage((error as Error).message)}`,
-    );
-  }
 }

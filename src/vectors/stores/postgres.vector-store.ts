@@ -67,10 +67,10 @@ export class PostgresVectorStore implements VectorStore {
     private readonly options: { loadOnFirstSearch?: boolean } = {},
   ) {}
 
-  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }> {
+  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }> {
     const runner = this.dataSource.createQueryRunner('master');
     await runner.connect();
-    let reset = false;
+    let reset: false | string = false;
     try {
       await runner.startTransaction();
       await runner.query(
@@ -92,7 +92,7 @@ export class PostgresVectorStore implements VectorStore {
               SET embedder = $1, dimensions = $2, generation = generation + 1`,
           [embedder.id, embedder.dimensions],
         );
-        reset = true;
+        reset = 'the embedder changed';
       }
       await runner.commitTransaction();
     } catch (error) {

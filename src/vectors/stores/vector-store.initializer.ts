@@ -9,7 +9,8 @@ const RETRY_AFTER_MS = 5000;
  * Prepares the vector store for the embedder once (collection, indexes, or the check of
  * what the table holds) before anything writes or searches. A store that is down at start
  * (Qdrant restarting) is tried again on later use instead of stopping the server; when the
- * store reports it dropped another embedder's vectors, every document is queued again.
+ * store reports it holds no vector of the documents (another embedder's dropped, a new
+ * collection), every document is queued again.
  */
 @Injectable()
 export class VectorStoreInitializer {
@@ -17,16 +18,16 @@ export class VectorStoreInitializer {
   private done = false;
   private attempt: Promise<void> | undefined;
   private lastFailure: { at: number; error: Error } | undefined;
-  private resetHandler: (() => Promise<void>) | undefined;
+  private readonly resetHandlers: Array<(why: string) => Promise<void>> = [];
 
   constructor(
     @Inject(VECTOR_STORE) private readonly store: VectorStore,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
   ) {}
 
-  /** What to do when the store dropped another embedder's vectors (set once, at start-up). */
-  onReset(handler: () => Promise<void>): void {
-    this.resetHandler = handler;
+  /** What to do when the store holds no vector of the documents any more (told at start-up). */
+  onReset(handler: (why: string) => Promise<void>): void {
+    this.resetHandlers.push(handler);
   }
 
   /** Resolves once the store is ready; rejects with the reason it is not. */
@@ -55,7 +56,7 @@ export class VectorStoreInitializer {
         id: `${this.embedder.provider}:${this.embedder.model}`,
         dimensions: this.embedder.dimensions,
       });
-      if (reset) await this.resetHandler?.();
+      if (reset) for (const handler of this.resetHandlers) await handler(reset);
       this.done = true;
       this.lastFailure = undefined;
       this.logger.log(

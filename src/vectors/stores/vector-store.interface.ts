@@ -1,3 +1,23 @@
+/**
+ * A store's call that failed. `transient`: the store did not answer or cannot serve now
+ * (a node down, a timeout, 5xx): waiting helps, and nothing is wrong with what was asked, so
+ * the pipeline gives its documents back without counting an attempt and waits for the store.
+ */
+export class StoreFailure extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Whether `error` is a store that is down (see {@link StoreFailure}). */
+export function storeDown(error: unknown): boolean {
+  return error instanceof StoreFailure && error.transient;
+}
+
 /** Injection token of the configured {@link VectorStore}. */
 export const VECTOR_STORE = Symbol('VECTOR_STORE');
 
@@ -66,10 +86,11 @@ export interface VectorStore {
   readonly name: 'postgres' | 'qdrant';
   /**
    * Prepares the store for vectors from `embedder` (creating what is missing). Resolves
-   * `reset: true` when vectors of another embedder were found and discarded, so every
-   * document must be embedded again; rejects when the store cannot take these vectors.
+   * `reset` with the reason when the store holds no vector of the documents any more (another
+   * embedder's were discarded, or it was made empty now), so every document must be embedded
+   * again; rejects when the store cannot take these vectors.
    */
-  init(embedder: { id: string; dimensions: number }): Promise<{ reset: boolean }>;
+  init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }>;
   /**
    * Makes each document's `points` its only points: upserts them (ids are deterministic per
    * document and chunk index) and deletes the document's points of any other revision.
@@ -83,6 +104,11 @@ export interface VectorStore {
   check(): Promise<VectorStoreCheck>;
   /** Name and non-secret settings, for the status endpoint. */
   describe(): Record<string, unknown>;
+  /**
+   * What the store says of itself now, for the status endpoint (Qdrant: the collection's
+   * points, state, shards, replication and write consistency). Rejects when it cannot tell.
+   */
+  report?(): Promise<Record<string, unknown>>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

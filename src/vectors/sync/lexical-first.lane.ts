@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
 import { escapeLike } from '../../documents/document-id';
 import { EMBEDDER, Embedder } from '../embedders/embedder.interface';
+import { storeDown } from '../stores/vector-store.interface';
 import { ANALYZER_VERSION } from '../text/analyzer';
 import { VectorBatchProcessor } from './vector-batch.processor';
 import { QueueCursor, VectorQueueRepository } from './vector-queue.repository';
@@ -45,6 +46,7 @@ export class LexicalFirstLane {
   private abort = new AbortController();
   private wakeRequested = false;
   private wakeWaiter: (() => void) | undefined;
+  private storeDownLogged = 0;
 
   constructor(
     private readonly config: AppConfig,
@@ -98,6 +100,15 @@ export class LexicalFirstLane {
         cursor = done.cursor;
       } catch (error) {
         if (!this.running) break;
+        if (storeDown(error)) {
+          // The index in Qdrant is not answering: the batches wait for it too; once a minute.
+          if (Date.now() - this.storeDownLogged >= 60_000) {
+            this.storeDownLogged = Date.now();
+            this.logger.warn(`lexical pass waits for the index: ${(error as Error).message}`);
+          }
+          await this.sleep(IDLE_MS);
+          continue;
+        }
         if (!isDatabaseUnavailable(error)) {
           this.logger.warn(
             `lexical pass: ${error instanceof Error ? error.message : String(error)}`,

@@ -13,7 +13,12 @@ import {
 } from './vector-queue.repository';
 import type { PreparedChunk } from '../work/vector-work';
 import type { LexicalRecord } from '../lexical/lexical-record';
-import { DocumentPoints, VECTOR_STORE, VectorStore } from '../stores/vector-store.interface';
+import {
+  DocumentPoints,
+  storeDown,
+  VECTOR_STORE,
+  VectorStore,
+} from '../stores/vector-store.interface';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { EmbedderMetrics } from '../embedders/embedder.metrics';
 import { SyncResult, VectorSyncMetrics } from './vector-sync.metrics';
@@ -30,10 +35,11 @@ export class BatchDeadline extends Error {}
 
 /**
  * How a batch ended, for the worker's pacing: `done` (every document completed, failed or
- * redone), `database-down` and `embedder-down` (given back to the queue without counting
- * an attempt: the documents are not at fault), `stopped` (aborted by a stopping worker).
+ * redone), `database-down`, `embedder-down` and `store-down` (given back to the queue without
+ * counting an attempt: the documents are not at fault), `stopped` (aborted by a stopping
+ * worker).
  */
-export type BatchOutcome = 'done' | 'database-down' | 'embedder-down' | 'stopped';
+export type BatchOutcome = 'done' | 'database-down' | 'embedder-down' | 'store-down' | 'stopped';
 
 /**
  * Takes one claimed batch of documents to the end: every document is completed, failed or
@@ -42,10 +48,10 @@ export type BatchOutcome = 'done' | 'database-down' | 'embedder-down' | 'stopped
  * the worker threads of {@link VectorWorkPool}, embedded together otherwise, written to the
  * store in one call, and marked `ready` only where the revision embedded is still current.
  *
- * Failures are told apart by who is at fault. PostgreSQL unreachable, or the embedder
- * failing as a whole (rate limit, 5xx, network, timeout): the batch is given back to the
- * queue at once, without counting an attempt, and the worker waits for the dependency to
- * return. Anything that may belong to one document (a 4xx from the embedder, a write
+ * Failures are told apart by who is at fault. PostgreSQL unreachable, the vector store
+ * (Qdrant) not answering, or the embedder failing as a whole (rate limit, 5xx, network,
+ * timeout): the batch is given back to the queue at once, without counting an attempt, and
+ * the worker waits for the dependency to return. Anything that may belong to one document (a 4xx from the embedder, a write
  * refused): the batch is redone one document at a time, and a failing document is retried
  * with a capped backoff, then marked `error`.
  */
@@ -177,6 +183,13 @@ export class VectorBatchProcessor {
         logFault(this.logger, 'vector sync', error);
         await this.giveBack(items, signal);
         return 'database-down';
+      }
+      if (storeDown(error)) {
+        this.logger.warn(
+          `the vector store is not answering (${(error as Error).message}): ${items.length} documents back to the queue until it answers again`,
+        );
+        await this.giveBack(items, signal);
+        return 'store-down';
       }
       if (error instanceof EmbeddingError && error.transient) {
         this.logger.warn(

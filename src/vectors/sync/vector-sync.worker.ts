@@ -26,8 +26,8 @@ const QUEUE_ERROR_MAX_MS = 1000;
 const MAX_IDLE_MS = 60_000;
 /** A batch running this long is stuck (a hung request): it is aborted, counted as an attempt. */
 const BATCH_DEADLINE_MS = 10 * 60 * 1000;
-/** How often a failing embedder is asked whether it answers again. */
-const EMBEDDER_PROBE_MS = 2000;
+/** How often a failing embedder (or store) is asked whether it answers again. */
+const DEPENDENCY_PROBE_MS = 2000;
 const PROBE_TEXT = 'agent-data embedder probe';
 
 interface Batch {
@@ -47,8 +47,8 @@ interface Batch {
  * runs, so the documents of a worker that died are taken over within one lease. It sleeps
  * when the queue is empty and wakes on {@link wake} (a notification, a sweep, the listener
  * reconnecting), when a batch finishes, or when the next retry or lease expiry recorded in
- * the table is due. When PostgreSQL fails it retries within a second; when the embedder
- * fails as a whole it stops claiming and asks the embedder every 2 s, then gives every
+ * the table is due. When PostgreSQL fails it retries within a second; when the embedder or
+ * the vector store fails as a whole it stops claiming and asks it every 2 s, then gives every
  * waiting document its next attempt at once. {@link stop} lets batches finish for a
  * moment, then aborts them and gives their leases back, so nothing is left claimed.
  */
@@ -63,7 +63,8 @@ export class VectorSyncWorker {
   private purges: Promise<void> = Promise.resolve();
   private stopping: Promise<void> = new Promise(() => undefined);
   private signalStop: () => void = () => undefined;
-  private embedderDown: Promise<void> | undefined;
+  /** While the embedder or the store is down: resolves once it answers again. */
+  private dependencyDown: { what: 'embedder' | 'store'; back: Promise<void> } | undefined;
 
   constructor(
     private readonly config: AppConfig,
@@ -75,10 +76,10 @@ export class VectorSyncWorker {
     private readonly stores: VectorStoreInitializer,
     private readonly lexicalFirst: LexicalFirstLane,
   ) {
-    // A store that dropped another embedder's vectors needs every document embedded again.
-    stores.onReset(async () => {
+    // A store that holds no vector of the documents needs every document embedded again.
+    stores.onReset(async (why) => {
       const queued = await queue.requeueAll('');
-      this.logger.warn(`embedder changed: ${queued} documents queued to be embedded again`);
+      if (queued > 0) this.logger.warn(`${why}: ${queued} documents queued to be indexed again`);
     });
   }
 
@@ -88,13 +89,15 @@ export class VectorSyncWorker {
     batches: number;
     concurrency: number;
     waiting_for_embedder: boolean;
+    waiting_for_store: boolean;
   } {
     return {
       running: this.running,
       in_progress: [...this.batches].reduce((n, b) => n + b.items.length, 0),
       batches: this.batches.size,
       concurrency: this.config.vectorWorkerConcurrency,
-      waiting_for_embedder: this.embedderDown !== undefined,
+      waiting_for_embedder: this.dependencyDown?.what === 'embedder',
+      waiting_for_store: this.dependencyDown?.what === 'store',
     };
   }
 
@@ -156,9 +159,9 @@ export class VectorSyncWorker {
         await Promise.race([...[...this.batches].map((b) => b.done), this.stopping]);
         continue;
       }
-      if (this.embedderDown) {
+      if (this.dependencyDown) {
         // Claiming now would only fail documents that are not at fault.
-        await Promise.race([this.embedderDown, this.stopping]);
+        await Promise.race([this.dependencyDown.back, this.stopping]);
         continue;
       }
       this.wakeRequested = false;
@@ -216,32 +219,44 @@ export class VectorSyncWorker {
   }
 
   private after(outcome: BatchOutcome): void {
-    if (outcome === 'embedder-down' && this.embedderDown === undefined && this.running) {
-      this.embedderDown = this.waitForEmbedder().finally(() => (this.embedderDown = undefined));
-    }
+    if (this.dependencyDown !== undefined || !this.running) return;
+    const what =
+      outcome === 'embedder-down' ? 'embedder' : outcome === 'store-down' ? 'store' : undefined;
+    if (what === undefined) return;
+    this.dependencyDown = {
+      what,
+      back: this.waitFor(what).finally(() => (this.dependencyDown = undefined)),
+    };
   }
 
   /**
-   * Asks the embedder every few seconds until it answers; then every document waiting out a
-   * backoff gets its next attempt at once, and the loop claims again.
+   * Asks the embedder (or the store) every few seconds until it answers; then every document
+   * waiting out a backoff gets its next attempt at once, and the loop claims again.
    */
-  private async waitForEmbedder(): Promise<void> {
+  private async waitFor(what: 'embedder' | 'store'): Promise<void> {
     for (;;) {
       const stopped = await Promise.race([
         new Promise<false>((resolve) =>
-          setTimeout(() => resolve(false), EMBEDDER_PROBE_MS).unref(),
+          setTimeout(() => resolve(false), DEPENDENCY_PROBE_MS).unref(),
         ),
         this.stopping.then(() => true),
       ]);
       if (stopped || !this.running) return;
       try {
-        await this.embedder.embed([PROBE_TEXT]);
+        if (what === 'embedder') await this.embedder.embed([PROBE_TEXT]);
+        else {
+          await this.stores.ready();
+          const { ok } = await this.store.check();
+          if (!ok) continue;
+        }
         break;
       } catch {
         // still down: ask again
       }
     }
-    this.logger.log('the embedder answers again: resuming');
+    this.logger.log(
+      `the ${what === 'embedder' ? 'embedder' : 'vector store'} answers again: resuming`,
+    );
     await this.queue.retryNow().catch(() => 0);
     this.wake();
   }

@@ -8,8 +8,8 @@ import { createIndexConcurrently } from './concurrent-index';
  * range of the index (a link looks in its document's folder first, then in each folder
  * above). Built without locking writers.
  */
-export class LinkTargetIndexes1763800190001 implements MigrationInterface {
-  name = 'LinkTargetIndexes1763800190001';
+export class LinkTargetIndexes1763800200001 implements MigrationInterface {
+  name = 'LinkTargetIndexes1763800200001';
   transaction = false as const;
 
   async up(queryRunner: QueryRunner): Promise<void> {

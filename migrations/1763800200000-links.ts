@@ -23,8 +23,8 @@ const FOLD = `'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'`;
  * The documents' names (an id's last segment, folded, without `.md`) and titles are indexed,
  * alive only, for the links that name a document by its path's tail or its title.
  */
-export class Links1763800190000 implements MigrationInterface {
-  name = 'Links1763800190000';
+export class Links1763800200000 implements MigrationInterface {
+  name = 'Links1763800200000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

@@ -1,0 +1,53 @@
+import { bodyCount, headingsCount, passageCount } from './posting-store';
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** Field weights of BM25F: title, headings, body. */
+export const FIELD_WEIGHTS = [2, 2, 1] as const;
+/** Weight of the best passage's share (λ). */
+export const PASSAGE_WEIGHT = 0.5;
+
+/** The mean lengths, in words, that BM25 normalises a document's fields and passages by. */
+export interface Bm25Averages {
+  readonly title: number;
+  readonly headings: number;
+  readonly body: number;
+  readonly passage: number;
+}
+
+/**
+ * What one term of a document adds to its score before the term's idf (docs/search.md):
+ * BM25F's saturated term frequency over the title, headings and body, each normalised by its
+ * length against the mean, plus λ times the term's BM25 share in the passage that holds it
+ * best. `packed` holds the term's counts as the index keeps them (posting-store.ts);
+ * `lengths` are the document's title, headings and body lengths at `at`, `at + 1`, `at + 2`.
+ * The in-memory index sums idf × this over the query's terms; the Qdrant index stores this as
+ * the term's value in the document's sparse vector and Qdrant multiplies by the idf.
+ */
+export function termShare(
+  packed: number,
+  lengths: ArrayLike<number>,
+  at: number,
+  passageLength: number,
+  averages: Bm25Averages,
+): number {
+  const [wt, wh, wb] = FIELD_WEIGHTS;
+  const k1 = BM25_K1;
+  const b = BM25_B;
+  const x =
+    (wt * (packed & 0xf)) / (1 - b + (b * lengths[at]) / averages.title) +
+    (wh * headingsCount(packed)) / (1 - b + (b * lengths[at + 1]) / averages.headings) +
+    (wb * bodyCount(packed)) / (1 - b + (b * lengths[at + 2]) / averages.body);
+  const inPassage = passageShare(passageCount(packed), passageLength, averages.passage);
+  return (x * (k1 + 1)) / (k1 + x) + PASSAGE_WEIGHT * inPassage;
+}
+
+/** BM25 of a term said `count` times in a passage of `length` words. */
+export function passageShare(count: number, length: number, average: number): number {
+  return (count * (BM25_K1 + 1)) / (count + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
+}
+
+/** BM25's inverse document frequency, as Qdrant's `idf` modifier computes it too. */
+export function idf(documents: number, frequency: number): number {
+  return Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
+}

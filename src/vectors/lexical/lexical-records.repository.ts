@@ -1,0 +1,329 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { escapeLike } from '../../documents/document-id';
+import { ANALYZER_VERSION } from '../text/analyzer';
+import { type Bm25Averages, passageShare } from './bm25';
+import type { IndexedLexicalDocument, WeightedTerm } from './lexical-index';
+import { decodePostings, encodePostings, joinTerms, splitTerms } from './lexical-record';
+import { documentOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
+import type { TrainingDocument } from './lsa';
+import { packPosting, passageCount, passageIndex } from './posting-store';
+import type { LexicalHit, LexicalMirror, LexicalWrite } from './lexical-side';
+
+/** Rows per INSERT: a 1 MiB document of 1300 passages goes in three statements. */
+const ROWS_PER_STATEMENT = 500;
+/** Records a page of {@link LexicalRecordsRepository.eachRecordPage}. */
+const RECORD_PAGE = 256;
+
+/**
+ * The lexical tables' SQL: each document's record (`kb_lexical_documents`), its passages
+ * (`kb_passages`) and the counts kept of them (`kb_lexical_stats`), written in one
+ * transaction by the pipeline, read by searches (the titles and passages shown) and by the
+ * latent-semantic model's learning.
+ */
+export class LexicalRecordsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Queues again the documents an older analyzer indexed; how many. */
+  async requeueOlderAnalyzers(): Promise<number> {
+    const [{ queued }]: Array<{ queued: number }> = await this.dataSource.query(
+      `WITH queued AS (
+         UPDATE kb_documents d
+            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
+                vector_next_attempt_at = NULL, vector_error = NULL
+           FROM kb_lexical_documents l
+          WHERE l.document_id = d.document_id AND l.analyzer <> $1
+            AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
+         RETURNING 1)
+       SELECT count(*)::int AS queued FROM queued`,
+      [ANALYZER_VERSION],
+    );
+    return queued;
+  }
+
+  /**
+   * Makes these passages and records the documents' only ones, and removes those of
+   * `removed` (deleted or skipped documents), in one transaction; an older revision never
+   * replaces a newer one; the ids of the records written. With `mirror`, the index outside
+   * this database is told inside the transaction.
+   */
+  async write(
+    documents: readonly LexicalWrite[],
+    removed: readonly string[],
+    mirror?: LexicalMirror | null,
+  ): Promise<Set<string>> {
+    return this.dataSource.transaction(async (manager) => {
+      // The records first: a document whose newer revision is already indexed (another
+      // worker's, after a lease expired) keeps its record and its passages.
+      const kept = await storeRecords(manager, documents);
+      const current = documents.filter((d) => kept.has(d.documentId));
+      await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
+        removed,
+      ]);
+      await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
+        [...current.map((d) => d.documentId), ...removed],
+      ]);
+      const rows = current.flatMap((d) =>
+        d.passages.map((p) => [d.documentId, p.index, d.revision, p.heading, p.content]),
+      );
+      for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+        const part = rows.slice(at, at + ROWS_PER_STATEMENT);
+        const column = (k: number) => part.map((row) => row[k]);
+        await manager.query(
+          `INSERT INTO kb_passages (document_id, chunk_index, revision, title, heading, content)
+           SELECT p.document_id, p.chunk_index, p.revision, d.title, p.heading, p.content
+             FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
+                  AS p(document_id, chunk_index, revision, heading, content)
+             JOIN kb_documents d ON d.document_id = p.document_id`,
+          [column(0), column(1), column(2), column(3), column(4)],
+        );
+      }
+      if (mirror) await mirror.mirror(manager, current, removed, await averagesOf(manager));
+      return kept;
+    });
+  }
+
+  /** The matches' titles and passages, alive documents only, at most `limit`. */
+  async results(
+    matches: ReadonlyArray<{ documentId: string; score: number; passage: number }>,
+    limit: number,
+  ): Promise<LexicalHit[]> {
+    const rows: Array<{
+      document_id: string;
+      title: string;
+      heading: string;
+      content: string;
+      catching_up: boolean;
+      ord: string;
+    }> = await this.dataSource.query(...resultsStatement(matches));
+    return rows.slice(0, limit).map((row) => ({
+      documentId: row.document_id,
+      title: row.title,
+      heading: row.heading,
+      content: row.content,
+      score: matches[Number(row.ord) - 1].score,
+      catchingUp: row.catching_up,
+    }));
+  }
+
+  /**
+   * For documents found outside this process's index (in Qdrant), the passage of each that
+   * holds most of the query's terms, read from their records: each term votes for its best
+   * passage with its BM25 share there and its weight (no idf: what the terms weigh in the
+   * whole knowledge base is Qdrant's to know). A document without a record, or holding none
+   * of the terms, shows its first passage.
+   */
+  async passagesFor(
+    documentIds: readonly string[],
+    terms: readonly WeightedTerm[],
+  ): Promise<Map<string, number>> {
+    const chosen = new Map<string, number>();
+    if (documentIds.length === 0 || terms.length === 0) return chosen;
+    const rows: Array<{
+      document_id: string;
+      terms: string;
+      postings: Buffer;
+      passage_lengths: number[];
+      mean_passage: number | null;
+    }> = await this.dataSource.query(
+      `SELECT l.document_id, l.terms, l.postings, l.passage_lengths,
+              (SELECT sum(passage_words)::float8 / nullif(sum(passages), 0)
+                 FROM kb_lexical_stats) AS mean_passage
+         FROM kb_lexical_documents l
+        WHERE l.document_id = ANY($1::text[])`,
+      [documentIds],
+    );
+    const weights = new Map(terms.map((t) => [t.term, t.weight]));
+    for (const row of rows) {
+      const names = splitTerms(row.terms);
+      const { fields, passages } = decodePostings(row.postings, names.length);
+      const votes = new Map<number, number>();
+      names.forEach((name, i) => {
+        const weight = weights.get(name);
+        if (weight === undefined) return;
+        const packed = packPosting(fields[i], passages[i]);
+        const p = passageIndex(packed);
+        const share = passageShare(
+          passageCount(packed),
+          row.passage_lengths[p] ?? 0,
+          Math.max(row.mean_passage ?? 1, 1e-9),
+        );
+        votes.set(p, (votes.get(p) ?? 0) + weight * share);
+      });
+      let best = 0;
+      let most = 0;
+      for (const [p, vote] of votes) {
+        if (vote > most || (vote === most && p < best)) [best, most] = [p, vote];
+      }
+      chosen.set(row.document_id, best);
+    }
+    return chosen;
+  }
+
+  /** The records' counts as kept by trigger (see {@link LexicalTotals}). */
+  totals(): Promise<LexicalTotals> {
+    return lexicalTotals((text) => this.dataSource.query(text));
+  }
+
+  /**
+   * Every record under `prefix` ('' for all), {@link RECORD_PAGE} at a time in the order of
+   * their ids, each page in a
+   * transaction holding its rows (`FOR SHARE`: a writer of one of them waits) while `each`
+   * runs, with the mean lengths then; how many records were visited.
+   */
+  async eachRecordPage(
+    prefix: string,
+    each: (
+      manager: EntityManager,
+      documents: readonly IndexedLexicalDocument[],
+      averages: Bm25Averages,
+    ) => Promise<void>,
+  ): Promise<number> {
+    let visited = 0;
+    for (let after = ''; ;) {
+      const rows = await this.dataSource.transaction(async (manager) => {
+        const page: LexicalRow[] = await manager.query(
+          `${SELECT_DOCUMENTS} WHERE document_id > $1 AND document_id LIKE $2
+            ORDER BY document_id LIMIT ${RECORD_PAGE} FOR SHARE`,
+          [after, `${escapeLike(prefix)}%`],
+        );
+        if (page.length > 0) await each(manager, page.map(documentOf), await averagesOf(manager));
+        return page;
+      });
+      visited += rows.length;
+      if (rows.length < RECORD_PAGE) return visited;
+      after = rows[rows.length - 1].document_id;
+    }
+  }
+
+  /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
+  async trainingSample(limit: number): Promise<TrainingDocument[]> {
+    const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(
+      `SELECT terms, postings FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => ({ terms: row.terms, postings: row.postings }));
+  }
+}
+
+/** The sums of `kb_lexical_stats` (see its migration), as numbers. */
+export interface LexicalTotals {
+  readonly documents: number;
+  readonly titleWords: number;
+  readonly headingWords: number;
+  readonly bodyWords: number;
+  readonly passages: number;
+  readonly passageWords: number;
+  /** When the records last changed (ms since the epoch), 0 when never. */
+  readonly changedAt: number;
+}
+
+/** The lexical records' counts as kept by trigger: one read of sixteen rows, no scan. */
+export async function lexicalTotals(
+  query: (text: string) => Promise<unknown[]>,
+): Promise<LexicalTotals> {
+  const [row] = (await query(
+    `SELECT coalesce(sum(documents), 0)::float8 AS documents,
+            coalesce(sum(title_words), 0)::float8 AS title_words,
+            coalesce(sum(heading_words), 0)::float8 AS heading_words,
+            coalesce(sum(body_words), 0)::float8 AS body_words,
+            coalesce(sum(passages), 0)::float8 AS passages,
+            coalesce(sum(passage_words), 0)::float8 AS passage_words,
+            coalesce(extract(epoch FROM max(changed_at)) * 1000, 0)::float8 AS changed_at
+       FROM kb_lexical_stats`,
+  )) as Array<Record<string, number>>;
+  return {
+    documents: row.documents,
+    titleWords: row.title_words,
+    headingWords: row.heading_words,
+    bodyWords: row.body_words,
+    passages: row.passages,
+    passageWords: row.passage_words,
+    changedAt: row.changed_at,
+  };
+}
+
+/** The mean lengths BM25 normalises by, from the totals (1e-9 for a field nobody has). */
+export function averagesOfTotals(totals: LexicalTotals): Bm25Averages {
+  const n = Math.max(totals.documents, 1);
+  const mean = (sum: number, count: number) => Math.max(sum / Math.max(count, 1), 1e-9);
+  return {
+    title: mean(totals.titleWords, n),
+    headings: mean(totals.headingWords, n),
+    body: mean(totals.bodyWords, n),
+    passage: mean(totals.passageWords, totals.passages),
+  };
+}
+
+async function averagesOf(manager: EntityManager): Promise<Bm25Averages> {
+  return averagesOfTotals(await lexicalTotals((text) => manager.query(text)));
+}
+
+/**
+ * The title and passage of each match, in the matches' order, of alive documents only (one
+ * may have been deleted since the index was read); `catching_up` when its current revision
+ * waits to be embedded.
+ */
+export function resultsStatement(
+  matches: ReadonlyArray<{ documentId: string; passage: number }>,
+): [string, unknown[]] {
+  return [
+    `SELECT h.document_id, d.title, COALESCE(p.heading, '') AS heading,
+            COALESCE(p.content, '') AS content,
+            d.vector_status IN ('pending', 'error') AS catching_up, h.ord
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS h(document_id, chunk_index, ord)
+       JOIN kb_documents d ON d.document_id = h.document_id AND d.deleted_at IS NULL
+       LEFT JOIN kb_passages p ON p.document_id = h.document_id AND p.chunk_index = h.chunk_index
+      ORDER BY h.ord`,
+    [matches.map((m) => m.documentId), matches.map((m) => m.passage)],
+  ];
+}
+
+/**
+ * Upserts the documents' lexical records; an older revision never replaces a newer one, and
+ * the record of the same revision under the same analyzer is kept as it is (the lexical pass
+ * wrote it before the batch that embeds the document came to it).
+ * The ids of the records stored.
+ */
+async function storeRecords(
+  manager: EntityManager,
+  documents: readonly LexicalWrite[],
+): Promise<Set<string>> {
+  if (documents.length === 0) return new Set();
+  const stored: Array<{ document_id: string }> = await manager.query(
+    `INSERT INTO kb_lexical_documents AS l
+                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+         SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
+                r.passage_lengths::int[], r.terms, r.postings
+           FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
+                       $8::text[], $9::text[], $10::bytea[])
+                AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
+         ON CONFLICT (document_id) DO UPDATE
+            SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
+                lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,
+                terms = EXCLUDED.terms, postings = EXCLUDED.postings
+          WHERE l.revision < EXCLUDED.revision
+             OR (l.revision = EXCLUDED.revision AND l.analyzer <> EXCLUDED.analyzer)
+         RETURNING document_id`,
+    [
+      documents.map((d) => d.documentId),
+      documents.map((d) => d.revision),
+      ANALYZER_VERSION,
+      documents.map((d) => arrayLiteral(d.tags.map(quoted))),
+      documents.map((d) => d.record.lengths[0]),
+      documents.map((d) => d.record.lengths[1]),
+      documents.map((d) => d.record.lengths[2]),
+      documents.map((d) => arrayLiteral(d.record.passageLengths.map(String))),
+      documents.map((d) => joinTerms(d.record.terms)),
+      documents.map((d) => encodePostings(d.record)),
+    ],
+  );
+  return new Set(stored.map((row) => row.document_id));
+}
+
+function quoted(text: string): string {
+  return `"${text.replace(/["\\]/g, '\\$&')}"`;
+}
+
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.join(',')}}`;
+}

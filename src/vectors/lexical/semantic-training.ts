@@ -1,0 +1,61 @@
+import type { LsaModel, LsaTrainer, TrainingDocument } from './lsa';
+
+/** The latent-semantic model is learnt once the knowledge base holds this many documents... */
+export const SEMANTIC_MIN_DOCUMENTS = 50;
+/** ...from at most this many of them (a sample fixed by their ids' hashes)... */
+const SEMANTIC_SAMPLE = 5000;
+/** ...in this many dimensions, over its most frequent terms... */
+export const SEMANTIC_DIMENSIONS = 64;
+const SEMANTIC_TERMS = 20_000;
+/**
+ * ...and learnt again when their number has doubled or halved, or changed by a tenth and no
+ * document has changed for SEMANTIC_QUIET_MS (a bulk load is learnt from once it is over,
+ * not every few seconds while it runs: learning takes a worker thread some seconds), at most
+ * every SEMANTIC_RETRAIN_MS.
+ */
+const SEMANTIC_RETRAIN_MS = 30_000;
+const SEMANTIC_QUIET_MS = 15_000;
+/** How often a server asks itself whether a model is due. */
+export const SEMANTIC_CHECK_MS = 5_000;
+
+/** What decides whether a model is to be learnt now. */
+export interface LearningState {
+  /** Documents the lexical index holds now. */
+  readonly documents: number;
+  /** Documents it held when the model searched now was learnt; undefined: no model yet. */
+  readonly learntAt: number | undefined;
+  /** When a document last changed (ms since the epoch). */
+  readonly lastChange: number;
+  /** When learning was last tried (ms since the epoch, 0 never). */
+  readonly lastAttempt: number;
+  readonly now: number;
+}
+
+/** Whether a (new) model is due: see SEMANTIC_RETRAIN_MS. */
+export function modelDue(state: LearningState): boolean {
+  if (state.documents < SEMANTIC_MIN_DOCUMENTS) return false;
+  if (state.learntAt !== undefined) {
+    const { documents, learntAt } = state;
+    const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
+    const quiet = state.now - state.lastChange >= SEMANTIC_QUIET_MS;
+    const changed = Math.abs(documents - learntAt) >= learntAt / 10;
+    if (!doubled && !(changed && quiet)) return false;
+  }
+  return state.now - state.lastAttempt >= SEMANTIC_RETRAIN_MS;
+}
+
+/**
+ * Learns a model from a sample of the lexical records in PostgreSQL (fixed by the hashes of
+ * the documents' ids), on the trainer's thread: the records travel as stored and are decoded
+ * there, so that nothing is built for them on the request loop.
+ */
+export async function learnModel(
+  records: { trainingSample(limit: number): Promise<TrainingDocument[]> },
+  trainer: LsaTrainer,
+): Promise<LsaModel> {
+  const documents = await records.trainingSample(SEMANTIC_SAMPLE);
+  return trainer.trainLsa(documents, {
+    dimensions: SEMANTIC_DIMENSIONS,
+    maxTerms: SEMANTIC_TERMS,
+  });
+}

@@ -1,0 +1,187 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { LsaModel } from '../../lexical/lsa';
+import { bytesOf, floatsOf } from '../../lexical/semantic-model.repository';
+import { ANALYZER_VERSION } from '../../text/analyzer';
+import type { SemanticSlot } from './qdrant-collection';
+
+/** A slot of the collection's semantic vectors: which model, and whether it is searched. */
+export interface SlotRow {
+  readonly slot: SemanticSlot;
+  readonly state: 'active' | 'building';
+  readonly modelId: string;
+  /** Documents the knowledge base held when the model was learnt. */
+  readonly learntAt: number;
+}
+
+type Query = (text: string, values?: unknown[]) => Promise<unknown[]>;
+
+/**
+ * The latent-semantic models whose document vectors a Qdrant collection holds
+ * (`kb_qdrant_semantic`: at most one `active`, searched, and one `building`, being written),
+ * and the lock that keeps a model from becoming the searched one, or a new one from being
+ * given a slot, while a writer of documents' vectors is in a transaction: writers take it
+ * shared, the slot's changes exclusively (a PostgreSQL advisory lock named by the collection).
+ */
+export class QdrantSemanticRepository {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly collection: string,
+  ) {}
+
+  /** The slots, read inside a writer's transaction after taking the lock shared. */
+  async slotsForWriting(manager: EntityManager): Promise<SlotRow[]> {
+    await manager.query(`SELECT pg_advisory_xact_lock_shared(hashtext($1))`, [this.lockName]);
+    return this.slots((text, values) => manager.query(text, values));
+  }
+
+  /** The slots as they are now. */
+  slotsNow(): Promise<SlotRow[]> {
+    return this.slots((text, values) => this.dataSource.query(text, values));
+  }
+
+  private async slots(query: Query): Promise<SlotRow[]> {
+    const rows = (await query(
+      `SELECT slot, state, model_id, learnt_at FROM kb_qdrant_semantic
+        WHERE collection = $1 AND analyzer = $2`,
+      [this.collection, ANALYZER_VERSION],
+    )) as Array<{
+      slot: SemanticSlot;
+      state: SlotRow['state'];
+      model_id: string;
+      learnt_at: number;
+    }>;
+    return rows.map((row) => ({
+      slot: row.slot,
+      state: row.state,
+      modelId: row.model_id,
+      learntAt: row.learnt_at,
+    }));
+  }
+
+  /** A slot's model, whole; `undefined` when it is gone (replaced meanwhile). */
+  async model(slot: SemanticSlot, modelId: string): Promise<LsaModel | undefined> {
+    const rows: Array<{
+      dimensions: number;
+      documents: number;
+      terms: string;
+      vectors: Buffer;
+      idf: Buffer;
+    }> = await this.dataSource.query(
+      `SELECT dimensions, documents, terms, vectors, idf FROM kb_qdrant_semantic
+        WHERE collection = $1 AND slot = $2 AND model_id = $3`,
+      [this.collection, slot, modelId],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const terms = row.terms === '' ? [] : row.terms.split('\n');
+    return {
+      id: modelId,
+      dimensions: row.dimensions,
+      documents: row.documents,
+      terms,
+      vectors: floatsOf(row.vectors),
+      idf: floatsOf(row.idf),
+    };
+  }
+
+  /**
+   * Gives a model the slot that is not searched, as `building` (replacing a model left there
+   * by a learner that stopped), once no writer is in a transaction: every transaction after
+   * this one writes its vectors too.
+   */
+  async build(slot: SemanticSlot, model: LsaModel, learntAt: number): Promise<void> {
+    await this.exclusively(async (manager) => {
+      await manager.query(`DELETE FROM kb_qdrant_semantic WHERE collection = $1 AND slot = $2`, [
+        this.collection,
+        slot,
+      ]);
+      await manager.query(
+        `DELETE FROM kb_qdrant_semantic WHERE collection = $1 AND state = 'building'`,
+        [this.collection],
+      );
+      await manager.query(
+        `INSERT INTO kb_qdrant_semantic
+                (collection, slot, state, analyzer, model_id, dimensions, documents, learnt_at,
+                 terms, vectors, idf)
+         VALUES ($1, $2, 'building', $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          this.collection,
+          slot,
+          ANALYZER_VERSION,
+          model.id,
+          model.dimensions,
+          model.documents,
+          learntAt,
+          model.terms.join('\n'),
+          bytesOf(model.vectors),
+          bytesOf(model.idf),
+        ],
+      );
+    });
+  }
+
+  /**
+   * Makes the building model the searched one and forgets the one it replaces, once no
+   * writer is in a transaction. False when the building model is not `modelId` any more.
+   */
+  async activate(slot: SemanticSlot, modelId: string): Promise<boolean> {
+    return this.exclusively(async (manager) => {
+      const building: unknown[] = await manager.query(
+        `SELECT 1 FROM kb_qdrant_semantic
+          WHERE collection = $1 AND slot = $2 AND model_id = $3 AND state = 'building'`,
+        [this.collection, slot, modelId],
+      );
+      if (building.length === 0) return false;
+      // The model it replaces goes first: one model is searched at a time.
+      await manager.query(`DELETE FROM kb_qdrant_semantic WHERE collection = $1 AND slot <> $2`, [
+        this.collection,
+        slot,
+      ]);
+      await manager.query(
+        `UPDATE kb_qdrant_semantic SET state = 'active', saved_at = now()
+          WHERE collection = $1 AND slot = $2`,
+        [this.collection, slot],
+      );
+      return true;
+    });
+  }
+
+  /**
+   * The learner's lock, held by one server at a time on a connection of its own while it
+   * learns and writes a model: what releases it, or `undefined` when another server holds it.
+   */
+  async tryLearning(): Promise<(() => Promise<void>) | undefined> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ locked }] = (await runner.query(
+        `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
+        [`${this.lockName}:learner`],
+      )) as Array<{ locked: boolean }>;
+      if (!locked) {
+        await runner.release();
+        return undefined;
+      }
+    } catch (error) {
+      await runner.release();
+      throw error;
+    }
+    return async () => {
+      await runner
+        .query(`SELECT pg_advisory_unlock(hashtext($1))`, [`${this.lockName}:learner`])
+        .catch(() => undefined);
+      await runner.release();
+    };
+  }
+
+  private exclusively<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [this.lockName]);
+      return work(manager);
+    });
+  }
+
+  private get lockName(): string {
+    return `kb_qdrant_semantic:${this.collection}`;
+  }
+}
