@@ -156,6 +156,18 @@ describe('links over MCP', () => {
     const postgres = (await tool('bob', 'get_document', { document_id: 'kb/services/postgres.md' }))
       .json;
     expect(postgres.links.backlinks).toBe(3);
+    // A link into secret/ counts for bob as a link to no document: broken, never named.
+    await write('kb/notes/to-secret.md', 'See [[secret/incident]] and [[db-failover]].');
+    const linking = (await tool('bob', 'get_document', { document_id: 'kb/notes/to-secret.md' }))
+      .json;
+    expect(linking.links).toMatchObject({ links: 2, broken: 1, backlinks: 0 });
+    expect(linking.links.links_to.map((l: Json) => l.document_id)).toEqual([
+      'kb/runbooks/db-failover.md',
+    ]);
+    expect(JSON.stringify(linking.links)).not.toContain('Incident');
+    const forAdmin = (await tool('admin', 'get_document', { document_id: 'kb/notes/to-secret.md' }))
+      .json;
+    expect(forAdmin.links).toMatchObject({ links: 2, broken: 0 });
     // A document outside the grants is not found, as an absent one.
     const hidden = await tool('bob', 'follow_links', { document_id: 'secret/incident.md' });
     const absent = await tool('bob', 'follow_links', { document_id: 'kb/absent.md' });

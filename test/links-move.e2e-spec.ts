@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'pg';
@@ -46,6 +46,23 @@ describe('moves keep links working', () => {
       .post('/documents')
       .send({ document_id, body: text, ...(title === undefined ? {} : { title }) })
       .expect(201);
+
+  /** Asks the folder source for a run and waits for that run to end. */
+  const sync = async () => {
+    const { body: asked } = await request(t.baseUrl).post('/sources/files/sync').expect(202);
+    return waitFor(
+      async () => {
+        const { body: listed } = await request(t.baseUrl)
+          .get('/sources/files/runs')
+          .query({ limit: 20 })
+          .expect(200);
+        const run = (listed.runs as Json[]).find((r) => r.id === asked.id);
+        return run !== undefined && !['queued', 'running'].includes(run.status) && run;
+      },
+      `run ${asked.id} of the folder source`,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agent-data-links-move-'));
@@ -152,6 +169,27 @@ describe('moves keep links working', () => {
       .send({ to: 'kb/c/db/Primary database.md' })
       .expect(200);
     expect((await body('kb/c/api.md')).body).toBe('Serves [[Primary database]] data.');
+  });
+
+  it('writes again the links to a file its source saw renamed', async () => {
+    await writeFile(join(dir, 'files', 'target.md'), '# Target\n');
+    await sync();
+    await put('kb/to-source.md', 'See [the target](../files/target.md) and [[files/target]].');
+    await rename(join(dir, 'files', 'target.md'), join(dir, 'files', 'renamed.md'));
+    const run = await sync();
+    // The watch may have moved it first; one of the two runs did, as a move.
+    expect(run.status).toBe('succeeded');
+    await request(t.baseUrl).get(idPath('files/target.md')).expect(404);
+    expect((await body('files/renamed.md')).body).toBe('# Target\n');
+    expect((await body('kb/to-source.md')).body).toBe(
+      'See [the target](../files/renamed.md) and [[files/renamed]].',
+    );
+    const backlinks = (
+      await request(t.baseUrl)
+        .get(`${idPath('files/renamed.md')}/backlinks`)
+        .expect(200)
+    ).body;
+    expect(backlinks.backlinks.map((b: Json) => b.document_id)).toEqual(['kb/to-source.md']);
   });
 
   it('needs no rewrite where the links still resolve', async () => {
