@@ -171,5 +171,23 @@ describeInBrowser('links in the console', () => {
     await page.goto(`${t.baseUrl}/console/#/doc/kb/services/postgres.md`);
     await page.getByRole('heading', { name: 'Linked from (3)' }).waitFor();
     expect(await page.locator('.backlinks a').allTextContents()).not.toContain('Incident');
+    // A link into secret/ is, for this key, a link to no document: broken, its target unnamed.
+    await put('kb/notes/to-secret.md', 'See [[secret/incident]] and [[postgres]].');
+    await page.goto(`${t.baseUrl}/console/#/doc/kb/notes/to-secret.md`);
+    await page.getByRole('heading', { name: 'Broken links (1)' }).waitFor();
+    const around = page.getByRole('group', { name: /Documents within two links/ });
+    await around.waitFor();
+    const near = await around
+      .getByRole('link')
+      .evaluateAll((all) => all.map((a) => a.getAttribute('aria-label') ?? ''));
+    expect(near.length).toBeGreaterThan(1);
+    expect(near.filter((label) => /secret\/|Incident/.test(label))).toEqual([]);
+    await page.goto(`${t.baseUrl}/console/#/browse/kb`);
+    await page.getByRole('link', { name: 'Broken links here' }).click();
+    await page.getByRole('status').getByText('2 broken links found.').waitFor();
+    const report = await page.locator('table.broken-report tbody').textContent();
+    expect(report).toContain('secret/incident');
+    expect(report).not.toContain('Incident');
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });
