@@ -18,6 +18,8 @@ import { RestoreAudited1763800160000 } from './1763800160000-restore-audited';
 import { ChangeNotifications1763800170000 } from './1763800170000-change-notifications';
 import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
 import { LexicalStatistics1763800190000 } from './1763800190000-lexical-statistics';
+import { Links1763800200000 } from './1763800200000-links';
+import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -41,4 +43,6 @@ export const MIGRATIONS = [
   ChangeNotifications1763800170000,
   LexicalSnapshot1763800180000,
   LexicalStatistics1763800190000,
+  Links1763800200000,
+  LinkTargetIndexes1763800200001,
 ];

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { DERIVED_COLUMNS, DERIVED_TABLES, KEPT_TABLES } from '../src/backup/backup-tables';
 import { idPath, insertIds } from './documents-helpers';
 import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
 
 type Json = Record<string, unknown>;
 
@@ -76,6 +77,10 @@ describe('backup and restore', () => {
       Array.from({ length: 3000 }, (_, i) => `seed/${i % 30}/doc-${i}.md`),
     );
     await insertIds(sourceSql, ['seed/gone/old.md'], true);
+    await request(source.baseUrl)
+      .post('/documents')
+      .send({ document_id: 'seed/linking.md', body: 'To [[doc-7]] and [seven](7/doc-7.md).' })
+      .expect(201);
   });
   afterAll(() => source.close());
 
@@ -164,6 +169,19 @@ describe('backup and restore', () => {
         expect(history.body.items.length).toBeGreaterThan(0);
       }
       await request(target.baseUrl).get(idPath('seed/gone/old.md')).expect(404);
+      // Links are derived again: every restored document is read for them, in the background.
+      await waitFor(
+        async () =>
+          (await targetSql.query(`SELECT 1 FROM kb_links_pending LIMIT 1`)).rows.length === 0,
+        'the links of the restored documents to be read',
+        { timeoutMs: 60_000 },
+      );
+      const backlinks = await request(target.baseUrl)
+        .get(`${idPath('seed/7/doc-7.md')}/backlinks`)
+        .expect(200);
+      expect(backlinks.body.backlinks).toEqual([
+        expect.objectContaining({ document_id: 'seed/linking.md', links: 2 }),
+      ]);
 
       // The audit trail: the same rows under the same ids, up to the snapshot's highest id;
       // every row visible before the backup began is among them; only rows of writes in flight

@@ -52,7 +52,7 @@ describe('MCP with API_KEYS', () => {
     const viaHeader = await post(t.baseUrl, '/mcp-readonly', rpc('tools/list'), {
       'X-API-Key': READER,
     });
-    expect(viaHeader.body.result.tools).toHaveLength(5);
+    expect(viaHeader.body.result.tools).toHaveLength(6);
     const viaBearer = await post(t.baseUrl, '/mcp-readonly', rpc('tools/list'), {
       Authorization: `Bearer ${READER}`,
       Accept: 'text/event-stream',
@@ -85,8 +85,8 @@ describe('MCP with API_KEYS', () => {
       headers: { 'X-API-Key': OPS },
     });
     try {
-      expect((await bearer.listTools()).tools).toHaveLength(8);
-      expect((await header.listTools()).tools).toHaveLength(10);
+      expect((await bearer.listTools()).tools).toHaveLength(9);
+      expect((await header.listTools()).tools).toHaveLength(11);
     } finally {
       await bearer.close();
       await header.close();
@@ -157,13 +157,13 @@ describe('MCP with API_KEYS', () => {
     it('serves the gpt profile without an API key, over JSON and SSE', async () => {
       const list = await post(t.baseUrl, secret, rpc('tools/list'));
       expect(list.status).toBe(200);
-      expect(list.body.result.tools).toHaveLength(8);
+      expect(list.body.result.tools).toHaveLength(9);
       const sse = await post(t.baseUrl, secret, rpc('ping', undefined, 2), {
         Accept: 'text/event-stream',
       });
       expect(sse.headers['content-type']).toBe('text/event-stream; charset=utf-8');
       const info = await send(t.baseUrl, { path: secret });
-      expect(info.body).toMatchObject({ profile: 'gpt', tool_count: 8 });
+      expect(info.body).toMatchObject({ profile: 'gpt', tool_count: 9 });
       expect(info.text).not.toContain(TOKEN);
     });
 
@@ -214,7 +214,7 @@ describe('MCP with API_KEYS', () => {
     it('works with the official SDK client', async () => {
       const client = await connectSdkClient(t.baseUrl, secret, { accept: 'text/event-stream' });
       try {
-        expect((await client.listTools()).tools).toHaveLength(8);
+        expect((await client.listTools()).tools).toHaveLength(9);
         const result = await client.callTool({
           name: 'get_document',
           arguments: { path: 'auth/by-route.md' },

@@ -102,6 +102,7 @@ describe('MCP JSON-RPC dispatch', () => {
           'get_document',
           'get_document_for_rewrite',
           'batch_read',
+          'follow_links',
         ],
       ],
       [
@@ -112,6 +113,7 @@ describe('MCP JSON-RPC dispatch', () => {
           'get_document',
           'get_document_for_rewrite',
           'batch_read',
+          'follow_links',
           'upload_document',
           'update_document',
           'patch_document',

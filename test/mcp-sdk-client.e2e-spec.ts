@@ -107,7 +107,7 @@ describe('the official SDK client on every profile', () => {
     it('answers a tool outside the profile with -32601 and an unknown tool with -32602', async () => {
       const { tools: listed } = await client.listTools();
       const outside = ALL_TOOLS.filter((name) => !listed.some((tool) => tool.name === name));
-      expect(outside).toHaveLength(10 - tools);
+      expect(outside).toHaveLength(ALL_TOOLS.length - tools);
       for (const name of outside) {
         await expect(client.callTool({ name, arguments: {} })).rejects.toMatchObject({
           code: ErrorCode.MethodNotFound,
@@ -238,7 +238,7 @@ describe('the official SDK client on every profile', () => {
     it('works end to end when the client accepts only application/json (MCP Inspector)', async () => {
       const client = await connectSdkClient(t.baseUrl, '/mcp', { accept: 'application/json' });
       try {
-        expect((await client.listTools()).tools).toHaveLength(10);
+        expect((await client.listTools()).tools).toHaveLength(11);
         const result = await client.callTool({
           name: 'list_documents',
           arguments: { prefix: 'sdk/internal/seed' },
@@ -257,7 +257,7 @@ describe('the official SDK client on every profile', () => {
         accept: 'text/event-stream',
       });
       try {
-        expect((await client.listTools()).tools).toHaveLength(10);
+        expect((await client.listTools()).tools).toHaveLength(11);
         const result = await client.callTool({
           name: 'get_document',
           arguments: { document_id: 'sdk/gpt-full/seed.md' },

@@ -122,9 +122,9 @@ describe('agent-data mcp through the server on its DATA_DIR', () => {
     const v2 = await v2Client(dir, { pin: '2026-07-28' });
     try {
       expect(clusterUsers(dir)).toEqual([String(server!.process.child.pid)]);
-      expect((await v1.listTools()).tools).toHaveLength(10);
+      expect((await v1.listTools()).tools).toHaveLength(11);
       expect(v2.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-      expect((await v2.listTools()).tools).toHaveLength(10);
+      expect((await v2.listTools()).tools).toHaveLength(11);
       await v1.callTool({
         name: 'upload_document',
         arguments: { document_id: 'bridge/v1.md', content: 'The boatswain coils the hawser.' },
@@ -283,7 +283,7 @@ describe('agent-data mcp through the server on its DATA_DIR', () => {
     server = await serve(dir, SECURED, Number(new URL(server!.baseUrl).port));
     raw.send({ jsonrpc: '2.0', id: 4, method: 'tools/list' });
     const listed = await raw.answer(4);
-    expect((listed.result as { tools: unknown[] }).tools).toHaveLength(10);
+    expect((listed.result as { tools: unknown[] }).tools).toHaveLength(11);
     expect(raw.child.exitCode).toBeNull();
     expect(await raw.end()).toBe(0);
     expect(raw.unparsable).toEqual([]);

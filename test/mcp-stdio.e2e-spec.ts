@@ -40,7 +40,7 @@ describe('agent-data mcp over stdio', () => {
     }
   });
 
-  it('serves the 2025 handshake to the v1 SDK client: ten tools, and search finds what it wrote', async () => {
+  it('serves the 2025 handshake to the v1 SDK client: eleven tools, and search finds what it wrote', async () => {
     const dir = dataDir();
     // A server that was killed left its announcement: the command runs in-process all the same.
     const dead = spawn(process.execPath, ['-e', '']);
@@ -62,7 +62,7 @@ describe('agent-data mcp over stdio', () => {
       expect(readdirSync(join(dir, 'pg-users'))).toEqual([String(agent)]);
       expect(client.getServerVersion()?.name).toBe('agent-data');
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(10);
+      expect(tools).toHaveLength(11);
       const uploaded = await client.callTool({
         name: 'upload_document',
         arguments: {
@@ -88,7 +88,7 @@ describe('agent-data mcp over stdio', () => {
       try {
         expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
         const { tools } = await client.listTools();
-        expect(tools).toHaveLength(10);
+        expect(tools).toHaveLength(11);
         await client.callTool({
           name: 'upload_document',
           arguments: {
@@ -114,6 +114,7 @@ describe('agent-data mcp over stdio', () => {
         'get_document',
         'get_document_for_rewrite',
         'batch_read',
+        'follow_links',
       ]);
       await expect(
         client.callTool({

@@ -116,7 +116,7 @@ describe('MCP clients that authenticate with OAuth', () => {
       const client = new Client({ name: 'oauth-test', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(path === '/mcp' ? 10 : 5);
+      expect(tools).toHaveLength(path === '/mcp' ? 11 : 6);
       const listed = await client.callTool({ name: 'list_documents', arguments: {} });
       expect(listed.isError).toBeFalsy();
       if (path === '/mcp') {
@@ -206,7 +206,7 @@ describe('MCP clients that authenticate with OAuth', () => {
       Authorization: `Bearer ${token}`,
     });
     expect(accepted.status).toBe(200);
-    expect(accepted.body.result.tools).toHaveLength(10);
+    expect(accepted.body.result.tools).toHaveLength(11);
     const unknown = await post(t.baseUrl, '/mcp', rpc('tools/list'), {
       Authorization: 'Bearer not-a-token-the-issuer-knows',
     });

@@ -124,7 +124,7 @@ describe('OAuth access tokens from a real authorization server', () => {
         ...bearer(token),
       });
       expect(list.status).toBe(200);
-      expect(list.body.result.tools).toHaveLength(5);
+      expect(list.body.result.tools).toHaveLength(6);
       // The older path of the same profile is the same resource family.
       const older = await post(t.baseUrl, '/mcp-readonly', rpc('tools/list'), bearer(token));
       expect(older.status).toBe(200);
@@ -233,7 +233,7 @@ describe('OAuth access tokens from a real authorization server', () => {
 
     it('API keys keep working beside tokens', async () => {
       const byKey = await post(t.baseUrl, '/mcp', rpc('tools/list'), { 'X-API-Key': OPS });
-      expect(byKey.body.result.tools).toHaveLength(10);
+      expect(byKey.body.result.tools).toHaveLength(11);
       const byBearerKey = await send(t.baseUrl, { path: '/documents', headers: bearer(OPS) });
       expect(byBearerKey.status).toBe(200);
       // A value in X-API-Key is only ever a key, never a token.

@@ -136,6 +136,22 @@ describe('published shapes', () => {
     });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history' });
     await rest('/documents/{id}/history', { path: '/documents/shapes/a.md/history?revision=1' });
+    // Links, with a link that resolves, one that does not, and a backlink.
+    await rest('/documents', {
+      method: 'POST',
+      path: '/documents',
+      headers: WRITE,
+      body: {
+        document_id: 'shapes/links.md',
+        body: 'To [A](a.md), [[missing]] and kb://shapes/a.md',
+      },
+    });
+    await rest('/documents/{id}/links', { path: '/documents/shapes/links.md/links' });
+    await rest('/documents/{id}/backlinks', { path: '/documents/shapes/a.md/backlinks?limit=1' });
+    await rest('/documents/{id}/neighbourhood', {
+      path: '/documents/shapes/a.md/neighbourhood?depth=2',
+    });
+    await rest('/documents/links/broken', { path: '/documents/links/broken?prefix=shapes/' });
     await rest('/documents/folders', { path: '/documents/folders' });
     await rest('/documents/folders', { path: '/documents/folders?parent=shapes' });
     const changes = await rest('/documents/changes', { path: '/documents/changes?limit=2' });
@@ -270,6 +286,14 @@ describe('published shapes', () => {
         404,
       ],
       ['/documents/{id}/history', { path: '/documents/shapes/none.md/history' }, 404],
+      ['/documents/{id}/links', { path: '/documents/shapes/none.md/links' }, 404],
+      ['/documents/{id}/backlinks', { path: '/documents/shapes/a.md/backlinks?limit=0' }, 400],
+      [
+        '/documents/{id}/neighbourhood',
+        { path: '/documents/shapes/a.md/neighbourhood?depth=9' },
+        400,
+      ],
+      ['/documents/links/broken', { path: '/documents/links/broken?cursor=%21' }, 400],
       ['/documents/changes', { path: '/documents/changes?since=yesterday' }, 400],
       ['/documents/folders', { path: '/documents/folders?parent=a//b' }, 400],
       ['/documents/{id}', { method: 'DELETE', path: '/documents/shapes/none.md' }, 404],

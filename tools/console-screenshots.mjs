@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm run docs:screenshots`: the console's main pages as docs/images/console-*.png. Starts
 // the built server on a temporary embedded PostgreSQL, writes a few documents through the
-// REST API (and edits one, so that it has a history), and photographs each page in Chromium
-// (CHROMIUM_PATH or `chromium` on the PATH).
+// REST API (and edits one, so that it has a history), imports a small Obsidian vault with
+// `agent-data import` (for the page of a note with its backlinks and neighbourhood), and
+// photographs each page in Chromium (CHROMIUM_PATH or `chromium` on the PATH).
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -90,6 +91,33 @@ try {
   await api('/documents/runbooks/backups.md', 'PUT', {
     body: '# Backups\n\nNightly at 03:00 UTC; kept 35 days.\n\n## Restore\n\n1. Stop the writers.\n2. `pg_restore -d kb latest.dump`\n3. Check `/health/ready` and the pipeline page.\n',
   });
+  // An Obsidian vault: notes linking by [[name]], by path, with a heading and a label.
+  const vault = join(dataDir, 'vault');
+  const notes = {
+    'Home.md': '# Home\n\nStart at [[Database failover]] or [[Backup runbook|the backups]].\n',
+    'runbooks/Database failover.md':
+      '# Database failover\n\nPromote the replica of [[PostgreSQL]], then restart [[API]] and flush [[Redis]].\nIf the primary lost data, follow [[Backup runbook#Restore]].\n',
+    'runbooks/Backup runbook.md':
+      '# Backup runbook\n\nNightly dumps of [[PostgreSQL]]. Restoring is step 3 of [[Database failover]].\n',
+    'services/PostgreSQL.md':
+      '# PostgreSQL\n\nThe primary database. Runbooks: [[Database failover]].\n',
+    'services/API.md': '# API\n\nServes the data of [[PostgreSQL]] through [[Redis]].\n',
+    'services/Redis.md': '# Redis\n\nThe cache in front of [[PostgreSQL]].\n',
+    'decisions/Upgrade PostgreSQL to 17.md':
+      '# Upgrade PostgreSQL to 17\n\nWe moved [[services/PostgreSQL]] to 17; the [[Old cluster]] is gone.\n',
+  };
+  for (const [path, text] of Object.entries(notes)) {
+    mkdirSync(dirname(join(vault, path)), { recursive: true });
+    writeFileSync(join(vault, path), text);
+  }
+  execFileSync(
+    process.execPath,
+    [join(root, 'bin', 'agent-data.js'), 'import', vault, '--prefix', 'notes'],
+    {
+      env: { ...process.env, AGENT_DATA_URL: base, AGENT_DATA_API_KEY: KEY },
+      stdio: 'ignore',
+    },
+  );
   await new Promise((r) => setTimeout(r, 2000));
 
   const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
@@ -131,6 +159,21 @@ try {
     await page.screenshot({ path: join(root, 'docs', 'images', `console-${name}.png`) });
     process.stdout.write(`docs/images/console-${name}.png\n`);
   }
+  // A note's links: its backlinks with their passages, its broken links, its neighbourhood.
+  await page.setViewportSize({ width: 1200, height: 1180 });
+  await page.goto(`${base}/console/#/doc/notes/services/PostgreSQL.md`);
+  await page.getByRole('group', { name: /Documents within two links/ }).waitFor();
+  await page.locator('#backlinks-title').scrollIntoViewIfNeeded();
+  await page.evaluate(
+    'window.scrollTo(0, document.querySelector("#backlinks-title").offsetTop - 16)',
+  );
+  await page.screenshot({ path: join(root, 'docs', 'images', 'console-links.png') });
+  process.stdout.write('docs/images/console-links.png\n');
+  await page.goto(`${base}/console/#/broken/notes`);
+  await page.getByRole('status').waitFor();
+  await page.setViewportSize({ width: 1200, height: 420 });
+  await page.screenshot({ path: join(root, 'docs', 'images', 'console-broken-links.png') });
+  process.stdout.write('docs/images/console-broken-links.png\n');
   await browser.close();
 } finally {
   child.kill('SIGTERM');

@@ -97,8 +97,9 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
 
 /**
  * `/documents/<id>`: each segment encoded. Where the id's spelling would be read as another
- * route (a last segment `history`, `restore` or `move`; a top-level `bulk`, `changes` or
- * `folders`), one character is percent-encoded, as docs/documents.md says.
+ * route (a last segment `history`, `restore`, `move`, `links`, `backlinks` or
+ * `neighbourhood`; a top-level `bulk`, `changes` or `folders`; `links/broken`), one
+ * character is percent-encoded, as docs/documents.md says.
  */
 export function documentPath(id: string, suffix = ''): string {
   const segments = id.split('/').map(encodeURIComponent);
@@ -108,8 +109,77 @@ export function documentPath(id: string, suffix = ''): string {
     return `/documents/${literal ? `%${only.charCodeAt(0).toString(16)}${only.slice(1)}` : only}${suffix}`;
   }
   const last = segments.pop()!;
-  const reserved = ['history', 'restore', 'move'].includes(last);
+  // A last segment naming a route of its own, and the id `links/broken` (a route too).
+  const reserved =
+    ['history', 'restore', 'move', 'links', 'backlinks', 'neighbourhood'].includes(last) ||
+    (segments.length === 1 && `${segments[0]}/${last}`.toLowerCase() === 'links/broken');
   return `/documents/${segments.join('/')}${reserved ? '%2F' : '/'}${last}${suffix}`;
+}
+
+/** A link of a document, as `GET /documents/{id}/links` gives it. */
+export interface Link {
+  kind: 'markdown' | 'wikilink' | 'uri';
+  target: string;
+  fragment: string | null;
+  label: string;
+  document_id: string | null;
+  title: string | null;
+  start: number;
+  end: number;
+  target_start: number;
+  target_end: number;
+}
+
+export interface DocumentLinks {
+  document_id: string;
+  links: Link[];
+  count: number;
+  broken: number;
+}
+
+export interface Backlinks {
+  document_id: string;
+  backlinks: Array<{
+    document_id: string;
+    title: string;
+    links: number;
+    label: string;
+    passage: string;
+  }>;
+  count: number;
+  next_cursor: string | null;
+}
+
+export interface BrokenLinks {
+  prefix: string;
+  items: Array<{
+    document_id: string;
+    title: string;
+    kind: Link['kind'];
+    target: string;
+    fragment: string | null;
+    label: string;
+    passage: string;
+  }>;
+  documents_read: number;
+  next_cursor: string | null;
+}
+
+export interface Neighbourhood {
+  document_id: string;
+  title: string;
+  depth: number;
+  neighbours: Array<{
+    document_id: string;
+    title: string;
+    depth: number;
+    direction: 'links_to' | 'linked_from';
+    from: string;
+    label: string;
+    passage: string;
+  }>;
+  edges: Array<{ from: string; to: string }>;
+  truncated: boolean;
 }
 
 export interface DocumentSummary {

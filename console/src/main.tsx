@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { session } from './api';
+import { BrokenPage } from './pages/broken';
 import { BrowsePage } from './pages/browse';
 import { ChangesPage } from './pages/changes';
 import { DocumentPage } from './pages/document';
@@ -108,6 +109,8 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'browse':
       return <BrowsePage folder={route.target} page={Number(route.query.get('page') ?? 1)} />;
+    case 'broken':
+      return <BrokenPage folder={route.target} />;
     case 'doc':
       return <DocumentPage id={route.target} at={route.query.get('at') ?? undefined} />;
     case 'edit':

@@ -1,5 +1,6 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
+import type { Link } from './api';
 import { folderOf, href } from './route';
 
 /**
@@ -8,16 +9,44 @@ import { folderOf, href } from './route';
  * forms, iframes). Relative links to other documents open them inside the console; links
  * elsewhere open in a new tab without the console's address.
  */
-export function renderMarkdown(body: string, documentId: string): string {
-  const html = marked.parse(body, { async: false, gfm: true });
+export function renderMarkdown(body: string, documentId: string, links?: readonly Link[]): string {
+  resolved = new Map(
+    (links ?? []).flatMap((link) =>
+      link.document_id === null || link.kind !== 'markdown'
+        ? []
+        : [[link.target, link.document_id] as const],
+    ),
+  );
+  const html = marked.parse(withLinks(body, links ?? []), { async: false, gfm: true });
   return sanitize(html, documentId);
 }
 
+/**
+ * The body with each resolved wikilink and `kb://` URI written as a markdown link to its
+ * document's page (a browser opens neither), where the server found it (its offsets; never
+ * in code). A link whose text is not where the offsets say (the body changed meanwhile) is
+ * left as it is.
+ */
+function withLinks(body: string, links: readonly Link[]): string {
+  let result = body;
+  for (const link of [...links].sort((a, b) => b.start - a.start)) {
+    if (link.document_id === null || link.kind === 'markdown') continue;
+    const written = body.slice(link.start, link.end);
+    const expected = link.kind === 'wikilink' ? /^!?\[\[.*\]\]$/s : /^(<kb:|kb:|\[)/i;
+    if (!expected.test(written)) continue;
+    const text = link.label.replace(/[\\[\]*_`<>]/g, (c) => `\\${c}`);
+    result = `${result.slice(0, link.start)}[${text}](<${href('doc', link.document_id)}>)${result.slice(link.end)}`;
+  }
+  return result;
+}
+
+/** The documents the links of the page being rendered resolve to, by their target as written. */
+let resolved = new Map<string, string>();
 let currentDocument = '';
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.hasAttribute('href')) {
     const target = node.getAttribute('href')!;
-    const inside = documentLink(target, currentDocument);
+    const inside = resolvedLink(target) ?? documentLink(target, currentDocument);
     if (inside !== undefined) {
       node.setAttribute('href', inside);
     } else if (/^https?:/i.test(target)) {
@@ -37,6 +66,15 @@ function sanitize(html: string, documentId: string): string {
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
     FORBID_ATTR: ['style'],
   });
+}
+
+/** The page of the document a rendered link's address resolves to, as the server said. */
+function resolvedLink(target: string): string | undefined {
+  const [path, fragment] = target.split('#', 2);
+  const id = resolved.get(safeDecode(path));
+  return id === undefined
+    ? undefined
+    : href('doc', id, { at: fragment ? safeDecode(fragment) : undefined });
 }
 
 /** `../guide/setup.md#install` seen from `docs/intro/a.md` → the console's address of `docs/guide/setup.md`. */

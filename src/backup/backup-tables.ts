@@ -136,6 +136,8 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   kb_qdrant_semantic: 'learnt again from the lexical index',
   kb_folder_counts: 'counted again from the documents at restore',
   kb_folder_count_deltas: 'pending changes of the folder counts',
+  kb_links: 'read again from each document’s body after a restore',
+  kb_links_pending: 'the documents whose links are still to be read',
   kb_rate_limits: 'transient budgets of the rate limits',
   kb_lexical_snapshot: 'the lexical index as a server held it, saved to start faster',
   kb_lexical_snapshot_parts: 'the parts of that saved lexical index',

@@ -167,8 +167,9 @@ export class Restore {
   }
 
   /**
-   * Moves every sequence past the restored ids, counts the folders again, turns the triggers
-   * back on, wakes the pipeline on every server (the documents are all pending) and commits.
+   * Moves every sequence past the restored ids, counts the folders again, queues every
+   * document for its links to be read, turns the triggers back on, wakes the pipeline on every
+   * server (the documents are all pending) and commits.
    */
   async commit(): Promise<void> {
     for (const table of KEPT_TABLES) {
@@ -187,6 +188,10 @@ export class Restore {
         FROM kb_documents d, LATERAL kb_folders_of(d.document_id) AS f
        WHERE d.deleted_at IS NULL
        GROUP BY f.folder`);
+    // Every document's links are read again from its body, in the background (links-pending.job.ts).
+    await this.client.query(`DELETE FROM kb_links`);
+    await this.client.query(`DELETE FROM kb_links_pending`);
+    await this.client.query(`INSERT INTO kb_links_pending SELECT document_id FROM kb_documents`);
     for (const table of KEPT_TABLES) {
       await this.client.query(`ALTER TABLE ${table.name} ENABLE TRIGGER USER`);
     }

@@ -124,25 +124,28 @@ export async function importFolder(
     if (!movedTo.has(id))
       items.push({ op: 'create', document_id: id, ...fieldsOf(wanted.get(id)!) });
   }
-  for (const [id, listed] of existing) {
-    if (wanted.has(id)) {
-      items.push({
-        op: 'update',
-        document_id: id,
-        expected_revision: listed.revision,
-        ...fieldsOf(wanted.get(id)!),
-      });
-    }
-  }
+  const updated = [...existing.keys()].filter((id) => wanted.has(id));
   const deletes = options.mirror ? gone.filter((id) => !movedFrom.has(id)) : [];
-  for (const id of deletes)
-    items.push({ op: 'delete', document_id: id, expected_revision: existing.get(id)!.revision });
+  /** The updates and deletes, conditional on the revisions in `listed`. */
+  const conditional = (listed: ReadonlyMap<string, Listed>) => [
+    ...updated.map((id) => ({
+      op: 'update',
+      document_id: id,
+      expected_revision: listed.get(id)?.revision ?? existing.get(id)!.revision,
+      ...fieldsOf(wanted.get(id)!),
+    })),
+    ...deletes.map((id) => ({
+      op: 'delete',
+      document_id: id,
+      expected_revision: listed.get(id)?.revision ?? existing.get(id)!.revision,
+    })),
+  ];
 
-  const total = items.length + moves.length;
+  const total = items.length + updated.length + deletes.length + moves.length;
   let done = 0;
   options.progress?.(0, total);
   if (options.dryRun) {
-    for (const item of items) {
+    for (const item of [...items, ...conditional(existing)]) {
       const id = item.document_id as string;
       if (item.op === 'create') report.created.push(id);
       else if (item.op === 'delete') report.deleted.push(id);
@@ -167,6 +170,9 @@ export async function importFolder(
     }
     options.progress?.(++done, total);
   }
+  // A move writes again the documents linking to the moved one (new revisions): the updates
+  // are conditional on the revisions listed after the moves.
+  items.push(...conditional(moves.length > 0 ? await listAll(client, folder) : existing));
   const all = [...batches(items)];
   await inParallel(all.length, SENDERS, async (b) => {
     const batch = all[b];

@@ -11,6 +11,8 @@ const ITEM_PREFIX = '/documents/';
  * case, to them, never to `*id`.
  */
 const LITERAL_ROUTES = new Set(['changes', 'folders']);
+/** The last segments of routes of their own under a document (`/documents/{id}/links`). */
+const ITEM_ROUTES = new Set(['history', 'links', 'backlinks', 'neighbourhood']);
 /** What makes `parseurl` (Express's path reader) leave its fast path for `url.parse`. */
 const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
@@ -23,10 +25,11 @@ const SLOW_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
  *
  * Everything else goes on to Express, unchanged: other methods (HEAD included), another
  * case (`/Documents/...`, which Express also matches), a trailing slash or an empty
- * segment, a segment that does not decode, `.../history`, `/documents/changes` and
- * `/documents/folders` (routes of their own, declared ahead of the document route; Express
- * matches them before decoding, so `/documents/%63hanges` is the document `changes`), and a
- * URL that Express reads another way (a fragment, white space).
+ * segment, a segment that does not decode, `.../history`, `.../links`, `.../backlinks`,
+ * `.../neighbourhood`, `/documents/changes`, `/documents/folders` and
+ * `/documents/links/broken` (routes of their own, declared ahead of the document route;
+ * Express matches them before decoding, so `/documents/%63hanges` is the document
+ * `changes`), and a URL that Express reads another way (a fragment, white space).
  */
 export function documentsFastPath(
   handlers: RouteHandlers,
@@ -53,8 +56,9 @@ export function documentsFastPath(
 function itemSegments(path: string): string[] | undefined {
   const raw = path.slice(ITEM_PREFIX.length).split('/');
   const last = raw[raw.length - 1];
-  if (last.toLowerCase() === 'history') return undefined;
+  if (ITEM_ROUTES.has(last.toLowerCase())) return undefined;
   if (raw.length === 1 && LITERAL_ROUTES.has(last.toLowerCase())) return undefined;
+  if (raw.length === 2 && `${raw[0]}/${last}`.toLowerCase() === 'links/broken') return undefined;
   const segments: string[] = [];
   for (const segment of raw) {
     if (segment === '') return undefined;

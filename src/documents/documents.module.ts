@@ -11,10 +11,17 @@ import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { FolderCountsRepository } from './folder-counts.repository';
+import { LinkMoves } from './link-moves';
+import { LinkResolver } from './link-resolver';
+import { LinksPendingJob } from './links-pending.job';
+import { LinksRepository } from './links.repository';
+import { LinksController } from './links.controller';
+import { LinksService } from './links.service';
 
 @Module({
   imports: [IdempotencyModule],
-  controllers: [DocumentsController],
+  // LinksController first: its routes would otherwise be taken by `GET /documents/{id}`.
+  controllers: [LinksController, DocumentsController],
   providers: [
     DocumentsRepository,
     DocumentListingsRepository,
@@ -26,6 +33,11 @@ import { FolderCountsRepository } from './folder-counts.repository';
     AccessPolicyService,
     DocumentSources,
     DocumentChangesListener,
+    LinksRepository,
+    LinkResolver,
+    LinkMoves,
+    LinksService,
+    LinksPendingJob,
   ],
   exports: [
     DocumentsService,
@@ -33,6 +45,7 @@ import { FolderCountsRepository } from './folder-counts.repository';
     AccessPolicyService,
     DocumentSources,
     DocumentChangesListener,
+    LinksService,
   ],
 })
 export class DocumentsModule {}

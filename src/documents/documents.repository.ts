@@ -1,8 +1,12 @@
+// Longer than most files: all the SQL of one document is here, each write one statement that
+// also sets its audit actor and writes the links of the body it writes, kept together so that
+// no write can forget either.
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PreparedStatements } from '../database/prepared-statements';
 import type { Document, DocumentPage, DocumentSummary, HistoryEntry } from './document.schemas';
 import { readableIds, type Readable } from './access';
+import { LINK_SEPARATOR, type LinkRow } from './links/link-row';
 
 /**
  * A row of `kb_documents` as the queries read it: the document (document.schemas.ts) with its
@@ -26,8 +30,11 @@ export type DocumentContent = Pick<
   'body' | 'title' | 'tags' | 'metadata' | 'content_hash'
 >;
 
-/** Fields of an update; `undefined` keeps the stored value. */
-export type DocumentChanges = Partial<DocumentContent>;
+/**
+ * Fields of an update; `undefined` keeps the stored value. A new body comes with its links
+ * (link-row.ts), `null` when it has none.
+ */
+export type DocumentChanges = Partial<DocumentContent> & { links?: LinkRow | null };
 
 /** A snapshot whole, as {@link DocumentsRepository.snapshot} reads it. */
 export type SnapshotBodyRow = Omit<SnapshotRow, 'body_bytes'> & {
@@ -43,9 +50,34 @@ export type SnapshotRow = Omit<HistoryEntry, 'deleted_at' | 'snapshot_at'> & {
 
 /**
  * Leading CTE of every writing statement: sets the transaction-local `app.actor` read by
- * the audit and snapshot triggers. `$actor` is replaced by the actor's parameter number.
+ * the audit and snapshot triggers, and `app.links`, which tells the links trigger that the
+ * statement writes the links of the bodies it writes (`kb_links`, see {@link linksOf}).
+ * `$actor` is replaced by the actor's parameter number.
  */
-const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true))`;
+const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true),
+                                     set_config('app.links', 'given', true))`;
+
+/**
+ * The CTE writing the link rows (migrations/1763800200000-links.ts) of the documents `rows`
+ * (a CTE of the statement, or a set with `document_id`, `keys` and `labels`) whose `keys`
+ * is not null: their keys and texts, each a text of {@link LINK_SEPARATOR}-separated parts.
+ * A written body without links gets no row; the trigger drops the one it had.
+ */
+function linksOf(rows: string): string {
+  return `linked AS (
+         INSERT INTO kb_links (source_id, keys, labels)
+         SELECT r.document_id, string_to_array(r.keys, E'\\x1f'), string_to_array(r.labels, E'\\x1f')
+           FROM ${rows} AS r
+          WHERE r.keys IS NOT NULL
+         ON CONFLICT (source_id) DO UPDATE SET keys = EXCLUDED.keys, labels = EXCLUDED.labels)`;
+}
+
+/** A document's link row as two parameters (`null`, `null` without links). */
+export function linkParameters(links: LinkRow | null): [string | null, string | null] {
+  return links === null
+    ? [null, null]
+    : [links.keys.join(LINK_SEPARATOR), links.labels.join(LINK_SEPARATOR)];
+}
 
 /**
  * The end of a create: a soft-deleted document of the same id comes back with the new
@@ -126,24 +158,31 @@ export class DocumentsRepository {
       documentId: string;
       parentId: string | null;
       content: DocumentContent;
+      links: LinkRow | null;
     }>,
     actor: string,
   ): Promise<Array<Omit<DocumentRow, 'body'>>> {
     if (documents.length === 0) return [];
     const column = <T>(pick: (d: (typeof documents)[number]) => T) => documents.map(pick);
+    const links = documents.map((d) => linkParameters(d.links));
     return this.write(
       'kb_documents_insert_many_or_revive',
       actor,
-      `${ACTOR}
-       INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
-         SELECT d.document_id, d.parent_id, d.title,
-                ARRAY(SELECT jsonb_array_elements_text(d.tags)), d.body, d.metadata, d.content_hash
-           FROM actor,
-                unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[],
-                       $7::text[])
-                AS d(document_id, parent_id, title, tags, body, metadata, content_hash)
-         ${REVIVE}
-         RETURNING ${COLUMNS_BUT_BODY}`,
+      `${ACTOR},
+       written AS (
+         INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
+           SELECT d.document_id, d.parent_id, d.title,
+                  ARRAY(SELECT jsonb_array_elements_text(d.tags)), d.body, d.metadata, d.content_hash
+             FROM actor,
+                  unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::jsonb[],
+                         $7::text[])
+                  AS d(document_id, parent_id, title, tags, body, metadata, content_hash)
+           ${REVIVE}
+           RETURNING ${COLUMNS_BUT_BODY}),
+       ${linksOf(`(SELECT l.* FROM unnest($1::text[], $8::text[], $9::text[])
+                     AS l(document_id, keys, labels)
+                    WHERE l.document_id IN (SELECT document_id FROM written))`)}
+       SELECT * FROM written`,
       [
         column((d) => d.documentId),
         column((d) => d.parentId),
@@ -152,6 +191,8 @@ export class DocumentsRepository {
         column((d) => d.content.body),
         column((d) => JSON.stringify(d.content.metadata)),
         column((d) => d.content.content_hash),
+        links.map(([keys]) => keys),
+        links.map(([, labels]) => labels),
       ],
     );
   }
@@ -170,6 +211,7 @@ export class DocumentsRepository {
     parentOfTo: string | null,
     expectedRevision: number | undefined,
     actor: string,
+    linksAt: (documentId: string, body: string) => LinkRow | null,
   ): Promise<
     | { kind: 'moved'; row: DocumentRow }
     | { kind: 'missing' }
@@ -193,7 +235,10 @@ export class DocumentsRepository {
       for (const table of ['kb_chunk_vectors', 'kb_passages', 'kb_lexical_documents']) {
         await query(`DELETE FROM ${table} WHERE document_id = $1`, [from]);
       }
-      await query(`SELECT set_config('app.actor', $1::text, true)`, [actor]);
+      await query(
+        `SELECT set_config('app.actor', $1::text, true), set_config('app.links', 'given', true)`,
+        [actor],
+      );
       const [row] = await query<DocumentRow>(
         `UPDATE kb_documents
             SET document_id = $2, parent_id = $3, vector_status = 'pending',
@@ -203,6 +248,16 @@ export class DocumentsRepository {
           WHERE document_id = $1
          RETURNING ${COLUMNS}`,
         [from, to, parentOfTo],
+      );
+      // Its links are read again from its new folder (the trigger moved its row along).
+      const [keys, labels] = linkParameters(linksAt(to, row.body));
+      await query(
+        keys === null
+          ? `DELETE FROM kb_links WHERE source_id = $1`
+          : `INSERT INTO kb_links (source_id, keys, labels)
+             VALUES ($1, string_to_array($2, E'\\x1f'), string_to_array($3, E'\\x1f'))
+             ON CONFLICT (source_id) DO UPDATE SET keys = EXCLUDED.keys, labels = EXCLUDED.labels`,
+        keys === null ? [to] : [to, keys, labels],
       );
       await query(`UPDATE kb_document_snapshots SET document_id = $2 WHERE document_id = $1`, [
         from,
@@ -225,6 +280,71 @@ export class DocumentsRepository {
     });
   }
 
+  /**
+   * The alive documents among `ids` with their bodies, each row locked until the transaction
+   * this runs in ends (in byte order of id, so that two transactions locking some of the same
+   * rows wait for each other rather than deadlock).
+   */
+  async lockAlive(
+    ids: readonly string[],
+  ): Promise<Array<Pick<DocumentRow, 'document_id' | 'title' | 'body' | 'revision'>>> {
+    if (ids.length === 0) return [];
+    return this.statements.query(
+      'kb_documents_lock_alive',
+      `SELECT document_id, title, body, revision FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL
+        ORDER BY document_id
+          FOR UPDATE`,
+      [ids],
+    );
+  }
+
+  /**
+   * Writes new bodies of documents (with their links), each only if still at `revision`: one
+   * statement for all, audited and snapshotted as any update, each document's revision grows
+   * by one. Returns the ids written.
+   */
+  async rewriteBodies(
+    documents: ReadonlyArray<{
+      documentId: string;
+      body: string;
+      contentHash: string;
+      revision: number;
+      links: LinkRow | null;
+    }>,
+    actor: string,
+  ): Promise<string[]> {
+    if (documents.length === 0) return [];
+    const links = documents.map((d) => linkParameters(d.links));
+    const rows = await this.write(
+      'kb_documents_rewrite_bodies',
+      actor,
+      `${ACTOR},
+       written AS (
+         UPDATE kb_documents d
+            SET body = r.body, content_hash = r.content_hash, revision = d.revision + 1
+           FROM actor,
+                unnest($1::text[], $2::text[], $3::text[], $4::integer[])
+                AS r(document_id, body, content_hash, revision)
+          WHERE d.document_id = r.document_id AND d.revision = r.revision
+            AND d.deleted_at IS NULL
+         RETURNING d.document_id),
+       ${linksOf(`(SELECT l.* FROM unnest($1::text[], $5::text[], $6::text[])
+                     AS l(document_id, keys, labels)
+                    WHERE l.document_id IN (SELECT document_id FROM written))`)}
+       SELECT document_id FROM written`,
+      [
+        documents.map((d) => d.documentId),
+        documents.map((d) => d.body),
+        documents.map((d) => d.contentHash),
+        documents.map((d) => d.revision),
+        links.map(([keys]) => keys),
+        links.map(([, labels]) => labels),
+      ],
+    );
+    return rows.map((row) => row.document_id);
+  }
+
   /** Records a write the access policy refused, in the audit trail (`refused:<operation>`). */
   async recordRefusal(operation: string, documentId: string, actor: string): Promise<void> {
     await this.statements.write(
@@ -242,16 +362,20 @@ export class DocumentsRepository {
     documentId: string,
     parentId: string | null,
     content: DocumentContent,
+    links: LinkRow | null,
     actor: string,
   ): Promise<DocumentRow | null> {
     const rows = await this.write(
       'kb_documents_insert_or_revive',
       actor,
-      `${ACTOR}
-       INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
-         SELECT $1, $2, $3, $4::text[], $5, $6::jsonb, $7 FROM actor
-         ${REVIVE}
-         RETURNING ${COLUMNS_BUT_BODY}`,
+      `${ACTOR},
+       written AS (
+         INSERT INTO kb_documents (document_id, parent_id, title, tags, body, metadata, content_hash)
+           SELECT $1, $2, $3, $4::text[], $5, $6::jsonb, $7 FROM actor
+           ${REVIVE}
+           RETURNING ${COLUMNS_BUT_BODY}),
+       ${linksOf(`(SELECT document_id, $8::text AS keys, $9::text AS labels FROM written)`)}
+       SELECT * FROM written`,
       [
         documentId,
         parentId,
@@ -260,6 +384,7 @@ export class DocumentsRepository {
         content.body,
         JSON.stringify(content.metadata),
         content.content_hash,
+        ...linkParameters(links),
       ],
     );
     return rows[0] ? { ...rows[0], body: content.body } : null;
@@ -283,8 +408,9 @@ export class DocumentsRepository {
     const rows = await this.write(
       'kb_documents_update',
       actor,
-      `${ACTOR}
-       UPDATE kb_documents
+      `${ACTOR},
+       written AS (
+         UPDATE kb_documents
             SET body = COALESCE($2, body),
                 title = COALESCE($3, title),
                 tags = COALESCE($4::text[], tags),
@@ -298,7 +424,9 @@ export class DocumentsRepository {
             AND (body, title, tags, metadata - $8::text[]) IS DISTINCT FROM
                 (COALESCE($2, body), COALESCE($3, title), COALESCE($4::text[], tags),
                  COALESCE($5::jsonb, metadata) - $8::text[])
-         RETURNING ${COLUMNS_BUT_BODY}, CASE WHEN $2::text IS NULL THEN body END AS body`,
+         RETURNING ${COLUMNS_BUT_BODY}, CASE WHEN $2::text IS NULL THEN body END AS body),
+       ${linksOf(`(SELECT document_id, $9::text AS keys, $10::text AS labels FROM written)`)}
+       SELECT * FROM written`,
       [
         documentId,
         changes.body ?? null,
@@ -308,6 +436,7 @@ export class DocumentsRepository {
         changes.content_hash ?? null,
         expectedRevision ?? null,
         stamps,
+        ...linkParameters(changes.links ?? null),
       ],
     );
     // The body comes back only when it was not among the changes.
@@ -356,7 +485,7 @@ export class DocumentsRepository {
    */
   async restoreSnapshot(
     documentId: string,
-    revision: number,
+    snapshot: { id: string; links: LinkRow | null },
     actor: string,
   ): Promise<{ row: DocumentRow; changed: boolean } | null> {
     const rows = await this.write(
@@ -367,8 +496,7 @@ export class DocumentsRepository {
        operation AS (SELECT set_config('app.operation', 'restore', true)),
        snapshot AS (
            SELECT title, tags, body, metadata, content_hash FROM kb_document_snapshots
-            WHERE document_id = $1 AND revision = $2
-            ORDER BY id DESC LIMIT 1),
+            WHERE id = $2::bigint AND document_id = $1),
        restored AS (
          UPDATE kb_documents d
             SET title = s.title, tags = s.tags, body = s.body, metadata = s.metadata,
@@ -377,13 +505,14 @@ export class DocumentsRepository {
           WHERE d.document_id = $1
             AND (d.title, d.tags, d.body, d.metadata, d.deleted_at)
                 IS DISTINCT FROM (s.title, s.tags, s.body, s.metadata, NULL)
-         RETURNING d.*)
+         RETURNING d.*),
+       ${linksOf(`(SELECT document_id, $3::text AS keys, $4::text AS labels FROM restored)`)}
        SELECT ${COLUMNS}, true AS changed FROM restored
        UNION ALL
        SELECT ${COLUMNS}, false AS changed FROM kb_documents
         WHERE document_id = $1 AND EXISTS (SELECT 1 FROM snapshot)
           AND NOT EXISTS (SELECT 1 FROM restored)`,
-      [documentId, revision],
+      [documentId, snapshot.id, ...linkParameters(snapshot.links)],
     );
     const first = rows[0] as (DocumentRow & { changed: boolean }) | undefined;
     if (!first) return null;
@@ -392,10 +521,13 @@ export class DocumentsRepository {
   }
 
   /** The latest snapshot of `revision`, body included; `null` when there is none. */
-  async snapshot(documentId: string, revision: number): Promise<SnapshotBodyRow | null> {
-    const rows: SnapshotBodyRow[] = await this.dataSource.query(
-      `SELECT revision, title, tags, body, metadata, content_hash, deleted_at, reason, actor,
-              snapshot_at
+  async snapshot(
+    documentId: string,
+    revision: number,
+  ): Promise<(SnapshotBodyRow & { id: string }) | null> {
+    const rows: Array<SnapshotBodyRow & { id: string }> = await this.dataSource.query(
+      `SELECT id::text AS id, revision, title, tags, body, metadata, content_hash, deleted_at,
+              reason, actor, snapshot_at
          FROM kb_document_snapshots
         WHERE document_id = $1 AND revision = $2
         ORDER BY id DESC

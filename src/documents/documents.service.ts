@@ -19,6 +19,8 @@ import { contentHash, DocumentFields, type FieldsInput } from './document-fields
 import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
 import { DocumentSources } from './document-sources';
+import { LinkMoves } from './link-moves';
+import { linkRowOf } from './links/link-row';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
 
 /** One write of a bulk call. */
@@ -78,6 +80,7 @@ export class DocumentsService {
     private readonly repository: DocumentsRepository,
     config: AppConfig,
     private readonly sources: DocumentSources,
+    private readonly linkMoves: LinkMoves,
   ) {
     this.fields = new DocumentFields(config.limits);
   }
@@ -113,6 +116,7 @@ export class DocumentsService {
       documentId,
       parentOf(documentId),
       content,
+      linkRowOf(documentId, content.body),
       actor,
     );
     if (!row) throw alreadyExists(documentId);
@@ -130,6 +134,7 @@ export class DocumentsService {
     await this.mayWrite('update', documentId, actor, access);
     const changes = this.fields.changes(input);
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
+    if (changes.body !== undefined) changes.links = linkRowOf(documentId, changes.body);
     if (Object.keys(changes).length === 0) {
       throw invalidArgument(
         'body',
@@ -181,7 +186,7 @@ export class DocumentsService {
 
       const row = await this.repository.updateIfChanged(
         documentId,
-        { body, content_hash: contentHash(body) },
+        { body, content_hash: contentHash(body), links: linkRowOf(documentId, body) },
         current.revision,
         actor,
       );
@@ -234,7 +239,15 @@ export class DocumentsService {
     this.fields.revision(revision, 'revision');
     const state = await this.repository.findState(documentId);
     if (!state) throw notFound(documentId);
-    const restored = await this.repository.restoreSnapshot(documentId, revision, actor);
+    // The links of the version brought back are those of its body, read first (a snapshot
+    // never changes, so the statement restores the very one they were read from).
+    const snapshot = await this.repository.snapshot(documentId, revision);
+    if (!snapshot) throw noSavedRevision(documentId, revision);
+    const restored = await this.repository.restoreSnapshot(
+      documentId,
+      { id: snapshot.id, links: linkRowOf(documentId, snapshot.body) },
+      actor,
+    );
     if (!restored) throw noSavedRevision(documentId, revision);
     return { document: documentFromRow(restored.row), changed: restored.changed };
   }
@@ -311,6 +324,7 @@ export class DocumentsService {
             documentId,
             parentId: parentOf(documentId),
             content,
+            links: linkRowOf(documentId, content.body),
           })),
           actor,
         )
@@ -367,7 +381,8 @@ export class DocumentsService {
    * Moves a document to the id `to`, keeping its revision, earlier versions and audit trail;
    * conditional on `expected_revision` when given. Needs a write grant on both ids. The new
    * id must be free: ALREADY_EXISTS when a document, alive or deleted (its history keeps the
-   * id), holds it.
+   * id), holds it. The links it would break are written again in the same transaction
+   * (LinkMoves), the moved document's own included.
    */
   async move(
     documentId: string,
@@ -381,10 +396,16 @@ export class DocumentsService {
     const expected = this.fields.revision(input.expected_revision, 'expected_revision');
     await this.mayWrite('move', documentId, actor, access);
     await this.mayWrite('move', to, actor, access);
-    const moved = await this.repository.move(documentId, to, parentOf(to), expected, actor);
+    const { outcome: moved, rewroteMoved } = await this.linkMoves.moving(documentId, to, () =>
+      this.repository.move(documentId, to, parentOf(to), expected, actor, linkRowOf),
+    );
     switch (moved.kind) {
-      case 'moved':
-        return documentFromRow(moved.row);
+      case 'moved': {
+        if (!rewroteMoved) return documentFromRow(moved.row);
+        // Its own links were written again from its new folder: a revision after the move.
+        const row = await this.repository.findAlive(to);
+        return documentFromRow(row ?? moved.row);
+      }
       case 'missing':
         throw notFound(documentId);
       case 'conflict':

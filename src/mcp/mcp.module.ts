@@ -19,6 +19,7 @@ import { ToolCaller } from './tool-caller';
 import { ToolMetrics } from './tool.metrics';
 import { BatchReadTool } from './tools/batch-read.tool';
 import { DeleteDocumentTool } from './tools/delete-document.tool';
+import { FollowLinksTool } from './tools/follow-links.tool';
 import { GetDocumentForRewriteTool } from './tools/get-document-for-rewrite.tool';
 import { GetDocumentTool } from './tools/get-document.tool';
 import { IngestDocumentTool } from './tools/ingest-document.tool';
@@ -35,6 +36,7 @@ const TOOLS = [
   GetDocumentTool,
   GetDocumentForRewriteTool,
   BatchReadTool,
+  FollowLinksTool,
   UploadDocumentTool,
   UpdateDocumentTool,
   PatchDocumentTool,
@@ -46,7 +48,7 @@ const PROMPTS = [AnswerQuestionPrompt, SummarizeFolderPrompt, ReviewDocumentProm
 
 /**
  * MCP over Streamable HTTP (docs/mcp.md), in the 2025 and 2026 eras: the endpoint
- * controller, API-key and profile guards, the JSON-RPC dispatcher, the ten tools and the
+ * controller, API-key and profile guards, the JSON-RPC dispatcher, the eleven tools and the
  * three prompts (one class per file), documents as resources, completions, and the MCP Apps
  * views offered to hosts that declare the extension.
  */

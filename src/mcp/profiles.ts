@@ -1,12 +1,13 @@
 import type { McpProfile } from '../auth/mcp-routes';
 
-/** The ten tools (docs/mcp.md). `move_document` is deliberately not one: it only ever failed. */
+/** The eleven tools (docs/mcp.md). `move_document` is deliberately not one: it only ever failed. */
 export const TOOL_NAMES = [
   'search_knowledge',
   'list_documents',
   'get_document',
   'get_document_for_rewrite',
   'batch_read',
+  'follow_links',
   'upload_document',
   'update_document',
   'patch_document',
@@ -22,6 +23,7 @@ const READ_TOOLS: readonly ToolName[] = [
   'get_document',
   'get_document_for_rewrite',
   'batch_read',
+  'follow_links',
 ];
 
 /**

@@ -93,8 +93,14 @@ export function instructionsFor(profile: McpProfile): string {
       'ingest_document fetches a web page from an allowed host and stores its text as a document.',
     );
   }
-  if (tools.length > 5) lines.push(WRITES);
-  else lines.push('This endpoint is read-only.');
+  if (has('follow_links')) {
+    lines.push(
+      'Documents link to one another (markdown links, [[wikilinks]], kb:// URIs): get_document says how many links and backlinks a document has, and follow_links walks them, each neighbour with the passage that links it.',
+    );
+  }
+  if (has('upload_document') || has('update_document') || has('delete_document')) {
+    lines.push(WRITES);
+  } else lines.push('This endpoint is read-only.');
   lines.push(
     'Tool failures come back as results with isError: true and {"error": {"code", "message", "hint"}}: read the hint, fix the call and retry.',
   );

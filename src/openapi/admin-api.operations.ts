@@ -16,6 +16,7 @@ import {
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import { header, linksById, type OperationDoc, query } from './operation-doc';
 import { BACKUP_API_OPERATIONS } from './backup-api.operations';
+import { LINKS_API_OPERATIONS } from './links-api.operations';
 import { SOURCES_API_OPERATIONS } from './sources-api.operations';
 
 const idParameter: ParameterObject = {
@@ -24,7 +25,8 @@ const idParameter: ParameterObject = {
   required: true,
   description:
     'Document id, slashes included (`knowledge/reports/q3.md`). An id whose segment holds a ' +
-    'literal `/`, or that ends in `/history`, `/restore` or `/move`, is sent with that slash as `%2F`.',
+    'literal `/`, or that ends in `/history`, `/restore`, `/move`, `/links`, `/backlinks` or ' +
+    '`/neighbourhood`, is sent with that slash as `%2F`.',
   schema: { type: 'string' },
 };
 
@@ -86,6 +88,9 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
           PatchDocument: 'DocumentsController_patch',
           MoveDocument: 'DocumentsController_move',
           DocumentHistory: 'DocumentsController_history',
+          DocumentLinks: 'LinksController_outgoing',
+          DocumentBacklinks: 'LinksController_backlinks',
+          DocumentNeighbourhood: 'LinksController_neighbourhood',
           DeleteDocument: 'DocumentsController_remove',
           RestoreDocument: 'DocumentsController_restore',
         }),
@@ -363,6 +368,7 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     responses: { 202: { description: 'Queued', schema: 'ReindexResult' } },
     errors: { 415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json' },
   },
+  ...LINKS_API_OPERATIONS,
   ...SOURCES_API_OPERATIONS,
   ...BACKUP_API_OPERATIONS,
   'GET /health/live': {

@@ -15,6 +15,12 @@ import {
   folderTreeSchema,
 } from '../documents/document.schemas';
 import { restoreResultSchema } from '../backup/backup.schemas';
+import {
+  backlinksSchema,
+  brokenLinksSchema,
+  documentLinksSchema,
+  neighbourhoodSchema,
+} from '../documents/links.schemas';
 import { liveSchema, readySchema } from '../health/health.schemas';
 import { sourceDeclarationSchema } from '../sources/source-declaration';
 import {
@@ -78,6 +84,10 @@ export const RESPONSE_SCHEMAS = {
     .describe('The history page; with `revision`, that version whole'),
   ChangeFeed: changeFeedSchema,
   FolderTree: folderTreeSchema,
+  DocumentLinks: documentLinksSchema,
+  Backlinks: backlinksSchema,
+  BrokenLinks: brokenLinksSchema,
+  Neighbourhood: neighbourhoodSchema,
   SearchResponse: searchResponseSchema,
   VectorsStatus: vectorsStatusSchema,
   ReindexResult: reindexResultSchema,

@@ -6,6 +6,7 @@ export function callsFor(prefix: string, pageUrl: string): Record<string, Record
     get_document: { document_id: `${prefix}/seed.md` },
     get_document_for_rewrite: { path: `${prefix}/seed.md` },
     batch_read: { document_ids: [`${prefix}/seed.md`, `${prefix}/missing.md`], max_chars: 5 },
+    follow_links: { document_id: `${prefix}/seed.md`, depth: 2 },
     upload_document: {
       document_id: `${prefix}/new.md`,
       content: '# New\n\nWritten by the SDK client.',

@@ -105,7 +105,7 @@ export const CURL_EXAMPLES: readonly CurlExample[] = [
     expect: {
       status: 200,
       framing: 'json',
-      body: { name: 'agent-data', profile: 'gpt', tool_count: 8 },
+      body: { name: 'agent-data', profile: 'gpt', tool_count: 9 },
     },
   },
   {

@@ -9,17 +9,17 @@ export type Json = any;
 
 /** The four profile routes and their tool counts (docs/mcp.md). */
 export const MCP_ROUTES = [
-  { path: '/mcp', profile: 'internal', tools: 10 },
-  { path: '/mcp-readonly', profile: 'readonly', tools: 5 },
-  { path: '/mcp-gpt', profile: 'gpt', tools: 8 },
-  { path: '/mcp-gpt-full', profile: 'gpt-full', tools: 10 },
+  { path: '/mcp', profile: 'internal', tools: 11 },
+  { path: '/mcp-readonly', profile: 'readonly', tools: 6 },
+  { path: '/mcp-gpt', profile: 'gpt', tools: 9 },
+  { path: '/mcp-gpt-full', profile: 'gpt-full', tools: 11 },
 ] as const;
 
 /** The routes MCP clients recognise by their `/mcp` ending, beside the first three (docs/mcp.md). */
 export const MCP_ALIAS_ROUTES = [
-  { path: '/readonly/mcp', profile: 'readonly', tools: 5 },
-  { path: '/gpt/mcp', profile: 'gpt', tools: 8 },
-  { path: '/gpt-full/mcp', profile: 'gpt-full', tools: 10 },
+  { path: '/readonly/mcp', profile: 'readonly', tools: 6 },
+  { path: '/gpt/mcp', profile: 'gpt', tools: 9 },
+  { path: '/gpt-full/mcp', profile: 'gpt-full', tools: 11 },
 ] as const;
 
 /** Every MCP route: the four profile routes and their aliases. */

@@ -44,8 +44,9 @@ export function BrowsePage({ folder, page }: { folder: string; page: number }) {
         ))}
       </nav>
       <h1 id="browse-title">{folder === '' ? 'All documents' : folder}</h1>
-      <p>
+      <p class="actions">
         <a href={href('new', '', { folder })}>New document here</a>
+        <a href={href('broken', folder)}>Broken links{folder === '' ? '' : ' here'}</a>
       </p>
       <h2>Folders</h2>
       {folders.error ? (

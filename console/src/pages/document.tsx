@@ -1,13 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { documentPath, request, type Document } from '../api';
+import { documentPath, request, type Document, type DocumentLinks } from '../api';
 import { formatTime, useLoad } from '../load';
 import { renderMarkdown } from '../markdown';
 import { folderOf, go, href } from '../route';
+import { BacklinksSection, BrokenLinksSection, NeighbourhoodGraph } from './document-links';
 import { Failure } from './failure';
 
 /** One document rendered, its metadata, its addresses, and what can be done with it. */
 export function DocumentPage({ id, at }: { id: string; at?: string }) {
   const loaded = useLoad(() => request<Document>(documentPath(id)), [id]);
+  // Its links as the server resolves them: wikilinks and kb:// URIs become links too.
+  const links = useLoad(() => request<DocumentLinks>(documentPath(id, '/links')), [id]);
   const body = useRef<HTMLDivElement>(null);
   const [message, setMessage] = useState('');
 
@@ -24,7 +27,7 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
       heading.scrollIntoView();
       heading.focus();
     }
-  }, [loaded.data, at]);
+  }, [loaded.data, links.data, at]);
 
   if (loaded.error) return <Failure error={loaded.error} />;
   const doc = loaded.data;
@@ -111,8 +114,13 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
         class="markdown"
         ref={body}
         // Sanitised by DOMPurify in renderMarkdown: nothing in a body can run.
-        dangerouslySetInnerHTML={{ __html: renderMarkdown(doc.body, doc.document_id) }}
+        dangerouslySetInnerHTML={{
+          __html: renderMarkdown(doc.body, doc.document_id, links.data?.links),
+        }}
       />
+      <BacklinksSection id={doc.document_id} />
+      {links.data !== undefined && <BrokenLinksSection links={links.data} />}
+      <NeighbourhoodGraph id={doc.document_id} />
     </article>
   );
 }
