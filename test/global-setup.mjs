@@ -17,6 +17,7 @@ const TEMPLATE = `agent_data_template_${randomBytes(4).toString('hex')}`;
 export default async function globalSetup() {
   require('ts-node').register({
     transpileOnly: true,
+    swc: true,
     project: join(import.meta.dirname, '..', 'tsconfig.json'),
   });
   // Started while PostgreSQL initialises; awaited before the workers start.

@@ -22,7 +22,7 @@ export function startServer(env: Record<string, string>): ServerProcess {
   // A minimal environment: nothing leaks in from the shell running the tests.
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', 'main.ts')],
+    ['-r', join(ROOT, 'test', 'support', 'from-sources.js'), join(ROOT, 'src', 'main.ts')],
     { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
   );
   child.stdout!.on('data', (chunk) => (stdout += chunk));
