@@ -1,6 +1,6 @@
 import { backoffDelay } from '../../../retry/backoff';
 import { DomainError, ErrorCode } from '../../../common/domain-error';
-import type { FetchResponse, SafeFetcher } from '../../../mcp/ingest/safe-fetch';
+import type { FetchResponse, SafeFetcher } from '../../../outbound/safe-fetch';
 import type { HostPacer } from './host-pacer';
 
 /** Who we are, to sites and to their robots.txt (which matches the part before the `/`). */
