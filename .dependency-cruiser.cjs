@@ -74,6 +74,22 @@ module.exports = {
       to: { path: `${V}/[^/]+\\.ts$` },
     },
     {
+      name: 'outbound-below-its-users',
+      comment:
+        'Reaching outside addresses safely serves MCP ingest and the web connector alike: it knows neither.',
+      severity: 'error',
+      from: { path: '^src/outbound/' },
+      to: { path: '^src/(?!outbound/|common/domain-error)' },
+    },
+    {
+      name: 'retry-and-version-at-the-bottom',
+      comment:
+        'The backoff and the version are read from everywhere and depend on nothing of src/.',
+      severity: 'error',
+      from: { path: '^src/(retry/|common/version\\.ts$)' },
+      to: { path: '^src/(?!retry/)' },
+    },
+    {
       name: 'src-not-tests',
       comment: 'Product code never imports tests or the bench.',
       severity: 'error',

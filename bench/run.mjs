@@ -3,13 +3,14 @@
 // pipeline to catch up, then runs every scenario in bench/scenarios/ in file-name order.
 // Prints p50/p95/p97.5/p99 and requests/s per scenario and writes them as JSON under
 // bench/results/.
+import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { emptyModelsDir, freePort, load, until } from './lib.mjs';
+import { emptyModelsDir, load, until } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -33,7 +34,7 @@ const cluster = await startEmbeddedPostgres(dataDir, {
 const pool = new pg.Pool({ connectionString: cluster.url, max: 4 });
 const query = async (text, params) => (await pool.query(text, params)).rows;
 
-const port = await freePort();
+const port = await getRandomPort('127.0.0.1');
 const baseUrl = `http://127.0.0.1:${port}`;
 // An empty MODELS_DIR: a model in the developer's ./.data/models would change what is measured.
 const modelsDir = emptyModelsDir();

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { execFile } from 'node:child_process';
 import {
   closeSync,
@@ -17,7 +18,6 @@ import { Document, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Client } from 'pg';
 import request from 'supertest';
-import { freePort } from './server-process-helpers';
 import { startTestApp, TestApp } from './support/app';
 import { waitFor } from './support/wait';
 
@@ -196,7 +196,7 @@ describe('agent-data import and export', () => {
     );
     expect(skipped.stdout).toContain('created 1,');
 
-    const closed = await freePort();
+    const closed = await getRandomPort('127.0.0.1');
     const { code, stderr } = await run(process.execPath, [BIN, 'import', huge], {
       env: {
         ...process.env,

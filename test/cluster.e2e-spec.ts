@@ -1,9 +1,10 @@
+import { getRandomPort } from 'get-port-please';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { freePort, ServerProcess, startServer } from './server-process-helpers';
+import { ServerProcess, startServer } from './server-process-helpers';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { waitFor } from './support/wait';
 
@@ -79,7 +80,7 @@ describe('cluster mode (WEB_CONCURRENCY=2)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     baseUrl = `http://127.0.0.1:${port}`;
     server = startServer({
       WEB_CONCURRENCY: '2',

@@ -1,6 +1,6 @@
+import { getRandomPort } from 'get-port-please';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { freePort } from './server-process-helpers';
 import { startTestApp, type TestApp } from './support/app';
 import { type OidcProvider, startOidcProvider } from './support/oidc';
 import { waitFor } from './support/wait';
@@ -432,7 +432,7 @@ describeInBrowser('the console signing in through an OAuth issuer', () => {
 
   beforeAll(async () => {
     buildConsole();
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     // Tokens live 8 s: long enough to sign in and look around, short enough to see one expire.
     idp = await startOidcProvider([
       '--console-redirect',

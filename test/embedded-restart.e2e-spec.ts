@@ -1,8 +1,9 @@
+import { getRandomPort } from 'get-port-please';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { freePort, live, ServerProcess, startServer } from './server-process-helpers';
+import { live, ServerProcess, startServer } from './server-process-helpers';
 
 /**
  * No DATABASE_URL: the server starts its own PostgreSQL under DATA_DIR, stops it on SIGTERM,
@@ -25,7 +26,7 @@ describe('the embedded PostgreSQL', () => {
   });
 
   async function start(): Promise<string> {
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     server = startServer({
       DATA_DIR: dataDir,
       PORT: String(port),

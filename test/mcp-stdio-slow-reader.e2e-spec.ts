@@ -55,20 +55,9 @@ describe('a slow reader over stdio', () => {
   });
 
   it('drops both eras’ listeners with a clear end, forgets the 2025 subscriptions, and still answers', async () => {
-    raw.send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'stdio-tests', version: '1' },
-      },
-    });
-    expect(await raw.answer(1)).toMatchObject({
+    expect(await raw.handshake2025()).toMatchObject({
       result: { capabilities: { logging: {}, resources: { subscribe: true } } },
     });
-    raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     raw.send({
       jsonrpc: '2.0',
       id: 2,

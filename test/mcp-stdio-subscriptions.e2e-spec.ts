@@ -34,20 +34,9 @@ describe('change notifications over stdio', () => {
   });
 
   it('2025-11-25: offers resources/subscribe in initialize, and reports a subscribed document until unsubscribed', async () => {
-    raw.send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'stdio-tests', version: '1' },
-      },
-    });
-    expect(await raw.answer(1)).toMatchObject({
+    expect(await raw.handshake2025()).toMatchObject({
       result: { capabilities: { resources: { subscribe: true, listChanged: false } } },
     });
-    raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     raw.send({
       jsonrpc: '2.0',
       id: 2,

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,7 +18,7 @@ import {
   v2Client,
 } from './support/mcp-stdio';
 import { waitFor } from './support/wait';
-import { freePort, live, type ServerProcess, startServer } from './server-process-helpers';
+import { live, type ServerProcess, startServer } from './server-process-helpers';
 
 /**
  * `agent-data mcp` (docs/cli.md): MCP over stdio for local agents, driven by the official SDK
@@ -49,7 +50,7 @@ describe('agent-data mcp over stdio', () => {
       join(dir, 'server.json'),
       JSON.stringify({
         pid: dead.pid,
-        url: `http://127.0.0.1:${await freePort()}`,
+        url: `http://127.0.0.1:${await getRandomPort('127.0.0.1')}`,
         version: '0.0.0',
         started_at: new Date().toISOString(),
         database: 'embedded',
@@ -82,26 +83,33 @@ describe('agent-data mcp over stdio', () => {
   });
 
   it('speaks 2026-07-28 to the v2 SDK client, probing and pinned', async () => {
+    // Both at once on one DATA_DIR, each finding what it wrote.
     const dir = dataDir();
-    for (const mode of ['auto', { pin: '2026-07-28' }] as const) {
-      const client = await v2Client(dir, mode);
-      try {
-        expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-        const { tools } = await client.listTools();
-        expect(tools).toHaveLength(11);
-        await client.callTool({
-          name: 'upload_document',
-          arguments: {
-            document_id: `modern/${typeof mode === 'string' ? mode : 'pin'}.md`,
-            content: '# Modern\n\nThe cartographer redraws the harbour.',
-          },
-        });
-        const hits = await searchUntilFound(client, 'cartographer harbour');
-        expect(hits.map((h) => h.document_id)).toContain('modern/auto.md');
-      } finally {
-        await client.close();
-      }
-    }
+    const modes = [
+      ['auto', 'auto', 'cartographer harbour'],
+      [{ pin: '2026-07-28' }, 'pin', 'navigator lighthouse'],
+    ] as const;
+    await Promise.all(
+      modes.map(async ([mode, name, words]) => {
+        const client = await v2Client(dir, mode);
+        try {
+          expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+          const { tools } = await client.listTools();
+          expect(tools).toHaveLength(11);
+          await client.callTool({
+            name: 'upload_document',
+            arguments: {
+              document_id: `modern/${name}.md`,
+              content: `# Modern\n\nThe ${words}.`,
+            },
+          });
+          const hits = await searchUntilFound(client, words);
+          expect(hits[0].document_id).toBe(`modern/${name}.md`);
+        } finally {
+          await client.close();
+        }
+      }),
+    );
   });
 
   it('serves the profile named by --profile', async () => {
@@ -227,7 +235,7 @@ describe('agent-data mcp over stdio', () => {
 
   it('with --standalone, shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
     const dir = dataDir();
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     let server: ServerProcess | undefined = startServer(
       env(dir, { PORT: String(port), VECTOR_SYNC_ENABLED: 'true' }),
     );
@@ -311,13 +319,17 @@ describe('agent-data mcp over stdio', () => {
     it('refuses to start without a key, or with a key that is not one', async () => {
       const dir = dataDir();
       const noKey = new RawStdio([], secured(dir));
-      expect(await once(noKey.child, 'exit')).toEqual([1, null]);
-      expect(noKey.stderr).toMatch(/an access policy is configured: give the API key/);
       const wrong = new RawStdio(
         [],
         secured(dir, { AGENT_DATA_API_KEY: 'not-a-key-at-all-000000' }),
       );
-      expect(await once(wrong.child, 'exit')).toEqual([1, null]);
+      const [noKeyExit, wrongExit] = await Promise.all([
+        once(noKey.child, 'exit'),
+        once(wrong.child, 'exit'),
+      ]);
+      expect(noKeyExit).toEqual([1, null]);
+      expect(noKey.stderr).toMatch(/an access policy is configured: give the API key/);
+      expect(wrongExit).toEqual([1, null]);
       expect(wrong.stderr).toMatch(/the API key is not one of API_KEYS/);
       expect(noKey.messages).toEqual([]);
     });

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -12,7 +13,6 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { freePort } from './server-process-helpers';
 import { agentData, agentDataProcess } from './support/agent-data-cli';
 import { FakeHub } from './support/fake-hub';
 import { describeWithModels, JARS, unpackJar } from './support/test-models';
@@ -124,7 +124,7 @@ describe('agent-data models pull: what goes wrong', () => {
   });
 
   it('says the hub cannot be reached, and what to do without it', async () => {
-    const closed = `http://127.0.0.1:${await freePort()}`;
+    const closed = `http://127.0.0.1:${await getRandomPort('127.0.0.1')}`;
     await expectFailure(
       await pull({ MODELS_BASE_URL: closed }),
       /^agent-data: cannot reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\) to download bge-small-en-v1\.5: check the network, or set MODELS_BASE_URL to a mirror .*`agent-data models add bge-small-en-v1\.5 PATH`$/,

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -19,7 +20,6 @@ import {
   type OidcProvider,
   startOidcProvider,
 } from './support/oidc';
-import { freePort } from './server-process-helpers';
 
 const MCP_REMOTE = join(__dirname, '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
 const CALLBACK = 'http://127.0.0.1:33418/callback';
@@ -81,7 +81,7 @@ describe('MCP clients that authenticate with OAuth', () => {
   beforeAll(async () => {
     idp = await startOidcProvider();
     // The resource must be the URL the clients use: the SDK checks that it matches.
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     t = await startTestApp({
       PORT: String(port),
       OAUTH_ISSUER: idp.issuer,

@@ -3,7 +3,8 @@ import { post, rpc, send } from './support/mcp-http';
 
 const OPS = 'ops-key-0123456789abcdef-xyz';
 const OTHER = 'other-key-0123456789abcdef-x';
-const API_KEYS = `ops:${OPS}:internal,admin;other:${OTHER}:internal,admin`;
+const RETRIER = 'retrier-key-0123456789abcdef';
+const API_KEYS = `ops:${OPS}:internal,admin;other:${OTHER}:internal,admin;retrier:${RETRIER}:admin`;
 
 function listCall(id: number) {
   return rpc('tools/call', { name: 'list_documents', arguments: {} }, id);
@@ -100,6 +101,44 @@ describe('rate limits per principal', () => {
     const read = await send(a.baseUrl, { path: '/documents/limits/doc-3.md', headers: key });
     expect(read.status).toBe(404);
     expect((await send(a.baseUrl, { path: '/documents', headers: key })).status).toBe(200);
+  });
+
+  it('admin writes: a retry answered from its idempotency key draws nothing, a keyed write draws one', async () => {
+    const write = (n: number, idempotencyKey: string, app: TestApp) =>
+      send(app.baseUrl, {
+        method: 'POST',
+        path: '/documents',
+        headers: {
+          'X-API-Key': RETRIER,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': idempotencyKey,
+        },
+        body: { document_id: `limits/retried-${n}.md`, body: `# ${n}` },
+      });
+    expect((await write(1, 'first', a)).status).toBe(201);
+    // Replays, on both replicas: the stored answer, and the budget (2) untouched.
+    for (const app of [a, b, a, b]) {
+      const replay = await write(1, 'first', app);
+      expect(replay.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+    }
+    expect((await write(2, 'second', b)).status).toBe(201);
+    // The budget is spent now: a new keyed write is refused and frees its key, so its retry
+    // is refused the same way rather than found in use; a replay is still answered.
+    for (const app of [a, b]) {
+      const refused = await write(3, 'third', app);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED' });
+      expect(refused.body.error.message).toContain('2 writes per 60 s');
+    }
+    const late = await write(2, 'second', a);
+    expect(late.status).toBe(201);
+    expect(late.headers['idempotent-replayed']).toBe('true');
+    const read = await send(a.baseUrl, {
+      path: '/documents/limits/retried-3.md',
+      headers: { 'X-API-Key': RETRIER },
+    });
+    expect(read.status).toBe(404);
   });
 });
 

@@ -1,7 +1,6 @@
 // Starting the real server as a child process, as `npm start` does, for tests of the process itself.
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { waitFor } from './support/wait';
@@ -22,24 +21,13 @@ export function startServer(env: Record<string, string>): ServerProcess {
   // A minimal environment: nothing leaks in from the shell running the tests.
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', 'main.ts')],
+    ['-r', join(ROOT, 'test', 'support', 'from-sources.js'), join(ROOT, 'src', 'main.ts')],
     { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
   );
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const exit = once(child, 'exit').then(([code]) => code as number | null);
   return { child, stdout: () => stdout, stderr: () => stderr, exit };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** Resolves once /health/live answers, or rejects if the process exits first. */

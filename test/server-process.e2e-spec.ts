@@ -1,8 +1,9 @@
+import { getRandomPort } from 'get-port-please';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { freePort, live, ServerProcess, startServer } from './server-process-helpers';
+import { live, ServerProcess, startServer } from './server-process-helpers';
 import { createTestDatabase, TestDatabase } from './support/database';
 
 const ADMIN_KEY = 'log-test-admin-key-5f2b9c1e7a';
@@ -21,7 +22,7 @@ describe('the server process', () => {
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      const port = await freePort();
+      const port = await getRandomPort('127.0.0.1');
       baseUrl = `http://127.0.0.1:${port}`;
       server = startServer({
         DATABASE_URL: db.url,

@@ -2,25 +2,14 @@
 // fresh embedded PostgreSQL (a temporary DATA_DIR), ready once /health/ready answers, seeded
 // with a few documents through the admin API. The MCP checks (tools/mcp-check/run.mjs) and
 // the API fuzzing (tools/api-fuzz/run.mjs) both run against one.
+import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts the server with `env` over its defaults and writes `seed` (documents, with the
@@ -28,7 +17,7 @@ export function freePort() {
  * which ends it with SIGTERM and removes its DATA_DIR.
  */
 export async function startBuiltServer({ name, env = {}, seed = [], headers = {} }) {
-  const port = await freePort();
+  const port = await getRandomPort('127.0.0.1');
   const dataDir = mkdtempSync(join(tmpdir(), `agent-data-${name}-`));
   // As root the embedded PostgreSQL runs as the postgres user, who must reach this directory.
   chmodSync(dataDir, 0o755);

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { format } from 'prettier';
-import { commonVariablesTable, configurationPage } from '../src/config/variables';
+import { commonVariablesTable, configurationPage } from './config-docs';
 
 const root = join(__dirname, '..');
 writeFileSync(join(root, 'docs', 'configuration.md'), configurationPage());

@@ -138,13 +138,13 @@ export default async function scale({ log }) {
       for (const read of reads) {
         await check(read, size);
         const runs = [];
-        for (let r = 0; r < ROUNDS; r++) {
+        for (let r = 0; r < (read.rounds ?? ROUNDS); r++) {
           runs.push(
             await load({
               baseUrl: read.baseUrl,
-              concurrency: CONCURRENCY,
-              requests: REQUESTS,
-              warmup: WARMUP,
+              concurrency: read.concurrency ?? CONCURRENCY,
+              requests: read.requests ?? REQUESTS,
+              warmup: read.warmup ?? WARMUP,
               request: read.request,
             }),
           );
@@ -455,6 +455,17 @@ function readsOf(sample, baseUrls) {
           'unprepared',
         ],
       ],
+    },
+    {
+      // What the console's pipeline page asks every 5 s: one at a time, a latency.
+      name: 'rest vectors status (one at a time)',
+      request: () => rest('/admin/vectors/status'),
+      check: (r, size) => r.counts.skipped === size + 50,
+      statements: () => [],
+      concurrency: 1,
+      requests: 20,
+      warmup: 2,
+      rounds: 1,
     },
     {
       name: 'rest history of a document',

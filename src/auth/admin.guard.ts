@@ -1,11 +1,12 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ErrorCode } from '../common/domain-error';
 import { RETRY_AFTER_SECONDS } from '../common/fault';
 import { HttpRefusal } from '../common/http-refusal';
 import type { Principal } from './api-key.service';
 import { Authenticator } from './authenticator';
-import { describeLimit, RateLimits } from './rate-limits';
+import { drawAdminWrite, RateLimits, WRITE_BUDGET_DRAWN_BY_ROUTE } from './rate-limits';
 
 export type AuthenticatedRequest = Request & { principal?: Principal };
 
@@ -14,13 +15,16 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Admin REST routes: with authentication on, an API key or access token granting the
  * `admin` profile is required (401 / 403, 503 when the token cannot be checked now);
- * writes draw on the principal's `RATE_LIMIT_ADMIN_WRITES` budget (429).
+ * writes draw on the principal's `RATE_LIMIT_ADMIN_WRITES` budget (429), except a write with
+ * an `Idempotency-Key` to a route that draws it itself (WRITE_BUDGET_DRAWN_BY_ROUTE): there a
+ * retry answered from the stored answer writes nothing and draws nothing.
  */
 @Injectable()
 export class AdminGuard implements CanActivate {
   constructor(
     private readonly auth: Authenticator,
     private readonly limits: RateLimits,
+    private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -70,19 +74,17 @@ export class AdminGuard implements CanActivate {
       }
     }
     request.principal = admission.principal;
-    if (WRITES.has(request.method)) {
-      const decision = await this.limits.consume('admin_write', admission.principal, 'admin');
-      if (!decision.allowed) {
-        throw new HttpRefusal(
-          429,
-          'RATE_LIMITED',
-          `too many writes by ${admission.principal.name}: the limit is ${describeLimit(decision.limit, 'writes')}; retry in ${decision.retryAfterSeconds} s`,
-          { 'Retry-After': String(decision.retryAfterSeconds) },
-          { retry_after_seconds: decision.retryAfterSeconds },
-        );
-      }
+    if (WRITES.has(request.method) && !this.routeDrawsBudget(context, request)) {
+      await drawAdminWrite(this.limits, admission.principal);
     }
     return true;
+  }
+
+  private routeDrawsBudget(context: ExecutionContext, request: Request): boolean {
+    return (
+      request.headers['idempotency-key'] !== undefined &&
+      this.reflector.get<boolean>(WRITE_BUDGET_DRAWN_BY_ROUTE, context.getHandler()) === true
+    );
   }
 }
 

@@ -10,6 +10,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { type Profile } from '../config/config-values';
 import { type RateLimit } from '../config/auth-config';
+import { HttpRefusal } from '../common/http-refusal';
 import { MetricsService } from '../metrics/metrics.service';
 import type { Principal } from './api-key.service';
 
@@ -98,6 +99,30 @@ export class RateLimits {
       };
     }
   }
+}
+
+/**
+ * Route metadata: this write route draws on the admin write budget itself once it knows the
+ * request will write (the idempotency keys' interceptor, after looking the key up), so that a
+ * retry answered from a stored answer, which writes nothing, costs nothing. The admin guard
+ * leaves such a request's budget alone when it carries an `Idempotency-Key`.
+ */
+export const WRITE_BUDGET_DRAWN_BY_ROUTE = 'agent-data:write-budget-drawn-by-route';
+
+/**
+ * Takes one admin write from `principal`'s budget, or throws the 429 RATE_LIMITED refusal
+ * (with Retry-After) that names the limit.
+ */
+export async function drawAdminWrite(limits: RateLimits, principal: Principal): Promise<void> {
+  const decision = await limits.consume('admin_write', principal, 'admin');
+  if (decision.allowed) return;
+  throw new HttpRefusal(
+    429,
+    'RATE_LIMITED',
+    `too many writes by ${principal.name}: the limit is ${describeLimit(decision.limit, 'writes')}; retry in ${decision.retryAfterSeconds} s`,
+    { 'Retry-After': String(decision.retryAfterSeconds) },
+    { retry_after_seconds: decision.retryAfterSeconds },
+  );
 }
 
 /** "120 tool calls per 60 s": a limit as a refusal message names it. */

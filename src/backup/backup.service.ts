@@ -8,7 +8,7 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { AppConfig } from '../config/app-config';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import type { Access } from '../documents/access';
-import { SERVER_VERSION } from '../mcp/server-info';
+import { SERVER_VERSION } from '../common/version';
 import { VectorsAdminService } from '../vectors/vectors-admin.service';
 import {
   BACKUP_FORMAT,

@@ -103,7 +103,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         return -1; // the server runs until it is stopped
       case '--version':
       case '-v':
-        process.stdout.write(`agent-data ${(await import('../mcp/server-info')).SERVER_VERSION}\n`);
+        process.stdout.write(`agent-data ${(await import('../common/version')).SERVER_VERSION}\n`);
         return 0;
       case 'import':
         return await runImport(rest);

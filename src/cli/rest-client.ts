@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type Backoff, backoffDelay } from '../retry/backoff';
 
 /** A failure of one request, with the server's error code when it gave one. */
 export class RequestFailed extends Error {
@@ -18,6 +19,8 @@ export class RequestFailed extends Error {
  * whose connection failed.
  */
 const ATTEMPTS = 6;
+/** Waits between them when the server names none (Retry-After): 0.5 s doubling to 8 s. */
+const RETRY: Backoff = { firstMs: 500, maxMs: 8000, jitter: 0.2 };
 
 /**
  * The admin REST API of one server, as the command line uses it: JSON in and out, the key in
@@ -127,7 +130,8 @@ export class RestClient {
 
   private async pause(attempt: number, retryAfter: string | null | undefined, why: string) {
     const seconds = Number(retryAfter);
-    const ms = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 250 * 2 ** attempt;
+    const ms =
+      Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : backoffDelay(attempt - 1, RETRY);
     this.log(`${why}; retrying in ${Math.round(ms / 100) / 10} s`);
     await sleep(ms);
   }

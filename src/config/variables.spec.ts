@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { loadConfig } from './load-config';
-import { commonVariablesTable, configurationPage, VARIABLES } from './variables';
+import { VARIABLES } from './variables';
 
 /** The names `loadConfig` reads for `env` (every one it asks for, set or not). */
 function namesRead(env: Record<string, string>): Set<string> {
@@ -18,11 +16,6 @@ function namesRead(env: Record<string, string>): Set<string> {
 }
 
 describe('the configuration variables', () => {
-  it('docs/configuration.md is the page rendered from the table (npm run docs:config)', () => {
-    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
-    expect(page).toBe(configurationPage());
-  });
-
   it('every variable of the table is read by the parser, and no other', () => {
     const read = new Set([
       ...namesRead({}),
@@ -34,24 +27,5 @@ describe('the configuration variables', () => {
       }),
     ]);
     expect([...read].sort()).toEqual(Object.keys(VARIABLES).sort());
-  });
-});
-
-describe("the README's table of common variables", () => {
-  /** The table's rows as trimmed cells (the formatter pads them), separator row left out. */
-  const rows = (markdown: string) =>
-    markdown
-      .split('\n')
-      .filter((line) => line.startsWith('|') && !/^\|[\s|:-]+\|$/.test(line))
-      .map((line) => line.split('|').map((cell) => cell.trim()));
-
-  it('is the one rendered from the table (npm run docs:config)', () => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const section =
-      /<!-- common variables: npm run docs:config -->([\s\S]*?)<!-- end of common variables -->/.exec(
-        readme,
-      )?.[1];
-    expect(section).toBeDefined();
-    expect(rows(section!)).toEqual(rows(commonVariablesTable()));
   });
 });

@@ -1,9 +1,9 @@
 /**
  * Every environment variable the server reads, described once: the parser (load-config.ts)
  * can only read a name of this table (its reader is typed by it), a test fails when a
- * variable of the table is never read, and docs/configuration.md is rendered from it
- * (`npm run docs:config`; a test fails when the page is out of date). Its length is the
- * table's: one entry per variable, and nothing else.
+ * variable of the table is never read, and docs/configuration.md is rendered from it by
+ * tools/config-docs.ts (`npm run docs:config`; a test fails when the page is out of date).
+ * Its length is the table's: one entry per variable, and nothing else.
  */
 export interface Variable {
   readonly group: Group;
@@ -34,7 +34,8 @@ export const LOCAL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.3, sentences: 0
 export const MODEL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
 export const OPENAI_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
 
-const GROUPS = [
+/** The sections of docs/configuration.md, in order. */
+export const GROUPS = [
   'Server',
   'Database',
   'Authentication',
@@ -49,7 +50,7 @@ const GROUPS = [
   'HTTP and shutdown',
   'Internal',
 ] as const;
-type Group = (typeof GROUPS)[number];
+export type Group = (typeof GROUPS)[number];
 
 export const VARIABLES = {
   HOST: { group: 'Server', meaning: 'listen address', value: '127.0.0.1', common: true },
@@ -530,50 +531,4 @@ export type VariableName = keyof typeof VARIABLES;
 /** The default of `name` as an operator would write it; `undefined` when it has none. */
 export function defaultOf(name: VariableName): string | undefined {
   return (VARIABLES[name] as Variable).value;
-}
-
-function shownDefault(v: Variable): string {
-  if (v.value === undefined) return v.fallback ?? 'unset';
-  return v.note === undefined ? `\`${v.value}\`` : `\`${v.value}\` ${v.note}`;
-}
-
-const ENTRIES = Object.entries(VARIABLES) as [VariableName, Variable][];
-
-function table(rows: [VariableName, Variable][]): string[] {
-  return [
-    '| variable | meaning | default |',
-    '| --- | --- | --- |',
-    ...rows.map(([name, v]) => `| \`${name}\` | ${v.meaning} | ${shownDefault(v)} |`),
-  ];
-}
-
-/** The table of the variables most people set (the README shows it too). */
-export function commonVariablesTable(): string {
-  return table(ENTRIES.filter(([, v]) => v.common)).join('\n');
-}
-
-/** docs/configuration.md, as `npm run docs:config` writes it. */
-export function configurationPage(): string {
-  const entries = ENTRIES;
-  return [
-    '# Configuration',
-    '',
-    '<!-- Written by `npm run docs:config` from src/config/variables.ts: edit that file. -->',
-    '',
-    'Everything is read from environment variables once, at start-up, and validated: a bad',
-    'value stops the process with one line naming the variable (`agent-data: invalid',
-    'configuration: PORT: must be between 0 and 65535, got 70000`). Secrets never appear in',
-    'logs. Binding to a non-loopback `HOST` without `API_KEYS` or `OAUTH_ISSUER` is refused.',
-    '',
-    '## The variables most people set',
-    '',
-    commonVariablesTable(),
-    ...GROUPS.flatMap((group) => [
-      '',
-      `## ${group}`,
-      '',
-      ...table(entries.filter(([, v]) => v.group === group)),
-    ]),
-    '',
-  ].join('\n');
 }

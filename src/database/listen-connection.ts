@@ -1,12 +1,12 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Client } from 'pg';
+import { type Backoff, backoffDelay } from '../retry/backoff';
 
 /** How the connection shows in pg_stat_activity. */
 export const LISTEN_APPLICATION_NAME = 'agent-data-listener';
 
-const RECONNECT_BASE_MS = 100;
-/** Low: readiness waits on this connection, and PostgreSQL restarts take seconds. */
-const RECONNECT_MAX_MS = 1000;
+/** Capped low: readiness waits on this connection, and PostgreSQL restarts take seconds. */
+const RECONNECT: Backoff = { firstMs: 100, maxMs: 1000, jitter: 0.5 };
 /** A LISTEN connection only receives; a periodic query notices one that died silently. */
 const HEARTBEAT_MS = 30_000;
 /** Channels are our own constants; anything else would be spliced into SQL. */
@@ -204,8 +204,7 @@ export class ListenConnection implements OnApplicationShutdown {
 
   private scheduleReconnect(): void {
     if (this.stopped || this.reconnectTimer || this.channels.size === 0) return;
-    const cap = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** this.failures);
-    const delay = Math.round(cap / 2 + (Math.random() * cap) / 2);
+    const delay = backoffDelay(this.failures, RECONNECT);
     this.failures++;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;

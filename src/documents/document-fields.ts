@@ -13,6 +13,18 @@ export const MAX_METADATA_DEPTH = 64;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The fields a write gives (their types already checked by the REST or MCP schema). */
+/** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
+export interface WriteOptions {
+  /**
+   * Metadata keys that only stamp when the content was read, and at which version of the
+   * original (`fetched_at`, a source's `source_version`). An update that differs from the
+   * document in these alone changes nothing: no revision, no audit row, no notification, and
+   * the document keeps the stamps of the reading that made its revision. With any other
+   * change they are written along.
+   */
+  readonly stamps?: readonly string[];
+}
+
 export type FieldsInput = Partial<Pick<Document, 'body' | 'title' | 'tags' | 'metadata'>>;
 
 /**

@@ -13,7 +13,6 @@ import {
   Req,
   Res,
   UseGuards,
-  UseInterceptors,
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -24,7 +23,7 @@ import { restStatus } from '../common/rest-exception.filter';
 import { returnPreference } from '../common/prefer-header';
 import { parseInput, queryInteger, queryParameters } from '../common/validation';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
-import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { DocumentsService } from './documents.service';
 import { DocumentListingsService } from './document-listings.service';
 import { ChangeFeedService } from './change-feed.service';
@@ -110,7 +109,8 @@ type IdSegments = string[] | string;
 /**
  * Admin REST API (docs/documents.md). Ids contain `/`, so each route ends in a wildcard; a document
  * whose id ends in `/history` is reached with that slash encoded (`%2Fhistory`). Every write
- * takes an `Idempotency-Key` (IdempotencyInterceptor): a retry gets the first answer.
+ * takes an `Idempotency-Key` (IdempotencyInterceptor): a retry gets the first answer, and draws
+ * nothing from the write budget.
  */
 @Controller('documents')
 @UseGuards(AdminGuard)
@@ -146,7 +146,7 @@ export class DocumentsController {
   }
 
   @Post()
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   @HttpCode(201)
   async create(
     @Body() body: unknown,
@@ -176,7 +176,7 @@ export class DocumentsController {
    * items were refused.
    */
   @Post('bulk')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   @HttpCode(200)
   async bulk(@Body() body: unknown, @Req() request: AuthenticatedRequest): Promise<BulkResult> {
     const { items } = parseInput(bulkSchema, body);
@@ -261,7 +261,7 @@ export class DocumentsController {
   }
 
   @Post('*id/restore')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   @HttpCode(200)
   async restore(
     @Param('id') id: IdSegments,
@@ -281,7 +281,7 @@ export class DocumentsController {
   }
 
   @Post('*id/move')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   @HttpCode(200)
   async move(
     @Param('id') id: IdSegments,
@@ -323,7 +323,7 @@ export class DocumentsController {
   }
 
   @Put('*id')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   async update(
     @Param('id') id: IdSegments,
     @Body() body: unknown,
@@ -349,7 +349,7 @@ export class DocumentsController {
   }
 
   @Patch('*id')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   async patch(
     @Param('id') id: IdSegments,
     @Body() body: unknown,
@@ -373,7 +373,7 @@ export class DocumentsController {
   }
 
   @Delete('*id')
-  @UseInterceptors(IdempotencyInterceptor)
+  @Idempotent()
   async remove(
     @Param('id') id: IdSegments,
     @Headers('if-match') ifMatch: string | undefined,

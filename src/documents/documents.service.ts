@@ -5,7 +5,6 @@ import { Injectable } from '@nestjs/common';
 import type { z } from 'zod';
 import { AppConfig } from '../config/app-config';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
-import { faultOf } from '../common/fault';
 import { parentOf, validateDocumentId } from './document-id';
 import {
   type Document,
@@ -15,29 +14,19 @@ import {
   type patchResultSchema,
 } from './document.schemas';
 import { DocumentChanges, DocumentsRepository } from './documents.repository';
-import { contentHash, DocumentFields, type FieldsInput } from './document-fields';
+import { type BulkItem, type BulkOutcome, DocumentBulk } from './document-bulk';
+import {
+  contentHash,
+  DocumentFields,
+  type FieldsInput,
+  type WriteOptions,
+} from './document-fields';
 import { documentFromRow, historyEntryFromRow, revisionFromRow } from './document-rows';
 import type { Access } from './access';
 import { DocumentSources } from './document-sources';
 import { LinkMoves } from './link-moves';
 import { linkRowOf } from './links/link-row';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
-
-/** One write of a bulk call. */
-export type BulkItem = {
-  op: 'create' | 'update' | 'delete';
-  document_id: string;
-  expected_revision?: number;
-} & FieldsInput & { body?: string };
-
-/** What one item of a bulk call did: the document written, or why it was refused. */
-export interface BulkOutcome {
-  document_id: string;
-  document?: Document;
-  created?: boolean;
-  changed?: boolean;
-  error?: DomainError;
-}
 
 export type CreateDocumentInput = Pick<Document, 'document_id' | 'body'> & FieldsInput;
 
@@ -49,18 +38,6 @@ type PatchAnswer = z.output<typeof patchResultSchema>;
 export type WriteResult = { document: Document } & Pick<PatchAnswer, 'changed'>;
 
 export type PatchResult = WriteResult & Pick<PatchAnswer, 'replacements'>;
-
-/** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
-export interface WriteOptions {
-  /**
-   * Metadata keys that only stamp when the content was read, and at which version of the
-   * original (`fetched_at`, a source's `source_version`). An update that differs from the
-   * document in these alone changes nothing: no revision, no audit row, no notification, and
-   * the document keeps the stamps of the reading that made its revision. With any other
-   * change they are written along.
-   */
-  readonly stamps?: readonly string[];
-}
 
 /**
  * Attempts of a read-modify-write patch without `expected_revision` before giving up. A
@@ -83,9 +60,17 @@ export class DocumentsService {
     private readonly linkMoves: LinkMoves,
   ) {
     this.fields = new DocumentFields(config.limits);
+    this.bulkWrites = new DocumentBulk(repository, this.fields, {
+      create: (input, actor, access) => this.create(input, actor, access),
+      update: (id, input, actor, access, options) => this.update(id, input, actor, access, options),
+      delete: (id, expected, actor, access) => this.delete(id, expected, actor, access),
+      mayWrite: (operation, id, actor, access) => this.mayWrite(operation, id, actor, access),
+      alreadyExists,
+    });
   }
 
   private readonly fields: DocumentFields;
+  private readonly bulkWrites: DocumentBulk;
 
   /**
    * The alive document, if `access` may read it: one outside its read grants is answered
@@ -253,128 +238,15 @@ export class DocumentsService {
   }
 
   /**
-   * Many writes in one call (the bulk route, the importer): each item is the single write it
-   * names — create, update (conditional on `expected_revision` when given) or delete — with
-   * the same validation, access, audit and compare-and-set; an item's refusal is its result
-   * and the others go on. A database outage stops the call: the item it hit and those not yet
-   * tried answer UNAVAILABLE, to be sent again.
+   * Many writes in one call (the bulk route, the importer, sources): see {@link DocumentBulk}.
    */
-  async bulk(
+  bulk(
     items: readonly BulkItem[],
     actor: string,
     access: Access,
     options: WriteOptions = {},
   ): Promise<BulkOutcome[]> {
-    const outcomes = new Array<BulkOutcome | undefined>(items.length);
-    const seen = new Map<string, number>();
-    for (const item of items) seen.set(item.document_id, (seen.get(item.document_id) ?? 0) + 1);
-    // The creates of ids the request names once are one statement; the rest one by one, in order.
-    const together = items.flatMap((item, i) =>
-      item.op === 'create' && seen.get(item.document_id) === 1 ? [i] : [],
-    );
-    try {
-      await this.createTogether(items, together, outcomes, actor, access);
-      for (const [i, item] of items.entries()) {
-        if (outcomes[i] !== undefined) continue;
-        try {
-          outcomes[i] = await this.bulkItem(item, actor, access, options);
-        } catch (error) {
-          if (!(error instanceof DomainError) || faultOf(error) !== undefined) throw error;
-          outcomes[i] = { document_id: item.document_id, error };
-        }
-      }
-    } catch (error) {
-      const fault = faultOf(error);
-      if (fault === undefined) throw error;
-      items.forEach((item, i) => (outcomes[i] ??= { document_id: item.document_id, error: fault }));
-    }
-    return outcomes as BulkOutcome[];
-  }
-
-  /** The creates at `indexes`, validated one by one, written in one statement. */
-  private async createTogether(
-    items: readonly BulkItem[],
-    indexes: readonly number[],
-    outcomes: Array<BulkOutcome | undefined>,
-    actor: string,
-    access: Access,
-  ): Promise<void> {
-    const valid: Array<{
-      i: number;
-      documentId: string;
-      content: ReturnType<DocumentFields['content']>;
-    }> = [];
-    for (const i of indexes) {
-      const { document_id, body, title, tags, metadata } = items[i];
-      try {
-        validateDocumentId(document_id);
-        if (body === undefined) throw invalidArgument('body', 'is required to create');
-        const content = this.fields.content(document_id, { body, title, tags, metadata });
-        await this.mayWrite('create', document_id, actor, access);
-        valid.push({ i, documentId: document_id, content });
-      } catch (error) {
-        if (!(error instanceof DomainError) || faultOf(error) !== undefined) throw error;
-        outcomes[i] = { document_id, error };
-      }
-    }
-    const written = new Map(
-      (
-        await this.repository.insertManyOrRevive(
-          valid.map(({ documentId, content }) => ({
-            documentId,
-            parentId: parentOf(documentId),
-            content,
-            links: linkRowOf(documentId, content.body),
-          })),
-          actor,
-        )
-      ).map((row) => [row.document_id, row]),
-    );
-    for (const { i, documentId, content } of valid) {
-      const row = written.get(documentId);
-      outcomes[i] =
-        row === undefined
-          ? { document_id: documentId, error: alreadyExists(documentId) }
-          : {
-              document_id: documentId,
-              document: documentFromRow({ ...row, body: content.body }),
-              created: true,
-            };
-    }
-  }
-
-  private async bulkItem(
-    item: BulkItem,
-    actor: string,
-    access: Access,
-    options: WriteOptions,
-  ): Promise<BulkOutcome> {
-    const { op, document_id, body, title, tags, metadata, expected_revision } = item;
-    switch (op) {
-      case 'create': {
-        if (body === undefined) throw invalidArgument('body', 'is required to create');
-        const document = await this.create(
-          { document_id, body, title, tags, metadata },
-          actor,
-          access,
-        );
-        return { document_id, document, created: true };
-      }
-      case 'update': {
-        const { document, changed } = await this.update(
-          document_id,
-          { body, title, tags, metadata, expected_revision },
-          actor,
-          access,
-          options,
-        );
-        return { document_id, document, changed };
-      }
-      case 'delete': {
-        const document = await this.delete(document_id, expected_revision, actor, access);
-        return { document_id, document };
-      }
-    }
+    return this.bulkWrites.run(items, actor, access, options);
   }
 
   /**

@@ -1,13 +1,17 @@
 import {
+  applyDecorators,
   type CallHandler,
   type ExecutionContext,
   Injectable,
   type NestInterceptor,
+  SetMetadata,
+  UseInterceptors,
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/admin.guard';
 import { LOCAL_PRINCIPAL } from '../auth/api-key.service';
+import { drawAdminWrite, RateLimits, WRITE_BUDGET_DRAWN_BY_ROUTE } from '../auth/rate-limits';
 import { restStatus } from '../common/rest-exception.filter';
 import { fingerprintOf, keyOwnerOf, parseIdempotencyKey, REPLAYED_HEADER } from './idempotency-key';
 import type { StoredAnswer } from './idempotency.repository';
@@ -27,10 +31,17 @@ const FINGERPRINT_HEADERS = ['if-match', 'if-none-match', 'prefer'] as const;
  * per caller and key, in one transaction with its stored answer (IdempotencyService); a
  * retry gets that answer, its status and kept headers, with `Idempotent-Replayed: true`.
  * Without the header the route runs as it always does.
+ *
+ * A keyed request draws on the admin write budget here, only when it is to write: a retry
+ * answered from the stored answer writes nothing and draws nothing (the admin guard leaves
+ * keyed requests of these routes to it, and draws on the budget for the others).
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(private readonly keys: IdempotencyService) {}
+  constructor(
+    private readonly keys: IdempotencyService,
+    private readonly limits: RateLimits,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
@@ -39,9 +50,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return defer(async () => {
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
       if (key === undefined) return lastValueFrom(next.handle(), { defaultValue: undefined });
+      const principal = request.principal ?? LOCAL_PRINCIPAL;
       const { answer, replayed } = await this.keys.once(
         {
-          owner: keyOwnerOf(request.principal ?? LOCAL_PRINCIPAL),
+          owner: keyOwnerOf(principal),
           key,
           fingerprint: fingerprintOf([
             request.method,
@@ -55,11 +67,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
           return { status: response.statusCode, headers: keptHeaders(response), body };
         },
         (error) => ({ status: restStatus(error.code, request), body: { error: error.toJSON() } }),
+        () => drawAdminWrite(this.limits, principal),
       );
       if (replayed) replay(response, answer);
       return answer.body;
     });
   }
+}
+
+/**
+ * A write route that takes an `Idempotency-Key`: the interceptor above, and the admin write
+ * budget drawn by it rather than by the guard (a replay draws nothing).
+ */
+export function Idempotent(): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(WRITE_BUDGET_DRAWN_BY_ROUTE, true),
+    UseInterceptors(IdempotencyInterceptor),
+  );
 }
 
 function keptHeaders(response: Response): Record<string, string> {

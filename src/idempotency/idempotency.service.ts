@@ -56,11 +56,15 @@ export class IdempotencyService {
    *
    * Throws IDEMPOTENCY_KEY_REUSED when the key was used for another request, and
    * IDEMPOTENCY_KEY_IN_USE while the first request with it runs.
+   *
+   * `admit`, when given, runs once the key is claimed and before the write (a replay never
+   * reaches it): what it throws frees the key and is thrown, nothing written (a rate limit).
    */
   async once(
     request: KeyedRequest,
     write: () => Promise<StoredAnswer>,
     failure: (error: DomainError) => StoredAnswer,
+    admit?: () => Promise<void>,
   ): Promise<Outcome> {
     const token = randomUUID();
     let claim = await this.repository.claim(request, token, CLAIM_LEASE_SECONDS, KEY_TTL_SECONDS);
@@ -73,6 +77,7 @@ export class IdempotencyService {
 
     let written: { answer: StoredAnswer; refusal?: DomainError };
     try {
+      await admit?.();
       written = await this.statements.transaction(async () => {
         let answer: StoredAnswer;
         let refusal: DomainError | undefined;

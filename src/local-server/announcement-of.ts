@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config/app-config';
-import { SERVER_VERSION } from '../mcp/server-info';
+import { SERVER_VERSION } from '../common/version';
 import { databaseIdentity, reachableUrl, type ServerAnnouncement } from './server-announcement';
 
 /** What a server of `config`, listening on `port`, announces in DATA_DIR. */

@@ -1,32 +1,10 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { PROFILE_TOOLS } from './profiles';
 import { type McpProfile } from '../auth/mcp-routes';
+import { SERVER_VERSION } from '../common/version';
 
 export const SERVER_NAME = 'agent-data';
 export const SERVER_TITLE = 'Agent Data knowledge base';
-
-/**
- * The version in the project's package.json, found by walking up from this file (it sits
- * at a different depth under src/ and dist/src/).
- */
-export const SERVER_VERSION: string = findVersion(__dirname);
-
-function findVersion(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (manifest.name === SERVER_NAME && manifest.version) return manifest.version;
-    } catch {
-      // no package.json here: keep walking up
-    }
-    if (dirname(dir) === dir) return '0.0.0';
-  }
-}
 
 /** `serverInfo` of `initialize`, and `io.modelcontextprotocol/serverInfo` of 2026 results. */
 export const SERVER_INFO = { name: SERVER_NAME, title: SERVER_TITLE, version: SERVER_VERSION };

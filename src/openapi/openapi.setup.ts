@@ -7,7 +7,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { z } from 'zod';
-import { SERVER_VERSION } from '../mcp/server-info';
+import { SERVER_VERSION } from '../common/version';
 import { ADMIN_API_OPERATIONS } from './admin-api.operations';
 import { RESPONSE_SCHEMAS } from './openapi.schemas';
 import { header, type OperationDoc } from './operation-doc';

@@ -20,6 +20,7 @@ import {
 } from '../cluster/messages';
 import { VectorCallRouter } from './vector-call-router';
 import { createRootLogger } from '../common/logging';
+import { type Backoff, backoffDelay } from '../retry/backoff';
 import type { AppConfig } from '../config/app-config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../database/embedded-postgres';
 import { announcementOf } from '../local-server/announcement-of';
@@ -27,9 +28,8 @@ import { announceServer } from '../local-server/server-announcement';
 
 type Role = 'vector' | 'web';
 
-/** Restart delays of a worker that died: doubling from the first, capped at the last. */
-const RESTART_FIRST_MS = 1000;
-const RESTART_MAX_MS = 30_000;
+/** Restart delays of a worker that died: doubling from the first, capped. */
+const RESTART: Backoff = { firstMs: 1000, maxMs: 30_000, jitter: 0.2 };
 /** A worker that ran this long before dying is restarted after the first delay again. */
 const STABLE_MS = 60_000;
 /** Beyond the drain and the shutdown timeout, how long a worker may take to exit. */
@@ -168,7 +168,7 @@ export async function runPrimary(config: AppConfig): Promise<void> {
       // Before the cluster is up, start-up itself reports the failure.
       if (stopping || !up) return;
       failures[role] = Date.now() - started >= STABLE_MS ? 1 : failures[role] + 1;
-      const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures[role] - 1));
+      const delay = backoffDelay(failures[role] - 1, RESTART);
       log.error(
         `${role} worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); a new one starts in ${delay} ms`,
       );

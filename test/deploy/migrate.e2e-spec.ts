@@ -1,8 +1,8 @@
+import { getRandomPort } from 'get-port-please';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
 import { databaseUrl } from '../support/database';
-import { freePort } from '../server-process-helpers';
 import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
 import { waitFor } from '../support/wait';
 
@@ -36,7 +36,11 @@ describe('three servers starting at once on a fresh database (MIGRATIONS_RUN=tru
   const url = emptyDatabase('deploy_replicas');
 
   it('take turns on the migration lock: every migration is applied once and all three serve', async () => {
-    const ports = await Promise.all([freePort(), freePort(), freePort()]);
+    const ports = await Promise.all([
+      getRandomPort('127.0.0.1'),
+      getRandomPort('127.0.0.1'),
+      getRandomPort('127.0.0.1'),
+    ]);
     const servers = ports.map((port) =>
       runEntryPoint('main.ts', {
         DATABASE_URL: url,

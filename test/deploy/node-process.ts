@@ -20,7 +20,7 @@ export interface NodeProcess {
 export function runEntryPoint(entry: string, env: Record<string, string>): NodeProcess {
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', entry)],
+    ['-r', join(ROOT, 'test', 'support', 'from-sources.js'), join(ROOT, 'src', entry)],
     {
       cwd: ROOT,
       env: {

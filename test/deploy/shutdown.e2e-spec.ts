@@ -1,7 +1,7 @@
+import { getRandomPort } from 'get-port-please';
 import { Agent, request as httpRequest } from 'node:http';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { FakeOpenAi } from '../support/fake-openai';
-import { freePort } from '../server-process-helpers';
 import { NodeProcess, runEntryPoint, waitUntilServing } from './node-process';
 import { waitFor } from '../support/wait';
 
@@ -27,7 +27,7 @@ describe('graceful shutdown of the server process', () => {
   });
 
   async function startServer(env: Record<string, string> = {}) {
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     const server = runEntryPoint('main.ts', {
       DATABASE_URL: db.url,
       MIGRATIONS_RUN: 'false',

@@ -1,10 +1,5 @@
 // The `agent-data` command run from the sources (bin/agent-data.js runs the build), so that
 // tests of the command never exercise a stale build.
 'use strict';
-const { join } = require('node:path');
-
-require('ts-node').register({
-  transpileOnly: true,
-  project: join(__dirname, '..', '..', 'tsconfig.json'),
-});
+require('./from-sources');
 require('../../src/cli/main').runCli(process.argv.slice(2));

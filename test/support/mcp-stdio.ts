@@ -93,6 +93,26 @@ export class RawStdio {
     );
   }
 
+  /**
+   * The 2025 handshake: `initialize` as request `id` (protocol 2025-11-25), then
+   * `notifications/initialized` once it is answered. Resolves with the answer to `initialize`.
+   */
+  async handshake2025(id: number | string = 1): Promise<Record<string, unknown>> {
+    this.send({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'stdio-tests', version: '1' },
+      },
+    });
+    const answer = await this.answer(id);
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return answer;
+  }
+
   async end(): Promise<number | null> {
     this.child.stdin!.end();
     const [code] = await once(this.child, 'exit');

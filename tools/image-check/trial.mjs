@@ -4,11 +4,11 @@
 // built, and a free port, container and volume name in place of the page's, so that a run
 // never meets another. The block must exit 0, the server must have stored the document it
 // sends, and `docker stop` must end it with exit 0.
+import { getRandomPort } from 'get-port-please';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run, tail } from './host.mjs';
-import { freePort } from './services.mjs';
 
 /** The Image section's `docker build` tag and its trial block (the sh block with `docker run`). */
 export function trialBlock(root) {
@@ -44,7 +44,7 @@ export async function trialMode({ root, tag, started, secondsOf }) {
   const id = randomBytes(3).toString('hex');
   const name = `agent-data-check-trial-${id}`;
   const volume = `agent-data-check-trial-${id}`;
-  const port = String(await freePort());
+  const port = String(await getRandomPort('127.0.0.1'));
   started.containers.add(name);
   started.volumes.add(volume);
   const script = trial.block

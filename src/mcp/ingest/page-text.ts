@@ -1,6 +1,6 @@
 import { compile } from 'html-to-text';
 import { DomainError, ErrorCode } from '../../common/domain-error';
-import type { FetchedPage } from './safe-fetch';
+import type { FetchedPage } from '../../outbound/safe-fetch';
 
 /** The text of a fetched page, ready to store as a document body. */
 export interface PageText {

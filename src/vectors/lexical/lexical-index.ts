@@ -1,5 +1,6 @@
 // Longer than most files: the in-memory index is one data structure (postings in slabs, the
-// records, the dictionary, the folder and tag sets) whose parts change together.
+// records, the dictionary) whose parts change together. The folder and tag sets, and what
+// filters made of them, are document-groups.ts's.
 import { setImmediate } from 'node:timers/promises';
 import type { LexicalRecord } from './lexical-record';
 import { packPosting, passageCount, passageIndex, PostingStore } from './posting-store';
@@ -7,7 +8,8 @@ import { readDocTerms, writeDocTerms } from './doc-terms';
 import { type Bm25Averages, idf, passageShare, termShare } from './bm25';
 import type { LexicalIndexState } from './index-state';
 import { topSlots } from './top-slots';
-import { admits, filterKey, type DocumentFilter } from './document-filter';
+import { admits, type DocumentFilter } from './document-filter';
+import { DocumentGroups } from './document-groups';
 
 export { admits, filterKey, type DocumentFilter } from './document-filter';
 
@@ -56,11 +58,8 @@ export interface LexicalMatch {
  * postings.
  */
 const FEW_ADMITTED = 1 / 4;
-const NONE: ReadonlySet<string> = new Set();
 /** Documents restored per turn of the event loop (some milliseconds). */
 const RESTORED_PER_TURN = 5000;
-/** Readable-folder masks kept (the last principals' folders). */
-const MASKS_KEPT = 8;
 
 export { BM25_B, BM25_K1, FIELD_WEIGHTS, PASSAGE_WEIGHT } from './bm25';
 
@@ -83,16 +82,10 @@ export class LexicalIndex {
   /** Every term's postings (posting-store.ts), by term id. */
   private store = new PostingStore();
   private readonly slots = new Map<string, number>();
-  /** The ids under each folder (every folder an id's path names) and those with each tag. */
-  private readonly folders = new Map<string, Set<string>>();
-  private readonly tagged = new Map<string, Set<string>>();
-  /** Changes with every document set or removed: what the masks below were built at. */
+  /** The ids under each folder and with each tag, and what filters made of them (kept). */
+  private readonly groups = new DocumentGroups();
+  /** Changes with every document set or removed: what the groups' kept answers were built at. */
   private version = 0;
-  private readonly masks = new Map<string, { version: number; mask: Uint8Array }>();
-  private readonly admittedKept = new Map<
-    string,
-    { version: number; ids: readonly string[] | undefined; slots?: Int32Array }
-  >();
 
   /** Changes with every document set or removed. */
   get changes(): number {
@@ -268,7 +261,7 @@ export class LexicalIndex {
         throw new Error(`slot ${slot} of the index is incomplete`);
       }
       index.slots.set(documentId, slot);
-      index.group(documentId, tags, true);
+      index.groups.group(documentId, tags, true);
       index.liveCount++;
       for (let f = 0; f < 3; f++) index.lengthSums[f] += state.lengths[slot * 3 + f];
       for (let p = start; p < start + count; p++) index.passageLengthSum += state.passageLengths[p];
@@ -297,7 +290,7 @@ export class LexicalIndex {
     this.lengths = grow(this.lengths, this.slotCount * 3);
     this.slots.set(document.documentId, slot);
     this.version++;
-    this.group(document.documentId, document.tags, true);
+    this.groups.group(document.documentId, document.tags, true);
     this.ids[slot] = document.documentId;
     this.tags[slot] = document.tags;
     this.revisions[slot] = document.revision;
@@ -331,7 +324,7 @@ export class LexicalIndex {
     if (slot === undefined) return;
     this.slots.delete(documentId);
     this.version++;
-    this.group(documentId, this.tags[slot]!, false);
+    this.groups.group(documentId, this.tags[slot]!, false);
     this.alive[slot] = 0;
     this.liveCount--;
     for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.lengths[slot * 3 + f];
@@ -358,90 +351,11 @@ export class LexicalIndex {
   }
 
   /**
-   * 2 for every slot outside `folders`, 0 for the others: built from the folder sets and kept
-   * for the next searches with the same folders until a document is set or removed (one
-   * principal's readable folders are asked for again and again).
-   */
-  private outside(folders: readonly string[]): Uint8Array {
-    const key = folders.join('\n');
-    const kept = this.masks.get(key);
-    if (kept !== undefined && kept.version === this.version) return kept.mask;
-    const mask = new Uint8Array(this.slotCount).fill(2);
-    for (const folder of folders) {
-      for (const id of this.folders.get(folder) ?? NONE) mask[this.slots.get(id)!] = 0;
-    }
-    if (this.masks.size >= MASKS_KEPT) this.masks.delete(this.masks.keys().next().value!);
-    this.masks.set(key, { version: this.version, mask });
-    return mask;
-  }
-
-  /** Adds a document to (or takes it from) the sets of its folders and its tags. */
-  private group(documentId: string, tags: readonly string[], add: boolean): void {
-    const sets: Array<[Map<string, Set<string>>, string]> = tags.map((tag) => [this.tagged, tag]);
-    for (let at = documentId.indexOf('/'); at >= 0; at = documentId.indexOf('/', at + 1)) {
-      sets.push([this.folders, documentId.slice(0, at + 1)]);
-    }
-    for (const [groups, key] of sets) {
-      let members = groups.get(key);
-      if (add) {
-        if (members === undefined) groups.set(key, (members = new Set()));
-        members.add(documentId);
-      } else if (members !== undefined) {
-        members.delete(documentId);
-        if (members.size === 0) groups.delete(key);
-      }
-    }
-  }
-
-  /**
    * The ids `filter` admits when they are few (at most `share` of the documents, by default
    * {@link FEW_ADMITTED}), read from the folder and tag sets; `undefined` when there are more.
    */
   admitted(filter: DocumentFilter, share = FEW_ADMITTED): readonly string[] | undefined {
-    return this.remembered(filter, share).ids;
-  }
-
-  /** What the index's state now gives for this filter: a policy's folders come back often. */
-  private remembered(
-    filter: DocumentFilter,
-    share: number,
-  ): { ids: readonly string[] | undefined; slots?: Int32Array } {
-    const key = `${share}\u0001${filterKey(filter)}`;
-    const kept = this.admittedKept.get(key);
-    if (kept !== undefined && kept.version === this.version) return kept;
-    const entry = { version: this.version, ids: this.admittedNow(filter, share) } as {
-      version: number;
-      ids: readonly string[] | undefined;
-      slots?: Int32Array;
-    };
-    if (this.admittedKept.size >= MASKS_KEPT) {
-      this.admittedKept.delete(this.admittedKept.keys().next().value!);
-    }
-    this.admittedKept.set(key, entry);
-    return entry;
-  }
-
-  private admittedNow(filter: DocumentFilter, share: number): string[] | undefined {
-    // Each condition as the documents meeting it: one set, or the union of disjoint sets.
-    const conditions: Array<ReadonlyArray<ReadonlySet<string>>> = [];
-    if (filter.folder !== undefined) conditions.push([this.folders.get(filter.folder) ?? NONE]);
-    for (const tag of filter.tags ?? []) conditions.push([this.tagged.get(tag) ?? NONE]);
-    if (filter.folders !== undefined) {
-      conditions.push(filter.folders.map((folder) => this.folders.get(folder) ?? NONE));
-    }
-    if (conditions.length === 0) return undefined;
-    const size = (sets: ReadonlyArray<ReadonlySet<string>>) =>
-      sets.reduce((sum, set) => sum + set.size, 0);
-    conditions.sort((a, b) => size(a) - size(b));
-    const [fewest, ...others] = conditions;
-    if (size(fewest) > this.liveCount * share) return undefined;
-    const found = new Set<string>();
-    for (const set of fewest) {
-      for (const id of set) {
-        if (others.every((sets) => sets.some((other) => other.has(id)))) found.add(id);
-      }
-    }
-    return [...found];
+    return this.groups.remembered(filter, share, this.version, this.liveCount).ids;
   }
 
   /**
@@ -466,7 +380,8 @@ export class LexicalIndex {
     };
     const store = this.store;
 
-    const few = filter && this.remembered(filter, FEW_ADMITTED);
+    const few =
+      filter && this.groups.remembered(filter, FEW_ADMITTED, this.version, this.liveCount);
     if (few?.ids !== undefined) {
       // Few documents admitted: each one's posting of each term, found by bisection.
       few.slots ??= Int32Array.from(few.ids, (id) => this.slots.get(id)!).sort();
@@ -486,7 +401,9 @@ export class LexicalIndex {
       let state: Uint8Array | undefined;
       if (folders !== undefined) {
         // Readable folders: the documents outside them refused before anything is scored.
-        state = this.outside(folders).slice();
+        state = this.groups
+          .outside(folders, this.version, this.slotCount, (id) => this.slots.get(id)!)
+          .slice();
       } else if (accept !== undefined) {
         state = new Uint8Array(this.slotCount);
       }

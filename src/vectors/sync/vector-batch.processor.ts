@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type Backoff, backoffDelay } from '../../retry/backoff';
 import { logFault } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
@@ -26,9 +27,8 @@ import { VectorWorkPool } from '../work/vector-work.pool';
 
 /** Longest wait between two retries of a failed document. */
 const MAX_RETRY_MS = 2 * 60 * 1000;
-/** First and longest wait between attempts to give leases back while PostgreSQL is down. */
-const RELEASE_RETRY_BASE_MS = 250;
-const RELEASE_RETRY_MAX_MS = 2000;
+/** Waits between attempts to give leases back while PostgreSQL is down. */
+const RELEASE_RETRY: Backoff = { firstMs: 250, maxMs: 2000, jitter: 0.2 };
 
 /** The reason a batch is aborted when it runs far longer than any batch should. */
 export class BatchDeadline extends Error {}
@@ -289,10 +289,11 @@ export class VectorBatchProcessor {
       .replace(/\s+/g, ' ')
       .trim()
       .slice(0, 1000);
-    const retryMs = Math.round(
-      Math.min(MAX_RETRY_MS, this.config.vectorRetryBaseMs * 2 ** (item.attempts - 1)) *
-        (0.8 + Math.random() * 0.4),
-    );
+    const retryMs = backoffDelay(item.attempts - 1, {
+      firstMs: this.config.vectorRetryBaseMs,
+      maxMs: MAX_RETRY_MS,
+      jitter: 0.2,
+    });
     const outcome = await this.queue.fail({ ...leaseOf(item), revision: item.revision }, message, {
       maxAttempts: this.config.vectorMaxAttempts,
       retryMs,
@@ -321,7 +322,8 @@ export class VectorBatchProcessor {
     if (items.length === 0) return;
     const leases: VectorLease[] = items.map(leaseOf);
     const until = Date.now() + this.config.vectorLeaseMs;
-    for (let wait = RELEASE_RETRY_BASE_MS; ; wait = Math.min(RELEASE_RETRY_MAX_MS, wait * 2)) {
+    for (let attempt = 0; ; attempt++) {
+      const wait = backoffDelay(attempt, RELEASE_RETRY);
       try {
         await this.queue.release(leases);
         for (let i = 0; i < items.length; i++) this.count('released');

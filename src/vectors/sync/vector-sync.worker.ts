@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type Backoff, backoffDelay } from '../../retry/backoff';
 import { logFault } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
@@ -20,8 +21,7 @@ export const BATCH_DOCUMENTS = 16;
 /** How long a stopping worker lets batches in progress finish before aborting them. */
 const STOP_GRACE_MS = 5000;
 /** Waits after the queue itself (PostgreSQL) failed, doubling up to the cap. */
-const QUEUE_ERROR_BASE_MS = 100;
-const QUEUE_ERROR_MAX_MS = 1000;
+const QUEUE_ERROR: Backoff = { firstMs: 100, maxMs: 1000, jitter: 0.2 };
 /** Longest sleep before looking at a due retry again (clocks of servers may differ a little). */
 const MAX_IDLE_MS = 60_000;
 /** A batch running this long is stuck (a hung request): it is aborted, counted as an attempt. */
@@ -171,7 +171,7 @@ export class VectorSyncWorker {
         failures = 0;
       } catch (error) {
         failures++;
-        const wait = Math.min(QUEUE_ERROR_MAX_MS, QUEUE_ERROR_BASE_MS * 2 ** (failures - 1));
+        const wait = backoffDelay(failures - 1, QUEUE_ERROR);
         if (isDatabaseUnavailable(error)) logFault(this.logger, 'vector sync claim', error);
         else this.logger.warn(`claiming work failed (retry in ${wait} ms): ${String(error)}`);
         await this.sleep(wait);
@@ -272,7 +272,7 @@ export class VectorSyncWorker {
       if (!isDatabaseUnavailable(error)) {
         this.logger.warn(`reading the next retry time failed: ${String(error)}`);
       }
-      return QUEUE_ERROR_MAX_MS;
+      return QUEUE_ERROR.maxMs;
     }
   }
 

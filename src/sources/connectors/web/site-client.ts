@@ -1,5 +1,6 @@
+import { backoffDelay } from '../../../retry/backoff';
 import { DomainError, ErrorCode } from '../../../common/domain-error';
-import type { FetchResponse, SafeFetcher } from '../../../mcp/ingest/safe-fetch';
+import type { FetchResponse, SafeFetcher } from '../../../outbound/safe-fetch';
 import type { HostPacer } from './host-pacer';
 
 /** Who we are, to sites and to their robots.txt (which matches the part before the `/`). */
@@ -14,7 +15,10 @@ export const MAX_REDIRECTS = 5;
 export interface RetryRules {
   /** Further attempts after a 5xx, a 429 or a failed connection. */
   readonly retries: number;
-  /** The first backoff, tripled at each attempt, when the site gives no `Retry-After`. */
+  /**
+   * The first backoff, tripled at each attempt (less up to a fifth, at random; never past
+   * maxRetryAfterMs), when the site gives no `Retry-After`.
+   */
   readonly backoffMs: number;
   /** The longest `Retry-After` waited for; a longer one fails the request at once. */
   readonly maxRetryAfterMs: number;
@@ -69,7 +73,12 @@ export class SiteClient {
     const headers = { 'User-Agent': USER_AGENT, Accept: ACCEPT, ...options.headers };
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.rules.retries;
-      const backoff = this.rules.backoffMs * 3 ** attempt;
+      const backoff = backoffDelay(attempt, {
+        firstMs: this.rules.backoffMs,
+        factor: 3,
+        maxMs: this.rules.maxRetryAfterMs,
+        jitter: 0.2,
+      });
       let response: FetchResponse;
       try {
         response = await this.pacer.run(url.host, options.signal, () =>

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode } from '../../../common/domain-error';
 import type { SourceDocument } from '../../../conversion/file-document';
-import type { FetchResponse } from '../../../mcp/ingest/safe-fetch';
-import type { UrlPolicy } from '../../../mcp/ingest/url-policy';
+import type { FetchResponse } from '../../../outbound/safe-fetch';
+import type { UrlPolicy } from '../../../outbound/url-policy';
 import type { Enumeration, EnumerationContext, KnownItem, SourceItem } from '../connector';
 import { readPage } from './page-content';
 import { canonicalUrl, type QueryRule, Scope } from './page-url';

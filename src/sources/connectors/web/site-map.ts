@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
 import robotsParser from 'robots-parser';
-import type { FetchResponse } from '../../../mcp/ingest/safe-fetch';
+import type { FetchResponse } from '../../../outbound/safe-fetch';
 import { canonicalUrl, Scope } from './page-url';
 import { SiteClient, statusReason, USER_AGENT } from './site-client';
 

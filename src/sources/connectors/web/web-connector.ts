@@ -1,7 +1,7 @@
 import { MAX_CONVERTED_BYTES } from '../../../conversion/file-document';
-import { AddressPolicy } from '../../../mcp/ingest/address-policy';
-import { type Resolver, SafeFetcher } from '../../../mcp/ingest/safe-fetch';
-import { UrlPolicy } from '../../../mcp/ingest/url-policy';
+import { AddressPolicy } from '../../../outbound/address-policy';
+import { type Resolver, SafeFetcher } from '../../../outbound/safe-fetch';
+import { UrlPolicy } from '../../../outbound/url-policy';
 import { SOURCE_DEFAULTS, type WebSourceDeclaration } from '../../source-declaration';
 import type { Connector, Enumeration, EnumerationContext } from '../connector';
 import { HostPacer } from './host-pacer';

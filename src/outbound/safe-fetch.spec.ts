@@ -1,4 +1,4 @@
-import { answer, type LoopbackSite, startLoopbackSite } from '../../../test/support/loopback-site';
+import { answer, type LoopbackSite, startLoopbackSite } from '../../test/support/loopback-site';
 import { AddressPolicy } from './address-policy';
 import { SafeFetcher } from './safe-fetch';
 import { UrlPolicy } from './url-policy';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DomainError, ErrorCode, invalidArgument } from '../../common/domain-error';
+import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
 import { AddressPolicy } from './address-policy';
 
 /**

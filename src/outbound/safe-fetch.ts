@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { DomainError, ErrorCode } from '../../common/domain-error';
+import { DomainError, ErrorCode } from '../common/domain-error';
 import { forbidden, UrlPolicy } from './url-policy';
 
 /** A fetched page: its final URL (after redirects), media type and raw bytes. */

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode } from '../../common/domain-error';
+import { DomainError, ErrorCode } from '../common/domain-error';
 import { AddressPolicy } from './address-policy';
 import { UrlPolicy } from './url-policy';
 
