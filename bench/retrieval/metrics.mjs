@@ -86,6 +86,34 @@ export function summarise(perQueryResults) {
   ];
 }
 
+/** Mode of the rows of hybrid's nDCG@10 less the better side's, kind by kind. */
+export const BESIDE_SIDES = 'hybrid − best side';
+
+/**
+ * Rows `hybrid − best side` (after `prefix`, the second corpus's rows): for each kind, hybrid's
+ * nDCG@10 less the larger of the lexical side's and the vector side's alone. Hybrid is the
+ * default and should never be worth less than either of its sides (docs/search.md, "Fusion").
+ */
+export function besideSides(table, prefix = '') {
+  const of = (mode, kind) =>
+    table.find((r) => r.mode === `${prefix}${mode}` && r.kind === kind)?.ndcg10;
+  return table
+    .filter((r) => r.mode === `${prefix}hybrid`)
+    .flatMap((r) => {
+      const sides = [of('lexical', r.kind), of('vector', r.kind)].filter((v) => v !== undefined);
+      if (sides.length === 0) return [];
+      const best = Math.max(...sides);
+      return [
+        {
+          mode: `${prefix}${BESIDE_SIDES}`,
+          kind: r.kind,
+          queries: r.queries,
+          ndcg10: r.ndcg10 - best,
+        },
+      ];
+    });
+}
+
 function dcg(grades) {
   return grades.reduce((sum, g, i) => sum + (2 ** g - 1) / Math.log2(i + 2), 0);
 }

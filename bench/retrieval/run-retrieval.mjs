@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { buildCorpus, corpusFingerprint } from './corpus.mjs';
 import { SECOND_PREFIX, buildSecondCorpus, secondCorpusFingerprint } from './second-corpus.mjs';
 import { baselineRankers } from './baselines.mjs';
-import { scoreQuery, summarise } from './metrics.mjs';
+import { besideSides, scoreQuery, summarise } from './metrics.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -66,6 +66,9 @@ const SEARCH_LIMIT = 10;
  *   `true` on the same server, seeded under alt/ after the first corpus has been measured and
  *   asked within alt/; `{ baseUrl, headers }` on a server of its own; the baselines index it
  *   alone either way
+ * @param {boolean} [context.keepSides]  return each query's candidates of each side (`sides`:
+ *   `first` and `second`, by query id, {@link SIDE_DEPTH} of each with their scores), for
+ *   evaluating fusion rules offline (fusion-lab.mjs)
  */
 export async function runRetrieval({
   baseUrl,
@@ -76,6 +79,7 @@ export async function runRetrieval({
   seed = true,
   waitTimeoutMs = 20 * 60_000,
   secondCorpus = process.env.BENCH_SECOND_CORPUS === '1',
+  keepSides = false,
 } = {}) {
   const packages = await buildCorpus(root, { warn: log });
   const multilingual = JSON.parse(readFileSync(MULTILINGUAL_FILE, 'utf8'));
@@ -95,6 +99,7 @@ export async function runRetrieval({
   const notes = {};
   const perQuery = [];
   let fusion;
+  let sides;
 
   let indexing;
   if (baseUrl) {
@@ -108,7 +113,8 @@ export async function runRetrieval({
       if (note) notes[mode] = note;
       perQuery.push(...results);
     }
-    fusion = await fusionSweep(http, queries, log);
+    sides = await askSides(http, queries);
+    fusion = await fusionSweep(sides, queries, log);
     // A mode whose answers equal another mode's on every query was most likely ignored.
     for (const mode of modes) {
       if (notes[mode]?.startsWith('unsupported')) continue;
@@ -149,6 +155,7 @@ export async function runRetrieval({
         seed,
         log,
         waitTimeoutMs,
+        keepSides,
       })
     : undefined;
   if (second) {
@@ -159,6 +166,7 @@ export async function runRetrieval({
     }
     Object.assign(notes, second.notes);
   }
+  table.push(...besideSides(table), ...besideSides(table, SECOND_MODE_PREFIX));
   printTable(table, notes, print);
   for (const line of notFirst(perQuery, queries)) print(line);
   if (fusion) printFusion(fusion, print);
@@ -175,6 +183,9 @@ export async function runRetrieval({
     table,
     ...(fusion ? { fusion } : {}),
     perQuery: second ? [...perQuery, ...second.perQuery] : perQuery,
+    ...(keepSides && sides
+      ? { sides: { first: Object.fromEntries(sides), second: second?.sides } }
+      : {}),
   };
 }
 
@@ -184,7 +195,7 @@ export async function runRetrieval({
  * alone (neither); the baselines index the second corpus alone. Rows are modes named
  * `second corpus: <mode>`.
  */
-async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
+async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs, keepSides }) {
   const corpus = await buildSecondCorpus(root, { warn: log });
   const fingerprint = secondCorpusFingerprint(corpus);
   const text = readFileSync(SECOND_HELD_BACK_FILE, 'utf8');
@@ -204,6 +215,7 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
   const perQuery = [];
   const server = own?.http ?? http;
   let indexing;
+  let sides;
   if (server) {
     const seeding = Date.now();
     const seeded = own ? own.seed : seed;
@@ -220,6 +232,7 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
       if (note) notes[named(mode)] = note;
       perQuery.push(...results.map((r) => ({ ...r, mode: named(mode) })));
     }
+    if (keepSides) sides = Object.fromEntries(await askSides(server, asked));
   }
   const rankers = await baselineRankers(corpus);
   for (const [name, rank] of Object.entries(rankers)) {
@@ -228,6 +241,7 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
   return {
     notes,
     perQuery,
+    sides,
     summary: {
       documents: corpus.length,
       fingerprint,
@@ -241,6 +255,30 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs }) {
 /** Candidates each side gives the fusion: the server's SEARCH_CANDIDATES, and its limit. */
 const FUSION_DEPTHS = [20, 50];
 const FUSION_WEIGHTS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+/** Candidates asked of each side alone, for the sweep and for fusion-lab.mjs. */
+export const SIDE_DEPTH = Math.max(...FUSION_DEPTHS);
+
+/**
+ * Each query's candidates of each side alone (`mode=lexical`, `mode=vector`, SIDE_DEPTH of
+ * each, the query's prefix kept): by query id, `{ lexical, vector }`, each a list of
+ * `{ documentId, score }`, best first.
+ */
+async function askSides(http, queries) {
+  const sides = new Map();
+  for (const q of queries) {
+    const side = async (mode) => {
+      const params = new URLSearchParams({ query: q.query, limit: String(SIDE_DEPTH), mode });
+      if (q.prefix) params.set('prefix', q.prefix);
+      const answer = await http('GET', `/search?${params}`);
+      return (answer.json?.results ?? []).map((r) => ({
+        documentId: r.document_id,
+        score: r.score,
+      }));
+    };
+    sides.set(q.id, { lexical: await side('lexical'), vector: await side('vector') });
+  }
+  return sides;
+}
 
 /**
  * The fusion's choice, measured: each query's lexical and vector candidates (the server's,
@@ -248,27 +286,13 @@ const FUSION_WEIGHTS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
  * weight of FUSION_WEIGHTS, and by weighted reciprocal rank (k 60) for comparison; nDCG@10
  * per kind of each. The server's own hybrid uses SEARCH_VECTOR_WEIGHT.
  */
-async function fusionSweep(http, queries, log) {
+async function fusionSweep(sides, queries, log) {
   let fuse;
   try {
     ({ fuse } = await import('../../dist/src/vectors/search/fusion.js'));
   } catch {
     log('fusion sweep skipped: no dist/ (npm run build)');
     return undefined;
-  }
-  const sides = new Map();
-  for (const q of queries) {
-    const side = async (mode) => {
-      const params = new URLSearchParams({
-        query: q.query,
-        limit: String(Math.max(...FUSION_DEPTHS)),
-        mode,
-      });
-      if (q.prefix) params.set('prefix', q.prefix);
-      const answer = await http('GET', `/search?${params}`);
-      return (answer.json?.results ?? []).map((r) => ({ ...r, documentId: r.document_id }));
-    };
-    sides.set(q.id, { lexical: await side('lexical'), vector: await side('vector') });
   }
   const rrf = (lexical, vector, weight) => {
     const scores = new Map();
@@ -614,7 +638,11 @@ function notFirst(perQuery, queries) {
 function printTable(table, notes, print) {
   const columns = ['mode', 'kind', 'queries', 'ndcg10', 'recall5', 'mrr10'];
   const cell = (r, c) =>
-    typeof r[c] === 'number' && !Number.isInteger(r[c]) ? r[c].toFixed(3) : String(r[c]);
+    r[c] === undefined
+      ? ''
+      : typeof r[c] === 'number' && !Number.isInteger(r[c])
+        ? r[c].toFixed(3)
+        : String(r[c]);
   const widths = columns.map((c) => Math.max(c.length, ...table.map((r) => cell(r, c).length)));
   const line = (values) => values.map((v, i) => v.padEnd(widths[i])).join('  ');
   print(line(columns));

@@ -56,7 +56,7 @@ export class EmbeddingsChoice {
   static async choose(config: AppConfig): Promise<EmbeddingsChoice> {
     const given = config.searchVectorWeight;
     const weight = (own: VectorWeights): VectorWeights =>
-      given === undefined ? own : { keywords: given, sentences: given };
+      given === undefined ? own : { keywords: given, sentences: given, fixed: true };
     if (config.embeddingsProvider === 'openai') {
       const model = config.embeddingsModel!;
       return new EmbeddingsChoice(

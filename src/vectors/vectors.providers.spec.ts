@@ -43,6 +43,16 @@ describe('vector factories', () => {
     expect(off.reason).toMatch(/^hashed vectors \(LOCAL_SEMANTIC=off\): /);
   });
 
+  it('start each query from the weights of its embedder, or use SEARCH_VECTOR_WEIGHT as it is', async () => {
+    const own = await EmbeddingsChoice.choose(loadConfig({ MODELS_DIR }));
+    expect(own.vectorWeights).toEqual({ keywords: 0.1, sentences: 0.3 });
+    const given = await EmbeddingsChoice.choose(
+      loadConfig({ MODELS_DIR, SEARCH_VECTOR_WEIGHT: '0.4' }),
+    );
+    // Set by the operator: the same for every query, not moved by each query's evidence.
+    expect(given.vectorWeights).toEqual({ keywords: 0.4, sentences: 0.4, fixed: true });
+  });
+
   it('choose OpenAI and Qdrant from configuration', async () => {
     const config = loadConfig({
       OPENAI_API_KEY: 'sk-x',

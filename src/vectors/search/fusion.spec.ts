@@ -1,4 +1,5 @@
-import { fuse } from './fusion';
+import fc from 'fast-check';
+import { commitment, fuse, vectorWeightFor } from './fusion';
 
 const hit = (documentId: string, score: number) => ({
   documentId,
@@ -72,6 +73,115 @@ describe('fuse with a floor', () => {
     expect(ids).toEqual(['a', 'w', 'both-weak']);
     expect(fuse(lexical, vector, 0.5, { floor: 0.25 }).map((h) => h.documentId)).toContain(
       'common-word',
+    );
+  });
+});
+
+describe('fuse with the depth asked (a side that ran out of candidates)', () => {
+  it("keeps a short side's last match above nothing: its floor is 0, not its last score", () => {
+    const lexical = [hit('a', 6), hit('b', 4), hit('c', 3)];
+    // Three matches of 20 asked: c is a match worth half of a, not the worst document.
+    expect(fuse(lexical, [], 0, { depth: 20 }).map((h) => h.score)).toEqual([1, 4 / 6, 0.5]);
+    // A side that gave all it was asked for is scaled over its own range, as before.
+    expect(fuse(lexical, [], 0, { depth: 3 }).map((h) => h.score)).toEqual([1, 1 / 3, 0]);
+  });
+
+  it('lets a document both sides found in a small folder pass one only a weak side found', () => {
+    // In a folder of four documents the lexical side matches two and the vector side ranks all four.
+    const lexical = [hit('readme', 8), hit('answer', 7)];
+    const vector = [hit('answer', 0.8), hit('other', 0.7), hit('readme', 0.5), hit('last', 0.4)];
+    expect(fuse(lexical, vector, 0.5, { depth: 20 })[0].documentId).toBe('answer');
+    // Scaled over its two matches alone, `answer` counted as no lexical match at all.
+    expect(fuse(lexical, vector, 0.5)[0].documentId).toBe('readme');
+  });
+});
+
+describe('the weight of each query (vectorWeightFor)', () => {
+  const flat = [hit('a', 5), hit('b', 4.9), hit('c', 4.8), hit('d', 4.8)];
+  const sharp = [hit('x', 0.9), hit('y', 0.2), hit('z', 0.1), hit('w', 0.1)];
+
+  it('keeps the prior when both sides are as sure, and a prior of 0 or 1 as it is', () => {
+    expect(vectorWeightFor(0.3, flat, flat, 20)).toBeCloseTo(0.3, 12);
+    expect(vectorWeightFor(0, flat, sharp, 20)).toBe(0);
+    expect(vectorWeightFor(1, sharp, flat, 20)).toBe(1);
+  });
+
+  it('leans towards the side whose first answers stand out from the rest', () => {
+    expect(vectorWeightFor(0.3, flat, sharp, 20)).toBeGreaterThan(0.3);
+    expect(vectorWeightFor(0.6, sharp, flat, 20)).toBeLessThan(0.6);
+  });
+
+  it("reads the scores' shape, not their scale: BM25 and cosine compare", () => {
+    const scaled = sharp.map((h) => ({ ...h, score: h.score * 37 }));
+    expect(commitment(scaled, 20)).toBeCloseTo(commitment(sharp, 20), 12);
+    expect(commitment([], 20)).toBe(0);
+    expect(commitment([hit('a', 2), hit('b', 2)], 20)).toBe(0);
+  });
+});
+
+describe('fusion rule properties', () => {
+  // A side's candidates: distinct documents of a small pool, strictly decreasing scores.
+  const side = (scale: number) =>
+    fc.uniqueArray(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 25 }).chain((ids) =>
+      fc
+        .uniqueArray(fc.double({ min: 0.001, max: 1, noNaN: true }), {
+          minLength: ids.length,
+          maxLength: ids.length,
+        })
+        .map((scores) => {
+          const sorted = [...scores].sort((a, b) => b - a);
+          return ids.map((id, i) => hit(`d${id}`, sorted[i] * scale));
+        }),
+    );
+  const prior = fc.double({ min: 0.01, max: 0.99, noNaN: true });
+  const floors = { floor: 0.25, lexicalFloor: 0.1, depth: 20 };
+
+  it("keeps the vector side's order when the lexical side matches none of the query's terms", () => {
+    fc.assert(
+      fc.property(side(1), prior, (vector, p) => {
+        const fused = fuse([], vector, vectorWeightFor(p, [], vector, 20), floors);
+        const order = vector.map((h) => h.documentId);
+        expect(fused.map((h) => h.documentId)).toEqual(order.slice(0, fused.length));
+        expect(fused.length).toBeGreaterThan(0);
+      }),
+    );
+  });
+
+  it("keeps the lexical side's order when the vector side has nothing", () => {
+    fc.assert(
+      fc.property(side(20), prior, (lexical, p) => {
+        const fused = fuse(lexical, [], vectorWeightFor(p, lexical, [], 20), floors);
+        const order = lexical.map((h) => h.documentId);
+        expect(fused.map((h) => h.documentId)).toEqual(order.slice(0, fused.length));
+      }),
+    );
+  });
+
+  it('keeps on top the first documents both sides agree on, whatever the weight', () => {
+    fc.assert(
+      fc.property(side(20), side(1), prior, fc.integer({ min: 1, max: 5 }), (lex, vec, p, k) => {
+        // The same k documents first on both sides (in any order), the rest as drawn.
+        const common = lex.slice(0, k).map((h) => h.documentId);
+        const rest = vec.filter((h) => !common.includes(h.documentId));
+        const vector = [
+          ...[...common].reverse().map((id, i) => hit(id, 2 + (common.length - i))),
+          ...rest,
+        ];
+        const fused = fuse(lex, vector, vectorWeightFor(p, lex, vector, 20), floors);
+        expect(new Set(fused.slice(0, common.length).map((h) => h.documentId))).toEqual(
+          new Set(common),
+        );
+      }),
+    );
+  });
+
+  it('gives every weight strictly between 0 and 1 for a prior between them', () => {
+    fc.assert(
+      fc.property(side(20), side(1), prior, (lex, vec, p) => {
+        const w = vectorWeightFor(p, lex, vec, 20);
+        expect(w).toBeGreaterThan(0);
+        expect(w).toBeLessThan(1);
+      }),
     );
   });
 });

@@ -10,7 +10,7 @@ import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import type { Access } from '../../documents/access';
 import { highlight, snippetOf } from './snippet';
 import { folderOf } from '../stores/vector-payload';
-import { type Candidate, fuse } from './fusion';
+import { type Candidate, fuse, vectorWeightFor } from './fusion';
 import { readsAsKeywords } from './query-kind';
 import { SEARCH_SIDES, type SearchSides } from './search-sides';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
@@ -63,8 +63,9 @@ export type SearchInput = z.input<typeof searchSchema> & {
  * Search over the knowledge base, shared by the MCP tool `search_knowledge` and
  * `GET /search` (docs/search.md): the lexical side (BM25 over documents and their best
  * passages) and the vector side (the nearest documents to the query's meaning), fused by
- * their normalised scores (`SEARCH_VECTOR_WEIGHT`, over the first `SEARCH_CANDIDATES` of each
- * side). Where the sides come from is the {@link SearchSides}' business: this process's index
+ * their normalised scores (over the first `SEARCH_CANDIDATES` of each side, with a weight of
+ * the vector side chosen per query from the query's kind and how sure each side is, or
+ * `SEARCH_VECTOR_WEIGHT`). Where the sides come from is the {@link SearchSides}' business: this process's index
  * and the vector store, or Qdrant for both. Each document appears once, with its best passage
  * (the lexical side's, which holds the query's words, when both found it). Only documents
  * alive in PostgreSQL are answered (an index may still hold one deleted a moment ago). A web
@@ -144,11 +145,15 @@ export class SearchService {
         results: this.present(shown, parsed.query, lexical.lexemes),
       };
     }
+    // The query's kind and the embedder set the weight this query starts from; how sharply
+    // each side's scores stand out moves it (docs/search.md, "Fusion").
     const weights = this.choice.vectorWeights;
-    const weight = readsAsKeywords(parsed.query) ? weights.keywords : weights.sentences;
+    const prior = readsAsKeywords(parsed.query) ? weights.keywords : weights.sentences;
+    const weight = weights.fixed ? prior : vectorWeightFor(prior, lexical.hits, vector.hits, depth);
     const fused = fuse(lexical.hits, vector.hits, weight, {
       floor: VECTOR_ONLY_FLOOR,
       lexicalFloor: LEXICAL_ONLY_FLOOR,
+      depth,
     });
     const shown = await this.complete(fused, lexical.lexemes, limit);
     const results = this.present(shown, parsed.query, lexical.lexemes);
