@@ -42,7 +42,6 @@ export default tseslint.config(
     files: [
       'src/config/**',
       'src/main.ts',
-      'src/database/data-source.ts',
       // The command line is a client: AGENT_DATA_URL and AGENT_DATA_API_KEY are its own.
       'src/cli/main.ts',
       'src/cli/server-client.ts',

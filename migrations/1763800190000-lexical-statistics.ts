@@ -55,7 +55,7 @@ export class LexicalStatistics1763800190000 implements MigrationInterface {
              ${sign} * coalesce(sum(lengths[2]), 0) AS heading_words,
              ${sign} * coalesce(sum(lengths[3]), 0) AS body_words,
              ${sign} * coalesce(sum(cardinality(passage_lengths)), 0) AS passages,
-             ${sign} * coalesce(sum((SELECT sum(w) FROM unnest(passage_lengths) AS w)), 0)
+             ${sign} * (SELECT coalesce(sum(w), 0) FROM ${rows} r, unnest(r.passage_lengths) AS w)
                AS passage_words
         FROM ${rows}`;
     await queryRunner.query(`

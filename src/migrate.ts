@@ -3,21 +3,21 @@
  *
  * Applies pending migrations with the compiled code (no ts-node, no dev dependencies) and
  * exits 0, or 1 with one line on stderr. The Helm chart runs it as a pre-install /
- * pre-upgrade Job while the Deployment runs with MIGRATIONS_RUN=false. Configuration is
- * the server's (DATABASE_URL; unset ⇒ the embedded PostgreSQL under DATA_DIR).
+ * pre-upgrade Job while the Deployment runs with MIGRATIONS_RUN=false. It reads DATABASE_URL
+ * (unset ⇒ the embedded PostgreSQL under DATA_DIR) and nothing of the server's settings: the
+ * image's HOST=0.0.0.0, which the server refuses without API keys, does not stop it.
  */
 import 'reflect-metadata';
-import { AppConfig } from './config/app-config';
-import { ConfigError } from './config/config-values';
-import { loadConfig } from './config/load-config';
+import { ConfigError } from './config/config-error';
+import { type DatabaseLocation, loadDatabaseLocation } from './config/database-location';
 import { openDatabase } from './database/database-opener';
 
 const log = (message: string) => process.stdout.write(`agent-data migrate: ${message}\n`);
 
-/** Applies every pending migration on the database `config` names; resolves with their names. */
-async function runMigrations(config: AppConfig): Promise<readonly string[]> {
+/** Applies every pending migration on the database `target` names; resolves with their names. */
+async function runMigrations(target: DatabaseLocation): Promise<readonly string[]> {
   const opened = await openDatabase({
-    target: config,
+    target,
     poolSize: 2,
     migrate: true,
     log: { info: log, warn: log, debug: () => undefined },
@@ -27,9 +27,9 @@ async function runMigrations(config: AppConfig): Promise<readonly string[]> {
 }
 
 async function main(): Promise<void> {
-  let config: AppConfig;
+  let target: DatabaseLocation;
   try {
-    config = loadConfig();
+    target = loadDatabaseLocation();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`agent-data migrate: invalid configuration: ${error.message}\n`);
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const applied = await runMigrations(config);
+  const applied = await runMigrations(target);
   log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'schema is up to date');
 }
 

@@ -397,9 +397,14 @@ describe('hybrid search with the Qdrant store unreachable', () => {
       results: [expect.objectContaining({ document_id: 'q/ids.md' })],
     });
     expect(hybrid.text).not.toContain('127.0.0.1');
-    await request(t.baseUrl)
+    // The store is down, not PostgreSQL: 503 with when to retry, naming the store.
+    const vector = await request(t.baseUrl)
       .get('/search')
       .query({ query: 'QX_ORPHAN_77', mode: 'vector' })
-      .expect(502);
+      .expect(503);
+    expect(Number(vector.headers['retry-after'])).toBeGreaterThan(0);
+    expect(vector.body.error.message).toMatch(/vector store/);
+    expect(vector.body.error.message).not.toMatch(/database/);
+    expect(vector.text).not.toContain('127.0.0.1');
   });
 });

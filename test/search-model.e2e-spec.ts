@@ -42,18 +42,26 @@ describeWithModels('search with an embedding model')('search with an embedding m
     });
     afterAll(() => threads.close());
 
-    it('gives the reference vectors within 1e-3 cosine (pooling, prefixes, window)', async () => {
+    // The files are 8-bit: each run quantizes its activations by their range, and two builds of
+    // ONNX Runtime (Python 1.32 made the reference, the server runs Node's 1.30) may round one of
+    // them apart, which moves that text's vector by up to some 1.5e-3 cosine (measured: 4 texts of
+    // 20; the others agree to 1e-6). A mistake in pooling, prefix or window moves it by more than
+    // 7e-3 (a bge passage embedded with the query prefix: 0.9926 at best), so each text must be
+    // within 3e-3 and most of them exact.
+    it('gives the reference vectors (pooling, prefixes, window)', async () => {
       const reference = JSON.parse(
         readFileSync(join(__dirname, 'fixtures', 'models', `${name}.reference.json`), 'utf8'),
       ) as { texts: Array<{ kind: 'query' | 'passage'; text: string; vector: number[] }> };
+      const apart: Array<{ text: string; cosine: number }> = [];
+      let exact = 0;
       for (const { kind, text, vector } of reference.texts) {
         const ours = await threads.embed([text], kind);
         const cosine = vector.reduce((sum, x, d) => sum + x * ours[d], 0);
-        expect({ text: text.slice(0, 40), cosine }).toEqual({
-          text: text.slice(0, 40),
-          cosine: expect.closeTo(1, 3),
-        });
+        if (Math.abs(1 - cosine) < 1e-5) exact += 1;
+        else if (Math.abs(1 - cosine) > 3e-3) apart.push({ text: text.slice(0, 40), cosine });
       }
+      expect(apart).toEqual([]);
+      expect(exact).toBeGreaterThan(reference.texts.length / 2);
     });
   });
 

@@ -2,6 +2,10 @@ import { createServer, Server, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Client } from 'pg';
 import request from 'supertest';
+import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
+import { queryVector } from '../src/vectors/stores/qdrant/lexical-vectors';
+import { QdrantLexicalIndex } from '../src/vectors/stores/qdrant/qdrant-lexical.index';
+import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
 import { startTestApp, TestApp } from './support/app';
 import { describeWithQdrant, QdrantNode } from './support/qdrant';
 import { waitFor } from './support/wait';
@@ -164,3 +168,53 @@ describeWithQdrant('the Qdrant fault tests', 'binary')('search when Qdrant fails
     await waitFor(async () => (await found('wombat')).length === 1, 'search to answer again');
   });
 });
+
+/**
+ * Large documents' lexical points reach a Qdrant that takes requests of a few MB: a batch's
+ * points go in requests of bounded size (ten documents of 12 000 distinct terms each, some
+ * 1.8 MB of sparse vectors as JSON, are refused by this node in one request).
+ */
+describeWithQdrant('the Qdrant fault tests', 'binary')(
+  'large documents into a Qdrant that takes requests of 1 MB at most',
+  () => {
+    let node: QdrantNode;
+    beforeAll(async () => {
+      node = await QdrantNode.start({ settings: { QDRANT__SERVICE__MAX_REQUEST_SIZE_MB: '1' } });
+    }, 120_000);
+    afterAll(() => node?.destroy());
+
+    it('writes the points of a batch whose terms exceed one request, and finds each document', async () => {
+      const store = QdrantVectorStore.open({
+        url: node.url,
+        collection: 'kb_large',
+        layout: 'shared',
+        checkCompatibility: false,
+      });
+      await store.init({ id: 'local:test', dimensions: 8 });
+      const index = new QdrantLexicalIndex(store.collection, store.searchClient);
+      // Distinct made-up words, as a large log or a generated reference would hold.
+      const word = (d: number, i: number) => `w${d}x${(i * 7919 + d * 104729).toString(36)}`;
+      const documents = Array.from({ length: 10 }, (_, d) => {
+        const content = Array.from({ length: 12_000 }, (_, i) => word(d, i)).join(' ');
+        return {
+          documentId: `large/doc-${d}.md`,
+          revision: 1,
+          tags: [],
+          passages: [],
+          record: lexicalRecord(`Large ${d}`, content, [{ headings: [], content }]),
+        };
+      });
+      const averages = { title: 2, headings: 1, body: 12_000, passage: 12_000 };
+      // No semantic model: the transaction is not needed.
+      await index.mirror(undefined as never, documents, [], averages);
+      for (const d of [0, 9]) {
+        const found = await index.search({
+          lexical: queryVector([{ term: word(d, 1234), weight: 1 }]),
+          limit: 5,
+          scope: {},
+        });
+        expect(found.lexical?.map((hit) => hit.documentId)).toEqual([`large/doc-${d}.md`]);
+      }
+    });
+  },
+);

@@ -334,6 +334,61 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
   });
 });
 
+describe('vector pipeline: a model with a short window', () => {
+  let t: TestApp;
+  let sql: Client;
+  beforeAll(async () => {
+    // 179 tokens: 70 % of a 256-token model's window, as a local model of that size gets.
+    t = await startTestApp({
+      VECTOR_SYNC_ENABLED: 'true',
+      VECTOR_RETRY_BASE_MS: '50',
+      VECTOR_MAX_ATTEMPTS: '2',
+      EMBEDDINGS_MAX_INPUT_TOKENS: '179',
+    });
+    sql = await t.db.client();
+  });
+  afterAll(() => t.close());
+
+  it('makes a document whose heading is a line of badge links longer than the window searchable', async () => {
+    // A README's first heading: badge images inside links, no space within any of them.
+    const badges = ['license', 'coverage', 'npm', 'registry', 'chat', 'downloads']
+      .map(
+        (name) =>
+          `[![${name}](https://img.shields.io/badge/${name}-${'0f1e2d3c'.repeat(3)}-blue.svg?style=flat)](https://example.org/project/${name}/${'abc123'.repeat(4)})`,
+      )
+      .join(' ');
+    const id = 'kb/readme/badges.md';
+    await request(t.baseUrl)
+      .post('/documents')
+      .send(
+        aDocument({
+          document_id: id,
+          body: `# quokkakit ${badges}\n\nQuokkakit folds wombat timetables into small bundles.\n\n## Usage\n\nCall fold() once per timetable.`,
+        }),
+      )
+      .expect(201);
+    // This app's chunking threads start on its first document, compiled from TypeScript, at
+    // a lower priority: on a loaded machine that alone has taken over 20 s.
+    const settledRow = await waitFor(
+      async () => {
+        const { rows } = await sql.query(
+          `SELECT vector_status, vector_error FROM kb_documents WHERE document_id = $1`,
+          [id],
+        );
+        return ['ready', 'error'].includes(rows[0].vector_status) && rows[0];
+      },
+      `${id} to be embedded or failed`,
+      60_000,
+    );
+    expect(settledRow).toEqual({ vector_status: 'ready', vector_error: null });
+
+    const results = (
+      await request(t.baseUrl).get('/search').query({ query: 'wombat timetables' }).expect(200)
+    ).body.results as { document_id: string }[];
+    expect(results[0]).toMatchObject({ document_id: id });
+  }, 90_000);
+});
+
 describe('recovery sweep', () => {
   let t: TestApp;
   let sql: Client;

@@ -3,22 +3,17 @@
 import { isIP } from 'node:net';
 import { validateCronExpression } from 'cron';
 import type { VariableName } from './variables';
+import { ConfigError } from './config-error';
+import type { Reader } from './env-reader';
 import { ModelError } from '../models/model-store';
+
+// Declared in files of their own (which database-location.ts reads without this one); the
+// parsers find them here beside the readers.
+export { ConfigError, type Reader };
 
 /** Profiles an API key or a scope may grant. `admin` grants the REST API; the others are MCP endpoints. */
 export const PROFILES = ['internal', 'readonly', 'gpt', 'gpt-full', 'admin'] as const;
 export type Profile = (typeof PROFILES)[number];
-
-/** A bad configuration value: the message names the variable and what is wrong. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
 
 /** The one line a process prints when it cannot start; a configuration error says so. */
 export function startupFailure(error: unknown): string {
@@ -35,12 +30,6 @@ export function startupFailure(error: unknown): string {
 export function isStartupRefusal(error: unknown): boolean {
   return error instanceof ConfigError || error instanceof ModelError;
 }
-
-/**
- * Reads one environment variable of the table (variables.ts), trimmed: its default from the
- * table when unset or blank, `undefined` when it has none.
- */
-export type Reader = (name: VariableName) => string | undefined;
 
 /** `read(name)`, which must have a value: every reader below that returns one needs a default. */
 function required(read: Reader, name: VariableName): string {

@@ -23,12 +23,12 @@ import {
   secretToken,
   text,
 } from './config-values';
-import { defaultOf, type VariableName } from './variables';
+import { databaseLocation } from './database-location';
+import { type Env, readersOf } from './env-reader';
+import { type VariableName } from './variables';
 
 /** The model asked of an OpenAI-compatible server when EMBEDDINGS_MODEL does not say. */
 export const OPENAI_DEFAULT_MODEL = 'text-embedding-3-small';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where the access policy comes from (it is read and checked by src/access/ at start-up). */
 function accessPolicyOf(
@@ -47,13 +47,7 @@ function accessPolicyOf(
 
 /** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
-  /** The variable as set, `undefined` when unset or blank. */
-  const given = (name: VariableName): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  /** The variable as set, else its default from the table (variables.ts). */
-  const read: Reader = (name) => given(name) ?? defaultOf(name);
+  const { given, read } = readersOf(env);
 
   const host = text(read, 'HOST');
   const port = integer(read, 'PORT', 0, 65535);
@@ -130,15 +124,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       );
     }
   }
-  const dataDir = resolve(text(read, 'DATA_DIR'));
-
-  const databaseUrl = read('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError(
-      'DATABASE_URL',
-      'must be a postgres:// or postgresql:// connection string',
-    );
-  }
+  const { databaseUrl, dataDir } = databaseLocation(read);
 
   return new AppConfig({
     host,

@@ -1,18 +1,20 @@
 /**
  * Data source for the TypeORM CLI (`npm run migration:run|revert|generate`), found by the
  * same opener as the server: with DATABASE_URL unset it starts the embedded PostgreSQL
- * under DATA_DIR; the cluster stops when the CLI exits.
+ * under DATA_DIR; the cluster stops when the CLI exits. Like `migrate.ts`, it reads only
+ * where the database is.
  */
-import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
+import { loadDatabaseLocation } from '../config/database-location';
 import { resolveDatabase } from './database-opener';
 import { dataSourceOptions } from './data-source-options';
 
 async function create(): Promise<DataSource> {
-  const { url } = await resolveDatabase(
-    { databaseUrl: process.env.DATABASE_URL, dataDir: resolve(process.env.DATA_DIR ?? './.data') },
-    { info: (m) => console.error(m), warn: (m) => console.error(m), debug: () => undefined },
-  );
+  const { url } = await resolveDatabase(loadDatabaseLocation(), {
+    info: (m) => console.error(m),
+    warn: (m) => console.error(m),
+    debug: () => undefined,
+  });
   return new DataSource(dataSourceOptions(url, 2));
 }
 

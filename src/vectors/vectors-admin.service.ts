@@ -59,7 +59,8 @@ export class VectorsAdminService {
       lag_seconds: pending.lagSeconds,
       errors: errors.map((row) => ({
         document_id: row.document_id,
-        error: row.error,
+        // A store's or an embedder's message may name an internal address: not shown.
+        error: row.error === null ? null : safeMessage(row.error),
         attempts: row.attempts,
         next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
       })),

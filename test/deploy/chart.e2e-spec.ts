@@ -4,6 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as yaml from 'js-yaml';
+import { loadDatabaseLocation } from '../../src/config/database-location';
+import { loadConfig } from '../../src/config/load-config';
 import { ROOT } from './node-process';
 
 /**
@@ -118,6 +120,45 @@ describe('Helm chart: rendered objects', () => {
           Number(job.metadata.annotations!['helm.sh/hook-weight']),
         );
       }
+    });
+
+    it('gives the server and the migration Job settings each of them accepts', () => {
+      // What Kubernetes gives each container: envFrom the ConfigMap and Secret, then env.
+      const data = (kind: string, name: string): Record<string, string> => {
+        if (objects === existing && name === 'agent-data-credentials') {
+          return {
+            DATABASE_URL: 'postgres://u:p@db:5432/kb',
+            API_KEYS: 'ops:ci-admin-key-0123456789:admin',
+          };
+        }
+        const object = one(objects, kind, name);
+        if (kind === 'ConfigMap') return object.data;
+        return Object.fromEntries(
+          Object.entries(object.data as Record<string, string>).map(([k, v]) => [
+            k,
+            Buffer.from(v, 'base64').toString(),
+          ]),
+        );
+      };
+      const environment = (container: any): Record<string, string> => {
+        const env: Record<string, string> = {};
+        for (const from of container.envFrom ?? []) {
+          Object.assign(
+            env,
+            from.configMapRef
+              ? data('ConfigMap', from.configMapRef.name)
+              : data('Secret', from.secretRef.name),
+          );
+        }
+        for (const entry of container.env) {
+          const ref = entry.valueFrom?.secretKeyRef;
+          env[entry.name] = ref ? data('Secret', ref.name)[ref.key] : entry.value;
+        }
+        return env;
+      };
+      expect(() => loadConfig(environment(serverContainer(objects)))).not.toThrow();
+      const job = migrationJob(objects).spec.template.spec.containers[0];
+      expect(() => loadDatabaseLocation(environment(job))).not.toThrow();
     });
 
     it('never routes Service traffic to the migration pod', () => {

@@ -135,6 +135,20 @@ describe('migration entry point (src/migrate.ts)', () => {
     await expect(appliedMigrations()).resolves.toHaveLength(MIGRATIONS.length);
   });
 
+  it("reads only where the database is: the image's HOST=0.0.0.0 without API keys does not stop it", async () => {
+    // The server refuses both of these settings; the migration Job of the chart passes only
+    // DATABASE_URL into the image, which sets HOST=0.0.0.0.
+    const run = runEntryPoint('migrate.ts', {
+      DATABASE_URL: url,
+      HOST: '0.0.0.0',
+      EMBEDDINGS_MODEL: 'text-embedding-3-small',
+    });
+    expect({ code: await run.exited, output: run.output() }).toEqual({
+      code: 0,
+      output: 'agent-data migrate: schema is up to date\n',
+    });
+  });
+
   it('exits 1 with one line naming the variable when the configuration is invalid', async () => {
     const run = runEntryPoint('migrate.ts', { DATABASE_URL: 'mysql://nope' });
     expect(await run.exited).toBe(1);

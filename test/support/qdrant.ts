@@ -9,6 +9,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -29,6 +30,8 @@ const READY_MS = 60_000;
 /** How long a node has to finish after SIGTERM before it is SIGKILLed. */
 const STOP_MS = 10_000;
 const ROOT = join(__dirname, '..', '..');
+/** The running process's pid, in the node's folder, for the watchdog. */
+const PID_FILE = 'qdrant.pid';
 
 export interface QdrantBinary {
   /** The first path that holds an executable file, else undefined. */
@@ -133,7 +136,7 @@ export interface QdrantNodeOptions {
 export class QdrantNode {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
-  /** Kills the node and removes its folder should this process die without stopping it. */
+  /** Kills the node and removes its folder should this process die without destroy(). */
   private watchdog: ChildProcess | undefined;
 
   private constructor(
@@ -153,6 +156,7 @@ export class QdrantNode {
       options,
       await freePorts(),
     );
+    node.startWatchdog();
     try {
       // A free port can be taken between its choice and Qdrant's bind: then new ports, twice.
       for (let attempt = 1; ; attempt++) {
@@ -240,7 +244,7 @@ export class QdrantNode {
         this.ended(child);
       },
     );
-    if (child.pid !== undefined) this.startWatchdog(child.pid);
+    if (child.pid !== undefined) writeFileSync(join(this.dir, PID_FILE), String(child.pid));
     try {
       await waitFor(
         async () => {
@@ -280,6 +284,7 @@ export class QdrantNode {
   /** Stops the node and removes its folder (storage, snapshots, log). */
   async destroy(): Promise<void> {
     await this.stop();
+    this.stopWatchdog();
     rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
   }
 
@@ -292,20 +297,22 @@ export class QdrantNode {
   }
 
   /**
-   * A shell that waits for this process (jest or one of its workers) to end and then SIGKILLs
-   * the node and removes its folder: a worker jest kills, or a run stopped in its global setup,
-   * never leaves a Qdrant running. Its own process group, so that stopping it ends its `sleep`.
+   * A shell that waits for this process (jest or one of its workers) to end, then SIGKILLs the
+   * node running then (its pid is in the folder while it runs) and removes the folder: a worker
+   * jest kills, or a run stopped before its teardown, leaves no Qdrant and no folder behind.
+   * Its own process group, so that stopping it ends its `sleep` too.
    */
-  private startWatchdog(pid: number): void {
+  private startWatchdog(): void {
     this.watchdog = spawn(
       'sh',
       [
         '-c',
-        'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL "$2" 2>/dev/null; rm -rf "$3"',
+        'while kill -0 "$1" 2>/dev/null; do sleep 1; done; ' +
+          'if [ -f "$2/$3" ]; then kill -KILL "$(cat "$2/$3")" 2>/dev/null; fi; rm -rf "$2"',
         'qdrant-watchdog',
         String(process.pid),
-        String(pid),
         this.dir,
+        PID_FILE,
       ],
       { stdio: 'ignore', detached: true },
     );
@@ -313,8 +320,9 @@ export class QdrantNode {
   }
 
   private ended(child: ChildProcess): void {
-    if (this.child === child) this.child = undefined;
-    this.stopWatchdog();
+    if (this.child !== child) return;
+    this.child = undefined;
+    rmSync(join(this.dir, PID_FILE), { force: true });
   }
 
   private stopWatchdog(): void {

@@ -12,6 +12,7 @@ interface Status {
   errors: Array<{ document_id: string; error: string | null; attempts: number }>;
   embedder: Record<string, unknown>;
   store: Record<string, unknown>;
+  lexical: Record<string, unknown>;
   listener: Record<string, unknown>;
   worker: Record<string, unknown>;
 }
@@ -122,10 +123,11 @@ function StatusView({ status, onRequeue }: { status: Status; onRequeue: (id: str
           </tbody>
         </table>
       )}
-      <h2>Embedder and store</h2>
+      <h2>Embedder and stores</h2>
       <div class="health">
         <Health title="Embedder" value={status.embedder} />
         <Health title="Vector store" value={status.store} />
+        <Health title="Lexical index" value={status.lexical} />
         <Health title="Change listener" value={status.listener} />
         <Health title="Worker" value={status.worker} />
       </div>
@@ -149,11 +151,19 @@ function Health({ title, value }: { title: string; value: Record<string, unknown
   );
 }
 
-/** A status value in words: yes/no, "none", local times, objects as JSON. */
+/**
+ * A status value in words: yes/no, "none", local times, an object's fields as "name: value"
+ * (a Qdrant collection's name, layout, points, shards, replication and write consistency).
+ */
 function describe(name: string, value: unknown): string {
   if (value === null || value === undefined) return 'none';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'string' && /(_at|_since)$/.test(name)) return formatTime(value);
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return JSON.stringify(value);
+  if (typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>)
+      .map(([field, detail]) => `${field.replace(/_/g, ' ')}: ${describe(field, detail)}`)
+      .join('; ');
+  }
   return String(value);
 }

@@ -1,5 +1,6 @@
 import { DomainError, ErrorCode } from '../../common/domain-error';
-import { faultOf, safeMessage } from '../../common/fault';
+import { faultOf, RETRY_AFTER_SECONDS, safeMessage } from '../../common/fault';
+import { storeDown } from '../stores/vector-store.interface';
 import type { Access } from '../../documents/access';
 import type { Scope } from '../stores/qdrant/scope-filter';
 import type { Candidate } from './fusion';
@@ -68,6 +69,14 @@ export async function upstream<T>(what: string, call: () => Promise<T>): Promise
 /** The error a caller sees for a dependency's failure (see {@link upstream}). */
 export function upstreamError(what: string, error: unknown): unknown {
   if (error instanceof DomainError) return error;
+  // A store that does not answer (Qdrant down or slow): retrying helps.
+  if (storeDown(error)) {
+    return new DomainError(
+      ErrorCode.UNAVAILABLE,
+      `${what}: ${safeMessage((error as Error).message)}; retry in ${RETRY_AFTER_SECONDS} seconds`,
+      { retry_after_seconds: RETRY_AFTER_SECONDS },
+    );
+  }
   if ((error as Error).name === 'AbortError' || (error as Error).name === 'APIUserAbortError') {
     return error;
   }

@@ -136,6 +136,23 @@ describe('chunkMarkdown', () => {
     expect(kept).toBeGreaterThanOrEqual(200_000);
   });
 
+  it('cuts a heading path longer than half the limit to that half, keeping its start and the full headings', () => {
+    const heading = `Install ${'https://example.org/a/very/long/path/without/spaces?x=1 '.repeat(20).trim()}`;
+    const body = `# ${heading}\n\n${sentences(12, 'installing')}`;
+    const chunks = chunkMarkdown(body, 'Setup guide', small);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.headings).toEqual([heading]);
+      const [context] = chunk.text.split('\n\n');
+      expect(context.startsWith('Setup guide › Install https://example.org/')).toBe(true);
+      expect(countTokens(context)).toBeLessThanOrEqual(small.maxTokens / 2);
+      expect(countTokens(chunk.text)).toBeLessThanOrEqual(small.maxTokens);
+    }
+    for (let i = 0; i < 12; i++) {
+      expect(chunks.some((c) => c.content.includes(`Sentence ${i} talks`))).toBe(true);
+    }
+  });
+
   it('chunks a document holding special tokens like any other text', () => {
     const chunks = chunkMarkdown('# Tokens\n\nThe model ends with <|endoftext|> here.');
     expect(chunks[0].content).toContain('<|endoftext|>');

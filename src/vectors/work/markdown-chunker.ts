@@ -22,7 +22,7 @@ export interface ChunkerOptions {
   readonly targetTokens: number;
   /** Tokens of the previous chunk repeated at the start of the next one inside a section. */
   readonly overlapTokens: number;
-  /** Hard limit of one embedding input (the model's), context line included. */
+  /** Hard limit of one embedding input (the model's), context line included; at least 16. */
   readonly maxTokens: number;
 }
 
@@ -47,6 +47,8 @@ const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/;
 const SETEXT_H1 = /^ {0,3}=+[ \t]*$/;
 const SETEXT_H2 = /^ {0,3}-+[ \t]*$/;
 const SEPARATOR_TOKENS = 2;
+/** The smallest input chunked: half for the context line, the rest fits any character. */
+const MIN_MAX_TOKENS = 16;
 /**
  * Below this share of the hard limit a chunk's count is the sum of its parts' counts (plus
  * separators) instead of a second pass of the tokenizer over the joined text: the two
@@ -60,7 +62,8 @@ const ESTIMATE_TRUSTED = 0.8;
  * Markdown-aware: a heading starts a new chunk (unless the current one is still small), the
  * heading path goes with every chunk, paragraphs are packed whole up to `targetTokens`, and a
  * fenced code block is never cut while it fits in one embedding input (`maxTokens`). Text
- * too long for that is cut at sentences, then lines or words, then tokens. Consecutive
+ * too long for that is cut at sentences, then lines or words, then tokens; a context line
+ * (title and heading path) longer than half of `maxTokens` is cut to that half. Consecutive
  * chunks of one section share `overlapTokens` of text. Token counts use the real cl100k
  * tokenizer; every chunk's `text` is within `maxTokens`.
  */
@@ -69,6 +72,9 @@ export function chunkMarkdown(
   title = '',
   options: ChunkerOptions = DEFAULT_CHUNKER_OPTIONS,
 ): Chunk[] {
+  if (!(options.maxTokens >= MIN_MAX_TOKENS)) {
+    throw new RangeError(`maxTokens must be at least ${MIN_MAX_TOKENS}, not ${options.maxTokens}`);
+  }
   const blocks = parseBlocks(body);
   const packed = pack(blocks, options, title);
   return packed.map((chunk, index) => ({ ...chunk, index }));
@@ -134,6 +140,19 @@ function parseBlocks(body: string): Block[] {
   return blocks;
 }
 
+/** The context line embedded before a chunk's content, and its tokens. */
+interface Context {
+  line: string;
+  tokens: number;
+}
+
+/** Per heading path: its context line, and the room left for content (`max`, `target`). */
+interface Budget {
+  context: Context;
+  max: number;
+  target: number;
+}
+
 interface Draft {
   headings: string[];
   parts: Block[];
@@ -145,13 +164,15 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
   let draft: Draft | undefined;
 
   // The context line takes part of every input; the content gets what is left.
-  const budgets = new Map<string, { max: number; target: number }>();
-  const budget = (headings: string[]) => {
+  const budgets = new Map<string, Budget>();
+  const budget = (headings: string[]): Budget => {
     const line = contextLine(title, headings);
     let known = budgets.get(line);
     if (!known) {
-      const max = Math.max(16, options.maxTokens - countTokens(line) - SEPARATOR_TOKENS);
-      known = { max, target: Math.min(options.targetTokens, max) };
+      const context = fittedContext(line, options.maxTokens);
+      const overhead = context.line === '' ? 0 : context.tokens + SEPARATOR_TOKENS;
+      const max = Math.max(16, options.maxTokens - overhead);
+      known = { context, max, target: Math.min(options.targetTokens, max) };
       budgets.set(line, known);
     }
     return known;
@@ -160,7 +181,8 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
   const flush = (withOverlap: boolean): string | undefined => {
     if (!draft || draft.parts.length === 0) return undefined;
     const content = draft.parts.map((p) => p.text).join('\n\n');
-    emit(chunks, content, draft.headings, title, options.maxTokens, draft.tokens);
+    const { context } = budget(draft.headings);
+    emit(chunks, content, draft.headings, context, options.maxTokens, draft.tokens);
     const last = draft.parts[draft.parts.length - 1];
     draft = undefined;
     return withOverlap && options.overlapTokens > 0 && last.kind === 'paragraph'
@@ -216,39 +238,78 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
 }
 
 /**
+ * The context line as embedded: whole when it takes at most half of the input, else cut to
+ * that half, so that the content always has room. A heading can be a paragraph long (a
+ * README's first heading full of badge links, a list taken for a setext heading): embedded
+ * whole it left no room, and no cut of the content could make the chunk fit.
+ */
+function fittedContext(line: string, maxTokens: number): Context {
+  const tokens = countTokens(line);
+  const most = Math.floor(maxTokens / 2);
+  if (tokens <= most) return { line, tokens };
+  const head = fittingHead(line, most, countTokens, most);
+  return head ? { line: head.text, tokens: head.tokens } : { line: '', tokens: 0 };
+}
+
+/**
  * Adds one chunk. `estimate` (the counts of its parts plus separators) is used as the count
  * when it is well under the hard limit; near the limit the joined text is counted exactly
- * and, in the rare case it is over, cut again.
+ * and, when it is over, the content is cut by tokens (or by characters inside a word) into
+ * as many chunks as it takes, each counted again before it is kept.
  */
 function emit(
   chunks: Omit<Chunk, 'index'>[],
   content: string,
   headings: string[],
-  title: string,
+  context: Context,
   maxTokens: number,
   estimate = Infinity,
 ): void {
-  const context = contextLine(title, headings);
-  const text = context === '' ? content : `${context}\n\n${content}`;
-  const contextTokens = context === '' ? 0 : countTokens(context) + SEPARATOR_TOKENS;
-  if (contextTokens + estimate <= maxTokens * ESTIMATE_TRUSTED) {
-    chunks.push({ headings, content, text, tokens: contextTokens + estimate });
+  const prefix = context.line === '' ? '' : `${context.line}\n\n`;
+  const overhead = context.line === '' ? 0 : context.tokens + SEPARATOR_TOKENS;
+  if (overhead + estimate <= maxTokens * ESTIMATE_TRUSTED) {
+    chunks.push({ headings, content, text: prefix + content, tokens: overhead + estimate });
     return;
   }
-  const tokens = countTokens(text);
-  if (tokens <= maxTokens) {
-    chunks.push({ headings, content, text, tokens });
-    return;
+  const measure = (head: string) => countTokens(prefix + head);
+  let rest = content;
+  while (rest !== '') {
+    const tokens = measure(rest);
+    if (tokens <= maxTokens) {
+      chunks.push({ headings, content: rest, text: prefix + rest, tokens });
+      return;
+    }
+    rest = rest.trimStart();
+    const room = maxTokens - (measure(rest) - countTokens(rest));
+    const head = fittingHead(rest, room, measure, maxTokens);
+    // Unreachable while the context takes at most half an input of 16 tokens or more (one
+    // character is at most 4 tokens, 6 after the separator); a guard, not a loop.
+    if (!head) throw new Error(`chunker: not one character fits an input of ${maxTokens} tokens`);
+    chunks.push({ headings, content: head.text, text: prefix + head.text, tokens: head.tokens });
+    rest = rest.slice(head.length).trim();
   }
-  const contentMax = Math.max(1, maxTokens - (tokens - countTokens(content)));
-  let [head, rest] = splitAtTokens(content, contentMax);
-  if (head === '' || !content.startsWith(head)) {
-    // Never loop: fall back to a cut by characters.
-    head = content.slice(0, Math.max(1, Math.floor(content.length / 2)));
-    rest = content.slice(head.length);
+}
+
+/**
+ * The start of `text`, trimmed, that {@link splitAtTokens} cuts at `room` tokens, taken again
+ * with less room while `measure` of it is over `limit` (the tokenizer counts a piece alone a
+ * token or so differently than inside the text). `length` is the part of `text` it used; it
+ * is never 0. `undefined` when not even one character is within `limit`.
+ */
+function fittingHead(
+  text: string,
+  room: number,
+  measure: (head: string) => number,
+  limit: number,
+): { text: string; tokens: number; length: number } | undefined {
+  for (;;) {
+    const [cut] = splitAtTokens(text, Math.max(1, room));
+    const head = cut.trim();
+    const tokens = measure(head);
+    if (head !== '' && tokens <= limit) return { text: head, tokens, length: cut.length };
+    if (room <= 1) return undefined;
+    room -= Math.max(1, tokens - limit);
   }
-  emit(chunks, head.trim(), headings, title, maxTokens);
-  if (rest.trim() !== '') emit(chunks, rest.trim(), headings, title, maxTokens);
 }
 
 /** Cuts one block into pieces of at most `target` tokens. */

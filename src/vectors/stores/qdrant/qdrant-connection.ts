@@ -34,7 +34,9 @@ export function shownUrl(connection: QdrantConnection): string {
 /**
  * A failed call to Qdrant, saying what failed and why in words that name no address.
  * `transient`: Qdrant did not answer, timed out, or answered that it cannot serve now
- * (5xx, 429): trying again later helps, and nothing is wrong with what was asked.
+ * (5xx, 429): trying again later helps, and nothing is wrong with what was asked. The client's
+ * error is not its `cause`: a refused connection there would read as PostgreSQL's outage to
+ * what looks for one down an error's causes (database-errors.ts).
  */
 export class QdrantFailure extends StoreFailure {
   constructor(
@@ -42,9 +44,8 @@ export class QdrantFailure extends StoreFailure {
     transient: boolean,
     /** What Qdrant asked to wait (a 429's `Retry-After`), if it did. */
     readonly retryAfterSeconds?: number,
-    options?: ErrorOptions,
   ) {
-    super(message, transient, options);
+    super(message, transient);
     this.name = 'QdrantFailure';
   }
 }
@@ -71,22 +72,16 @@ export function qdrantFailure(what: string, error: unknown): QdrantFailure {
   };
   // The client's timeout aborts the request: its own error, or fetch's AbortError.
   if (e?.name === 'QdrantClientTimeoutError' || e?.name === 'AbortError') {
-    return new QdrantFailure(`Qdrant ${what} failed: no answer in time`, true, undefined, {
-      cause: error,
-    });
+    return new QdrantFailure(`Qdrant ${what} failed: no answer in time`, true);
   }
   if (e?.name === 'QdrantClientResourceExhaustedError') {
-    return new QdrantFailure(`Qdrant ${what} failed: too many requests`, true, e.retry_after, {
-      cause: error,
-    });
+    return new QdrantFailure(`Qdrant ${what} failed: too many requests`, true, e.retry_after);
   }
   if (typeof e?.status === 'number') {
     const detail = e.data?.status?.error ?? e.statusText ?? '';
     return new QdrantFailure(
       `Qdrant ${what} failed: HTTP ${e.status}${detail ? `: ${withoutAddresses(detail)}` : ''}`,
       e.status >= 500 || e.status === 429,
-      undefined,
-      { cause: error },
     );
   }
   // fetch's network failures ("fetch failed") carry the reason in their cause's code.
@@ -94,7 +89,7 @@ export function qdrantFailure(what: string, error: unknown): QdrantFailure {
   const reason = code
     ? (NETWORK_REASONS[code] ?? code)
     : withoutAddresses(e?.message ?? String(error));
-  return new QdrantFailure(`Qdrant ${what} failed: ${reason}`, true, undefined, { cause: error });
+  return new QdrantFailure(`Qdrant ${what} failed: ${reason}`, true);
 }
 
 const NETWORK_REASONS: Record<string, string> = {

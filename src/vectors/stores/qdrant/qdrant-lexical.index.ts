@@ -96,6 +96,8 @@ export interface RecordPages {
   trainingSample(limit: number): Promise<TrainingDocument[]>;
 }
 
+/** Sparse entries per upsert request at most (some 15 bytes each as JSON: under 1 MB). */
+const MAX_ENTRIES_PER_UPSERT = 50_000;
 /** Passages asked for per document wanted, grouped here (a document has several). */
 const PASSAGES_PER_DOCUMENT = 4;
 const MAX_PASSAGES = 1000;
@@ -160,9 +162,21 @@ export class QdrantLexicalIndex implements LexicalMirror {
         } satisfies DocumentPayload,
       };
     });
-    await qdrantCall('upsert of the lexical side', () =>
-      client.upsert(name, { wait: true, points }),
-    );
+    // In requests of bounded size: a batch of large documents holds hundreds of thousands of
+    // terms, past what Qdrant takes in one request (32 MB by default).
+    for (let start = 0; start < points.length; ) {
+      let end = start;
+      let entries = 0;
+      while (end < points.length && (end === start || entries < MAX_ENTRIES_PER_UPSERT)) {
+        entries += (points[end].vector[LEXICAL_VECTOR] as SparseVector).indices.length;
+        end++;
+      }
+      const part = points.slice(start, end);
+      await qdrantCall('upsert of the lexical side', () =>
+        client.upsert(name, { wait: true, points: part }),
+      );
+      start = end;
+    }
   }
 
   /**
