@@ -164,7 +164,7 @@ export class QdrantLexicalIndex implements LexicalMirror {
     });
     // In requests of bounded size: a batch of large documents holds hundreds of thousands of
     // terms, past what Qdrant takes in one request (32 MB by default).
-    for (let start = 0; start < points.length; ) {
+    for (let start = 0; start < points.length;) {
       let end = start;
       let entries = 0;
       while (end < points.length && (end === start || entries < MAX_ENTRIES_PER_UPSERT)) {
