@@ -345,8 +345,10 @@ export async function semanticModelLearnt(baseUrl, headers) {
   await until(
     async () => {
       const response = await fetch(`${baseUrl}/admin/vectors/status`, { headers });
-      const { lexical } = await response.json();
+      const { lexical, embedder } = await response.json();
       return (
+        // An embedding model (or a server of one) is the vector side: no model to learn.
+        (embedder?.provider !== undefined && embedder.provider !== 'local') ||
         lexical?.semantic_model === undefined ||
         lexical.documents < 50 ||
         lexical.semantic_model?.documents >= lexical.documents * 0.9

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { load, round, until } from '../lib.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
-import { scaleDocument } from '../scenarios/70-search-scale.mjs';
+import { scaleDocument } from '../search-scale/documents.mjs';
 import {
   BGE,
   QUERY_HISTOGRAM,

@@ -556,13 +556,15 @@ async function runMode(http, mode, queries, log) {
       results.push({ ...row(mode, q, []), error: `${answer.status} ${errorMessage(answer)}` });
       continue;
     }
-    results.push(
-      row(
+    results.push({
+      ...row(
         mode,
         q,
         answer.json.results.map((r) => r.document_id),
       ),
-    );
+      // The server's scores, to tell a tie from a different ranking (store-comparison.mjs).
+      scores: answer.json.results.map((r) => r.score),
+    });
   }
   const errors = results.filter((r) => r.error).length;
   log(

@@ -11,58 +11,90 @@
 // With BENCH_SECOND_CORPUS=1 the second corpus (bench/retrieval/second-corpus.mjs) and its
 // held-back queries are measured too, on a PostgreSQL and a server of their own holding that
 // corpus alone, beside the baselines over it alone: rows `second corpus: <mode>`.
+//
+// The same is measured with the lexical side in Qdrant (LEXICAL_STORE=qdrant: servers of their
+// own, each with a collection of its own on a Qdrant node started here, bench/qdrant.mjs), and
+// compared with the local index's, kind by kind (bench/retrieval/store-comparison.mjs; target:
+// every overall row within 0.01); written to bench/results/retrieval-qdrant-latest.json.
+// BENCH_RETRIEVAL_STORES=local measures the local index alone; without a Qdrant binary the
+// Qdrant part says so in one line and is skipped.
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
+import { qdrantBinary, qdrantMode, startQdrant } from '../qdrant.mjs';
 import { SECOND_MODE_PREFIX, runRetrieval } from '../retrieval/run-retrieval.mjs';
+import { compareStores } from '../retrieval/store-comparison.mjs';
 
 const results = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
 const KEY = 'retrieval-key-0123456789abcdef';
 
 export default async function retrieval({ log }) {
   const second = process.env.BENCH_SECOND_CORPUS === '1';
-  const clusters = [];
-  const servers = [];
-  let outcome;
-  try {
-    const own = async (what) => {
-      const cluster = await OwnPostgres.create();
-      clusters.push(cluster);
-      const server = await startServer({
-        databaseUrl: cluster.url,
-        env: { API_KEYS: `retrieval:${KEY}:admin`, RATE_LIMIT_ADMIN_WRITES: 'off' },
-      });
-      servers.push(server);
-      log(
-        `retrieval: ${what}own PostgreSQL on port ${cluster.port}, own server on ${server.baseUrl}`,
-      );
-      return server;
-    };
-    const server = await own('');
-    const secondServer = second ? await own('second corpus: ') : undefined;
-    outcome = await runRetrieval({
-      baseUrl: server.baseUrl,
-      headers: { 'X-API-Key': KEY },
-      log: (message) => log(`retrieval: ${message}`),
-      print: (line) => process.stderr.write(`${line}\n`),
-      secondCorpus: secondServer
-        ? { baseUrl: secondServer.baseUrl, headers: { 'X-API-Key': KEY } }
-        : false,
-    });
-  } finally {
-    for (const server of servers) await server.stop();
-    for (const cluster of clusters) await cluster.destroy();
+  const stores = (process.env.BENCH_RETRIEVAL_STORES ?? 'local,qdrant').split(',');
+  const binary = qdrantBinary();
+  if (stores.includes('qdrant') && !binary.path) {
+    log(`retrieval: the Qdrant part is skipped: ${binary.missing}`);
+    stores.splice(stores.indexOf('qdrant'), 1);
   }
-  writeFileSync(
-    join(results, 'retrieval-latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), ...outcome }, null, 2),
-  );
-  for (const line of againstBaselines(outcome.table)) log(`retrieval: ${line}`);
-  if (second)
-    for (const line of againstBaselines(outcome.table, SECOND_MODE_PREFIX))
-      log(`retrieval: ${line}`);
+  const outcomes = {};
+  const owned = [];
+  try {
+    const qdrant = stores.includes('qdrant') ? await startQdrant() : undefined;
+    if (qdrant) owned.push(() => qdrant.stop());
+    for (const store of stores) {
+      const own = async (what, collection) => {
+        const cluster = await OwnPostgres.create();
+        owned.push(() => cluster.destroy());
+        const server = await startServer({
+          databaseUrl: cluster.url,
+          env: {
+            API_KEYS: `retrieval:${KEY}:admin`,
+            RATE_LIMIT_ADMIN_WRITES: 'off',
+            ...(store === 'qdrant' ? qdrantMode(qdrant.url, collection) : {}),
+          },
+        });
+        owned.push(() => server.stop());
+        log(
+          `retrieval (${store}): ${what}own PostgreSQL on port ${cluster.port}, own server on ${server.baseUrl}`,
+        );
+        return server;
+      };
+      const server = await own('', 'retrieval');
+      const secondServer = second ? await own('second corpus: ', 'retrieval_second') : undefined;
+      outcomes[store] = await runRetrieval({
+        baseUrl: server.baseUrl,
+        headers: { 'X-API-Key': KEY },
+        log: (message) => log(`retrieval (${store}): ${message}`),
+        print: (line) => process.stderr.write(`${line}\n`),
+        secondCorpus: secondServer
+          ? { baseUrl: secondServer.baseUrl, headers: { 'X-API-Key': KEY } }
+          : false,
+      });
+      // Each store's servers stop before the next one's are measured.
+      while (owned.length > (qdrant ? 1 : 0)) await owned.pop()();
+    }
+  } finally {
+    while (owned.length > 0) await owned.pop()();
+  }
+  const write = (file, outcome) =>
+    writeFileSync(
+      join(results, file),
+      JSON.stringify({ date: new Date().toISOString(), ...outcome }, null, 2),
+    );
+  for (const [store, outcome] of Object.entries(outcomes)) {
+    write(store === 'local' ? 'retrieval-latest.json' : `retrieval-${store}-latest.json`, outcome);
+    for (const line of againstBaselines(outcome.table)) log(`retrieval (${store}): ${line}`);
+    if (second)
+      for (const line of againstBaselines(outcome.table, SECOND_MODE_PREFIX))
+        log(`retrieval (${store}): ${line}`);
+  }
+  if (outcomes.local && outcomes.qdrant) {
+    const comparison = compareStores(outcomes.local, outcomes.qdrant, 'the latent-semantic model');
+    for (const line of comparison.lines) log(`retrieval: ${line}`);
+    write('retrieval-stores-latest.json', { label: 'LSA', rows: comparison.rows });
+  }
   // Quality, not latency: nothing for the latency table.
   return [];
 }

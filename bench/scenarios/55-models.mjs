@@ -6,7 +6,9 @@
 // 2. Retrieval quality (bench/retrieval/) with the model in the server, with the latent-semantic
 //    model (LSA), and through the production path of an embeddings server (3): every mode, the
 //    halves of queries.json, the held-back set and the second corpus, beside the libraries; the
-//    quality targets as PASS/MISS lines.
+//    quality targets as PASS/MISS lines. Then the model and LSA again with the lexical side in
+//    Qdrant (LEXICAL_STORE=qdrant, models/in-qdrant.mjs): nDCG@10 against the local index's of
+//    the same run (every overall row within 0.01), and the pipeline's rate into each.
 // 3. The production path with real vectors: bench/embeddings-server/server.py serving
 //    e5-small-v2 (its venv made once by make-venv.sh), our server on it with
 //    EMBEDDINGS_PROVIDER=openai.
@@ -50,6 +52,7 @@ import {
   within,
 } from '../models/model-kit.mjs';
 import { TARGET_P95_MS, atScale } from '../models/at-scale.mjs';
+import { inQdrant, inQdrantLines } from '../models/in-qdrant.mjs';
 import { comparisonLines, qualityChecks } from '../models/quality.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
@@ -111,6 +114,17 @@ export default async function models({ log }) {
     await lsa.second.stop();
     const bge = await retrieval(BGE.name, own, say, { MODELS_DIR: bgeModels }, 'onnx');
     await bge.second.stop();
+    // 2b. Both again with the lexical side in Qdrant, compared with the local index's.
+    report.stores = await inQdrant({
+      retrieval,
+      own,
+      say,
+      owned,
+      systems: [
+        { label: 'LSA', env: {}, local: lsa },
+        { label: BGE.name, env: { MODELS_DIR: bgeModels }, provider: 'onnx', local: bge },
+      ],
+    });
 
     // 4. The raw baseline, over the passages the pipeline embedded and the queries asked.
     const corpus = await retrievalCorpus();
@@ -214,7 +228,11 @@ export default async function models({ log }) {
  */
 async function retrieval(label, own, say, env, provider) {
   const first = await own(`${label}: `, env);
-  const second = await own(`${label}, second corpus: `, env);
+  const second = await own(
+    `${label}, second corpus: `,
+    // Each server a Qdrant collection of its own (Qdrant's idf is a collection's).
+    env.QDRANT_COLLECTION ? { ...env, QDRANT_COLLECTION: `${env.QDRANT_COLLECTION}_second` } : env,
+  );
   const embedder = await loadedEmbedder(first.server.baseUrl, HEADERS);
   await loadedEmbedder(second.server.baseUrl, HEADERS);
   if (provider && embedder.provider !== provider)
@@ -400,6 +418,7 @@ function print(report, systems) {
     out(line);
   out('');
   for (const check of report.quality.checks) out(check.line);
+  for (const line of inQdrantLines(report.stores)) out(line);
   const t = report.throughput;
   out('');
   out(

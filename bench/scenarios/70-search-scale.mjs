@@ -1,39 +1,48 @@
-// Search at scale (docs/search.md, docs/performance.md): on a PostgreSQL and a server process
-// of its own, writes documents of 2–6 KB through REST up to each size of BENCH_SEARCH_SIZES
-// (5 000, 50 000, then 250 000), waits for the pipeline to index them, and asks every query of
-// the retrieval set (bench/retrieval/queries.json) one at a time in each mode. At each size
-// it prints search p50/p95 per mode, the pipeline's documents/s, the server's peak resident
-// memory while the documents arrived (VmHWM) and its memory once they are indexed, then
-// restarts the server and times restart-to-ready (spawn to an index loaded whole with its
-// semantic model: target ≤ 30 s) and the memory after it. Memory is also given as MB per
-// 10 000 documents between sizes (target ≤ 60). After the last size, the same database is
-// served by WEB_CONCURRENCY=4 and the whole process tree's memory compared with one process's
-// (target ≤ 1.3 ×), as proportional set sizes (shared pages counted once, as a pod is charged). Hybrid's p95 target: < 50 ms at every size.
+// Search at scale (docs/search.md, docs/performance.md), with the lexical side in the server's
+// memory (`local`) and in Qdrant (`qdrant`, LEXICAL_STORE=qdrant) measured side by side in the
+// same run: each store on a PostgreSQL and a server of its own (the Qdrant one on a Qdrant node
+// the scenario starts: bench/qdrant.mjs), the same documents of 2–6 KB written through REST up
+// to each size of BENCH_SEARCH_SIZES (5 000, 50 000, then 250 000), one store after the other.
+// At each size, per store: the pipeline's documents/s (from the first write to every document
+// indexed; Qdrant's against the local index's: target ≥ 0.8 ×), search p50/p95 one query at a
+// time in each mode over every query of the retrieval set (hybrid p95 < 50 ms at the largest
+// size), and a restart (spawn to searchable: every document's record in the local index and its
+// semantic model, or the Qdrant store ready and its model learnt, and a first search answered;
+// local ≤ 30 s, qdrant < 5 s) with the resident memory after it, against an empty server's
+// (qdrant: within 25 MB); the local server's peak memory while documents arrived and MB per
+// 10 000 documents between sizes (≤ 60); and Qdrant itself for sizing: its resident memory
+// and its storage folder on disk, per 10 000 documents, once its optimisers are done, and after
+// a restart of the node. After the last size: the whole process tree's memory (proportional set
+// sizes: shared pages counted once, as a pod is charged) of one local server, of four cluster
+// workers of it (target ≤ 1.3 ×), and of four workers in qdrant mode (target: less than the one
+// local server).
 //
-// The documents are the retrieval corpus's sections (real markdown), each copy mixed with a
-// paragraph of another section and placed under a folder of its own, so that terms do not
-// all become exactly N times as frequent: `scale/c0042/pkg/pino/docs/api.md`.
-// `BENCH_DOCS=0 BENCH_ONLY=70 npm run bench` runs it alone.
+// BENCH_SEARCH_STORES=local or =qdrant measures one store; without a Qdrant binary the qdrant
+// rows say so in one line and are skipped. Everything is also written to
+// bench/results/search-scale-latest.json. `BENCH_DOCS=0 BENCH_ONLY=70 npm run bench` runs it alone.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { load, round, semanticModelLearnt, startServer, until } from '../lib.mjs';
-import { OwnPostgres } from '../own-postgres.mjs';
+import { round } from '../lib.mjs';
+import { qdrantBinary, startQdrant } from '../qdrant.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
-import { readdirSync, readFileSync } from 'node:fs';
+import { scaleDocument } from '../search-scale/documents.mjs';
+import { HEADERS, scaleServer } from '../search-scale/scale-server.mjs';
+
+export { scaleDocument };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODES = ['hybrid', 'lexical', 'vector'];
-const MIN_BYTES = 2048;
-const MAX_BYTES = 6144;
 const WRITE_CONCURRENCY = 8;
-const KEY = 'search-scale-key-0123456789abcdef';
-const HEADERS = { 'X-API-Key': KEY };
 const TARGET_P95_MS = 50;
-const TARGET_READY_MS = 30_000;
+const TARGET_READY_MS = { local: 30_000, qdrant: 5_000 };
 const TARGET_MB_PER_10K = 60;
 const TARGET_WORKERS_RATIO = 1.3;
+const TARGET_PIPELINE_RATIO = 0.8;
+const TARGET_EMPTY_MB = 25;
 const CLUSTER_WORKERS = 4;
 
 export default async function searchScale({ log, query }) {
@@ -45,157 +54,300 @@ export default async function searchScale({ log, query }) {
     .map(Number)
     .filter((n) => n > 0)
     .sort((a, b) => a - b);
+  const rows = [];
+  const stores = (process.env.BENCH_SEARCH_STORES ?? 'local,qdrant').split(',').filter(Boolean);
+  const binary = qdrantBinary();
+  if (stores.includes('qdrant') && !binary.path) {
+    log(`search scale: the qdrant rows are skipped: ${binary.missing}`);
+    rows.push({ scenario: 'search scale: qdrant', compared: `skipped: ${binary.missing}` });
+    stores.splice(stores.indexOf('qdrant'), 1);
+  }
   const corpus = await buildCorpus(root, { warn: (m) => log(`search scale: ${m}`) });
   const queries = JSON.parse(readFileSync(QUERIES_FILE, 'utf8'));
-  const own = await ownServer(log);
-  const rows = [];
-  const memory = [];
-  const first = new Map();
+  const report = { date: new Date().toISOString(), sizes, stores, steps: [] };
+  const owned = [];
   try {
+    const qdrant = stores.includes('qdrant') ? await startQdrant() : undefined;
+    if (qdrant) owned.push({ close: () => qdrant.stop() });
+    const servers = {};
+    for (const store of stores) {
+      servers[store] = await scaleServer({ store, qdrant, log });
+      owned.push(servers[store]);
+    }
+    // An empty server's memory, as each is measured later: after a restart and 40 searches.
+    const empty = {};
+    for (const store of stores) empty[store] = await servers[store].restart(0);
+    log(
+      `search scale: empty servers after a restart: ${stores.map((s) => `${s} ${empty[s].rss} MB, ready in ${empty[s].readyMs} ms (${empty[s].cpuMs} ms of CPU)`).join('; ')}${qdrant ? `; Qdrant ${JSON.stringify(qdrant.residentMb())} MB` : ''}`,
+    );
+    report.empty = {
+      ...empty,
+      qdrant: qdrant && { memory: qdrant.residentMb(), diskMb: qdrant.diskMb() },
+    };
     let written = 0;
     for (const size of sizes) {
-      const started = performance.now();
-      const writes = await own.load({
-        concurrency: WRITE_CONCURRENCY,
-        requests: size - written,
-        warmup: 0,
-        request: (i) => ({
-          method: 'POST',
-          path: '/documents',
-          headers: { ...HEADERS, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
-          body: scaleDocument(corpus, written + i),
-        }),
-      });
-      const wroteMs = performance.now() - started;
-      await own.indexed();
-      const indexedMs = performance.now() - started;
-      await own.learnt();
+      const step = { size, stores: {} };
       const count = size - written;
-      written = size;
-      const rss = await own.residentMegabytes();
-      const peak = own.peakMegabytes();
-      log(
-        `search scale: peak RSS while they arrived ${peak} MB; ${count} documents written in ${round(wroteMs / 1000)} s (${round((count * 1000) / wroteMs)}/s, ${writes.errors} errors), all indexed after ${round(indexedMs / 1000)} s (pipeline ${round((count * 1000) / indexedMs)} documents/s); server RSS ${rss} MB`,
-      );
-      rows.push({
-        scenario: `search scale: write ${count} documents through REST (to ${size})`,
-        ...writes,
-        compared: `pipeline ${round((count * 1000) / indexedMs)} documents/s; RSS ${rss} MB`,
-      });
-      for (const mode of MODES) {
-        const result = await own.load({
-          concurrency: 1,
-          requests: queries.length,
-          warmup: queries.length,
-          request: (i) => ({
-            path: `/search?${searchParams(queries[i % queries.length], mode)}`,
-            headers: HEADERS,
-          }),
-        });
-        const base = first.get(mode);
-        if (base === undefined) first.set(mode, result);
-        rows.push({
-          scenario: `search scale: ${mode} at ${size} documents`,
-          ...result,
-          ...(mode === 'hybrid' && size === sizes[sizes.length - 1]
-            ? { target_p95_ms: TARGET_P95_MS }
-            : {}),
-          compared:
-            base === undefined
-              ? `RSS ${rss} MB`
-              : `p95 ${round(result.p95 / base.p95)}× of ${sizes[0]} documents; RSS ${rss} MB`,
-        });
+      for (const store of stores) {
+        step.stores[store] = await grow(servers[store], corpus, written, count, log);
+        if (store === 'qdrant') step.qdrant = await qdrantAfter(qdrant, servers.qdrant, size, log);
       }
-      const restart = await own.restart(size);
-      log(
-        `search scale: restart at ${size} documents ready to search in ${round(restart.readyMs / 1000)} s (target ≤ ${TARGET_READY_MS / 1000} s); RSS after it ${restart.rss} MB`,
-      );
-      rows.push({
-        scenario: `search scale: restart to ready at ${size} documents`,
-        ready_ms: restart.readyMs,
-        target_ready_ms: TARGET_READY_MS,
-        compared: `ready in ${round(restart.readyMs / 1000)} s (target ≤ ${TARGET_READY_MS / 1000} s): ${restart.readyMs <= TARGET_READY_MS ? 'PASS' : 'MISS'}; RSS after restart ${restart.rss} MB`,
-      });
-      memory.push({ size, peak, indexed: rss, restarted: restart.rss });
+      written = size;
+      for (const store of stores) {
+        step.stores[store].searches = await searchTimes(servers[store], queries);
+        step.stores[store].restart = await servers[store].restart(size);
+        log(
+          `search scale (${store}): at ${size} documents, ${MODES.map((m) => `${m} p50 ${step.stores[store].searches[m].p50} / p95 ${step.stores[store].searches[m].p95} ms`).join(', ')}; restart to ready ${step.stores[store].restart.readyMs} ms (${step.stores[store].restart.cpuMs} ms of CPU), RSS after it ${step.stores[store].restart.rss} MB`,
+        );
+      }
+      if (qdrant) {
+        const restartMs = await qdrant.restart();
+        await servers.qdrant.searches(40);
+        step.qdrant.afterRestart = { restartMs, memory: qdrant.residentMb() };
+        log(
+          `search scale: Qdrant restarted in ${restartMs} ms: ${JSON.stringify(step.qdrant.afterRestart.memory)} MB`,
+        );
+      }
+      report.steps.push(step);
+      rows.push(...stepRows(step, count, empty, sizes));
     }
-    rows.push(...memoryRows(memory, log));
-    rows.push(await workersRow(own, sizes[sizes.length - 1], log));
+    rows.push(...memoryRows(report.steps, log));
+    if (process.env.BENCH_SEARCH_WORKERS !== '0') {
+      report.workers = await workers(servers, sizes[sizes.length - 1], log);
+      rows.push(...workersRows(report.workers, sizes[sizes.length - 1]));
+    }
   } finally {
-    await own.close();
+    for (const thing of owned.reverse())
+      await thing.close().catch((e) => log(`search scale: ${e.message}`));
   }
+  writeFileSync(
+    join(root, 'bench/results/search-scale-latest.json'),
+    JSON.stringify({ ...report, rows }, null, 2),
+  );
   return rows;
 }
 
-/** MB per 10 000 documents between consecutive sizes, at the peak and once indexed. */
-function memoryRows(memory, log) {
+/** Writes `count` documents after the first `from`; waits for them indexed and the model learnt. */
+async function grow(server, corpus, from, count, log) {
+  const loadBefore = load1();
+  const started = performance.now();
+  const writes = await server.load({
+    concurrency: WRITE_CONCURRENCY,
+    requests: count,
+    warmup: 0,
+    request: (i) => ({
+      method: 'POST',
+      path: '/documents',
+      headers: { ...HEADERS, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
+      body: scaleDocument(corpus, from + i),
+    }),
+  });
+  const wroteMs = performance.now() - started;
+  await server.indexed();
+  const indexedMs = performance.now() - started;
+  const loadIndexed = load1();
+  await server.learnt();
+  const learntMs = performance.now() - started;
+  const rss = await server.residentMegabytes();
+  const peak = server.peakMegabytes();
+  const rate = round((count * 1000) / indexedMs);
+  log(
+    `search scale (${server.store}): ${count} documents written in ${round(wroteMs / 1000)} s (${round((count * 1000) / wroteMs)}/s, ${writes.errors} errors), all indexed after ${round(indexedMs / 1000)} s (pipeline ${rate} documents/s), the semantic model after ${round(learntMs / 1000)} s; peak RSS ${peak} MB, now ${rss} MB; load ${loadBefore} → ${loadIndexed}`,
+  );
+  return {
+    writes,
+    wroteMs: Math.round(wroteMs),
+    indexedMs: Math.round(indexedMs),
+    learntMs: Math.round(learntMs),
+    rate,
+    rss,
+    peak,
+    load: [loadBefore, loadIndexed],
+  };
+}
+
+/** Qdrant once its optimisers are done with the writes: memory and disk, per 10 000 documents. */
+async function qdrantAfter(qdrant, server, size, log) {
+  const optimiseMs = await qdrant.optimised(server.collection);
+  const info = await qdrant.collection(server.collection);
+  const memory = qdrant.residentMb();
+  const diskMb = qdrant.diskMb();
+  const per10k = (mb) => round((mb * 10_000) / size);
+  log(
+    `search scale: Qdrant at ${size} documents (${info.points_count} points, ${info.segments_count} segments), optimised ${optimiseMs} ms after the pipeline's end: RSS ${memory.rss} MB (anonymous ${memory.anon}, files ${memory.file}), disk ${diskMb} MB; per 10 000 documents ${per10k(memory.rss)} MB RSS, ${per10k(diskMb)} MB disk`,
+  );
+  return { optimiseMs, points: info.points_count, segments: info.segments_count, memory, diskMb };
+}
+
+/** Every query of the retrieval set one at a time, in each mode (after as many unmeasured). */
+async function searchTimes(server, queries) {
+  const times = {};
+  for (const mode of MODES) {
+    times[mode] = await server.load({
+      concurrency: 1,
+      requests: queries.length,
+      warmup: queries.length,
+      request: (i) => ({
+        path: `/search?${searchParams(queries[i % queries.length], mode)}`,
+        headers: HEADERS,
+      }),
+    });
+  }
+  return times;
+}
+
+/** The rows of one size: writes, searches, restarts, Qdrant against local, Qdrant's sizing. */
+function stepRows(step, count, empty, sizes) {
+  const { size, stores } = step;
+  const last = size === sizes[sizes.length - 1];
   const rows = [];
-  for (let k = 1; k < memory.length; k++) {
-    const [a, b] = [memory[k - 1], memory[k]];
-    const per = (key) => round(((b[key] - a[key]) * 10_000) / (b.size - a.size));
-    const slopes = { peak: per('peak'), indexed: per('indexed'), restarted: per('restarted') };
-    const pass = Object.values(slopes).every((mb) => mb <= TARGET_MB_PER_10K);
-    log(
-      `search scale: memory ${a.size} → ${b.size} documents, MB per 10 000: peak ${slopes.peak}, indexed ${slopes.indexed}, after a restart ${slopes.restarted} (target ≤ ${TARGET_MB_PER_10K}): ${pass ? 'PASS' : 'MISS'}`,
-    );
+  for (const [store, s] of Object.entries(stores)) {
     rows.push({
-      scenario: `search scale: memory from ${a.size} to ${b.size} documents`,
-      mb_per_10k_peak: slopes.peak,
-      mb_per_10k_indexed: slopes.indexed,
-      mb_per_10k_restarted: slopes.restarted,
-      target_mb_per_10k: TARGET_MB_PER_10K,
-      compared: `peak ${a.peak} → ${b.peak} MB, indexed ${a.indexed} → ${b.indexed} MB, after a restart ${a.restarted} → ${b.restarted} MB: ${pass ? 'PASS' : 'MISS'}`,
+      scenario: `search scale (${store}): write ${count} documents through REST (to ${size})`,
+      ...s.writes,
+      compared: `pipeline ${s.rate} documents/s; RSS ${s.rss} MB, peak ${s.peak} MB; load ${s.load.join(' → ')}`,
+    });
+    for (const mode of MODES) {
+      rows.push({
+        scenario: `search scale (${store}): ${mode} at ${size} documents`,
+        ...s.searches[mode],
+        ...(mode === 'hybrid' && last ? { target_p95_ms: TARGET_P95_MS } : {}),
+        compared:
+          store === 'qdrant' && stores.local
+            ? `p95 ${round(s.searches[mode].p95 / stores.local.searches[mode].p95)}× the local index's`
+            : '',
+      });
+    }
+    const ready = TARGET_READY_MS[store];
+    const overEmpty = s.restart.rss - empty[store].rss;
+    rows.push({
+      scenario: `search scale (${store}): restart to ready at ${size} documents`,
+      ready_ms: s.restart.readyMs,
+      target_ready_ms: ready,
+      rss_mb: s.restart.rss,
+      rss_empty_mb: empty[store].rss,
+      cpu_ms: s.restart.cpuMs,
+      compared: `ready in ${round(s.restart.readyMs / 1000)} s, ${round(s.restart.cpuMs / 1000)} s of CPU (target ${store === 'qdrant' ? '<' : '≤'} ${ready / 1000} s): ${s.restart.readyMs <= ready ? 'PASS' : 'MISS'}; RSS after restart ${s.restart.rss} MB, ${overEmpty} MB over an empty server's${store === 'qdrant' ? ` (target ≤ ${TARGET_EMPTY_MB}): ${overEmpty <= TARGET_EMPTY_MB ? 'PASS' : 'MISS'}` : ''}`,
+    });
+  }
+  if (stores.local && stores.qdrant) {
+    const ratio = round(stores.qdrant.rate / stores.local.rate);
+    rows.push({
+      scenario: `search scale: pipeline into Qdrant against the local index, ${count} documents (to ${size})`,
+      ratio,
+      target_ratio: TARGET_PIPELINE_RATIO,
+      compared: `${stores.qdrant.rate} against ${stores.local.rate} documents/s = ${ratio} × (target ≥ ${TARGET_PIPELINE_RATIO}): ${ratio >= TARGET_PIPELINE_RATIO ? 'PASS' : 'MISS'}`,
+    });
+  }
+  if (step.qdrant) {
+    const q = step.qdrant;
+    const per10k = (mb) => round((mb * 10_000) / size);
+    rows.push({
+      scenario: `search scale: Qdrant itself at ${size} documents`,
+      qdrant_rss_mb: q.memory.rss,
+      qdrant_anon_mb: q.memory.anon,
+      qdrant_disk_mb: q.diskMb,
+      qdrant_rss_after_restart_mb: q.afterRestart.memory.rss,
+      points: q.points,
+      compared: `RSS ${q.memory.rss} MB (anonymous ${q.memory.anon}), ${q.afterRestart.memory.rss} MB after its restart; disk ${q.diskMb} MB; per 10 000 documents ${per10k(q.memory.rss)} MB RSS, ${per10k(q.afterRestart.memory.rss)} after a restart, ${per10k(q.diskMb)} MB disk; optimised ${round(q.optimiseMs / 1000)} s after the pipeline`,
     });
   }
   return rows;
 }
 
-/** The memory of the whole process tree with one process and with four workers, same database. */
-async function workersRow(own, size, log) {
-  const one = await own.treeMegabytes(1, size);
-  const many = await own.treeMegabytes(CLUSTER_WORKERS, size);
-  const ratio = round(many.total / one.total);
-  log(
-    `search scale: at ${size} documents, proportional set size of the process tree: 1 process ${one.total} MB, ${CLUSTER_WORKERS} workers ${many.total} MB (${many.parts}): ${ratio}× (target ≤ ${TARGET_WORKERS_RATIO}×); resident sizes summed: ${one.rss} and ${many.rss} MB (${round(many.rss / one.rss)}×)`,
-  );
-  return {
-    scenario: `search scale: memory of ${CLUSTER_WORKERS} workers against one at ${size} documents`,
-    pss_one_mb: one.total,
-    pss_workers_mb: many.total,
-    rss_one_mb: one.rss,
-    rss_workers_mb: many.rss,
-    ratio,
-    target_ratio: TARGET_WORKERS_RATIO,
-    compared: `PSS ${ratio}× (${many.parts}): ${ratio <= TARGET_WORKERS_RATIO ? 'PASS' : 'MISS'}; RSS summed ${round(many.rss / one.rss)}×`,
-  };
-}
-
-/** The `n`th document: a corpus section, a paragraph of another, 2–6 KB, in a folder of its copy. */
-export function scaleDocument(corpus, n) {
-  const section = corpus[n % corpus.length];
-  const copy = Math.floor(n / corpus.length);
-  const other = corpus[(n * 7919 + copy * 104729) % corpus.length];
-  const paragraphs = other.body.split(/\n\s*\n/).filter((p) => p.trim().length > 80);
-  let body = section.body;
-  if (paragraphs.length > 0) body += `\n\n${paragraphs[(n + copy) % paragraphs.length]}`;
-  for (let k = 1; Buffer.byteLength(body) < MIN_BYTES && k < corpus.length; k++) {
-    body += `\n\n${corpus[(n + k * 31) % corpus.length].body}`;
+/**
+ * MB per 10 000 documents between consecutive sizes: the local server's at the peak, once
+ * indexed and after a restart (target ≤ 60); Qdrant's resident memory and disk.
+ */
+function memoryRows(steps, log) {
+  const rows = [];
+  for (let k = 1; k < steps.length; k++) {
+    const [a, b] = [steps[k - 1], steps[k]];
+    const per = (x, y) => round(((y - x) * 10_000) / (b.size - a.size));
+    const local = [a.stores.local, b.stores.local];
+    if (local[0] && local[1]) {
+      const slopes = {
+        peak: per(local[0].peak, local[1].peak),
+        indexed: per(local[0].rss, local[1].rss),
+        restarted: per(local[0].restart.rss, local[1].restart.rss),
+      };
+      const pass = Object.values(slopes).every((mb) => mb <= TARGET_MB_PER_10K);
+      log(
+        `search scale (local): memory ${a.size} → ${b.size} documents, MB per 10 000: peak ${slopes.peak}, indexed ${slopes.indexed}, after a restart ${slopes.restarted} (target ≤ ${TARGET_MB_PER_10K}): ${pass ? 'PASS' : 'MISS'}`,
+      );
+      rows.push({
+        scenario: `search scale (local): memory from ${a.size} to ${b.size} documents`,
+        mb_per_10k_peak: slopes.peak,
+        mb_per_10k_indexed: slopes.indexed,
+        mb_per_10k_restarted: slopes.restarted,
+        target_mb_per_10k: TARGET_MB_PER_10K,
+        compared: `peak ${local[0].peak} → ${local[1].peak} MB, indexed ${local[0].rss} → ${local[1].rss} MB, after a restart ${local[0].restart.rss} → ${local[1].restart.rss} MB: ${pass ? 'PASS' : 'MISS'}`,
+      });
+    }
+    if (a.qdrant && b.qdrant) {
+      const rss = per(a.qdrant.memory.rss, b.qdrant.memory.rss);
+      const restarted = per(a.qdrant.afterRestart.memory.rss, b.qdrant.afterRestart.memory.rss);
+      // Anonymous memory is what Qdrant holds itself; the rest of its RSS is its files mapped.
+      const anon = per(a.qdrant.memory.anon, b.qdrant.memory.anon);
+      const anonRestarted = per(
+        a.qdrant.afterRestart.memory.anon,
+        b.qdrant.afterRestart.memory.anon,
+      );
+      const disk = per(a.qdrant.diskMb, b.qdrant.diskMb);
+      rows.push({
+        scenario: `search scale: Qdrant from ${a.size} to ${b.size} documents`,
+        mb_per_10k_rss: rss,
+        mb_per_10k_rss_restarted: restarted,
+        mb_per_10k_anon: anon,
+        mb_per_10k_anon_restarted: anonRestarted,
+        mb_per_10k_disk: disk,
+        compared: `MB per 10 000 documents: anonymous ${anon} (after a restart ${anonRestarted}), RSS ${rss} (after a restart ${restarted}), disk ${disk}`,
+      });
+    }
   }
-  if (Buffer.byteLength(body) > MAX_BYTES) body = cutAt(body, MAX_BYTES);
-  return {
-    document_id: `scale/c${String(copy).padStart(4, '0')}/${section.document_id}`,
-    title: section.title,
-    body,
-  };
+  return rows;
 }
 
-/** `text` cut to at most `bytes` UTF-8 bytes, at the last line break before. */
-function cutAt(text, bytes) {
-  const cut = Buffer.from(text)
-    .subarray(0, bytes)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '');
-  const line = cut.lastIndexOf('\n');
-  return line > bytes / 2 ? cut.slice(0, line) : cut;
+/** Each store's process tree with one process and with four cluster workers, same database. */
+async function workers(servers, size, log) {
+  const measured = {};
+  for (const [store, server] of Object.entries(servers)) {
+    const one = await server.treeMegabytes(1, size);
+    const many = await server.treeMegabytes(CLUSTER_WORKERS, size);
+    measured[store] = { one, many };
+    log(
+      `search scale (${store}): at ${size} documents, proportional set size of the process tree: 1 process ${one.total} MB, ${CLUSTER_WORKERS} workers ${many.total} MB (${many.parts}); resident sizes summed: ${one.rss} and ${many.rss} MB`,
+    );
+  }
+  return measured;
+}
+
+function workersRows(measured, size) {
+  const rows = [];
+  for (const [store, { one, many }] of Object.entries(measured)) {
+    const ratio = round(many.total / one.total);
+    rows.push({
+      scenario: `search scale (${store}): memory of ${CLUSTER_WORKERS} workers against one at ${size} documents`,
+      pss_one_mb: one.total,
+      pss_workers_mb: many.total,
+      rss_one_mb: one.rss,
+      rss_workers_mb: many.rss,
+      ratio,
+      ...(store === 'local' ? { target_ratio: TARGET_WORKERS_RATIO } : {}),
+      compared: `PSS ${one.total} → ${many.total} MB = ${ratio}× (${many.parts})${store === 'local' ? ` (target ≤ ${TARGET_WORKERS_RATIO}×): ${ratio <= TARGET_WORKERS_RATIO ? 'PASS' : 'MISS'}` : ''}; RSS summed ${round(many.rss / one.rss)}×`,
+    });
+  }
+  if (measured.local && measured.qdrant) {
+    const pod = measured.qdrant.many.total;
+    const local = measured.local.one.total;
+    rows.push({
+      scenario: `search scale: a pod of ${CLUSTER_WORKERS} workers in qdrant mode against one local server at ${size} documents`,
+      pss_qdrant_pod_mb: pod,
+      pss_local_one_mb: local,
+      compared: `PSS ${pod} against ${local} MB = ${round(pod / local)}× (target: less): ${pod < local ? 'PASS' : 'MISS'}`,
+    });
+  }
+  return rows;
 }
 
 function searchParams(query, mode) {
@@ -204,141 +356,6 @@ function searchParams(query, mode) {
   return params.toString();
 }
 
-async function ownServer(log) {
-  const cluster = await OwnPostgres.create();
-  const env = { API_KEYS: `scale:${KEY}:admin`, RATE_LIMIT_ADMIN_WRITES: 'off' };
-  let server = await startServer({ databaseUrl: cluster.url, env });
-  const get = async (path) =>
-    fetch(`${server.baseUrl}${path}`, { headers: HEADERS, signal: AbortSignal.timeout(60_000) });
-  const status = async () => (await get('/admin/vectors/status')).json();
-  /** Every document's record in the index loaded, the vectors loaded, the model learnt. */
-  const searchable = async (size) => {
-    await until(
-      async () => {
-        const s = await status().catch(() => ({}));
-        return s.lexical?.loaded === true && s.lexical.documents >= size && s.store?.ready === true;
-      },
-      10 * 60_000,
-      { what: 'the index to be loaded', everyMs: 100 },
-    );
-    await semanticModelLearnt(server.baseUrl, HEADERS);
-  };
-  const searches = async (n) => {
-    // A new connection each: in cluster mode the workers take turns.
-    for (let i = 0; i < n; i++) {
-      const response = await fetch(
-        `${server.baseUrl}/search?query=${encodeURIComponent(QUESTIONS[i % QUESTIONS.length])}`,
-        { headers: { ...HEADERS, Connection: 'close' } },
-      );
-      if (response.status !== 200) throw new Error(`search scale: search ${response.status}`);
-      await response.arrayBuffer();
-    }
-  };
-  log(`search scale: own PostgreSQL on port ${cluster.port}, own server on ${server.baseUrl}`);
-  return {
-    load: (options) => load({ baseUrl: server.baseUrl, ...options }),
-    async indexed() {
-      await until(
-        async () => {
-          const s = await status();
-          return (s.counts?.pending ?? 0) === 0 && (s.leased ?? 0) === 0;
-        },
-        60 * 60_000,
-        { what: 'the pipeline to index every document', everyMs: 250 },
-      );
-    },
-    /**
-     * With the local embedder the vector side ranks by a model learnt from the documents:
-     * searches are measured once it has been learnt from (nearly) all of them.
-     */
-    async learnt() {
-      await semanticModelLearnt(server.baseUrl, HEADERS);
-    },
-    async residentMegabytes() {
-      const text = await (await get('/metrics')).text();
-      const bytes = Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)?.[1]);
-      return Math.round(bytes / 1024 / 1024);
-    },
-    /** The process's peak resident memory since it started (the kernel's high-water mark). */
-    peakMegabytes() {
-      return Math.round(procStatus(server.child.pid, 'VmHWM') / 1024);
-    },
-    /** Stops the server, starts it again on the same database: ready time and memory. */
-    async restart(size) {
-      await server.stop();
-      const started = performance.now();
-      server = await startServer({ databaseUrl: cluster.url, env });
-      await searchable(size);
-      const readyMs = Math.round(performance.now() - started);
-      await searches(40);
-      return { readyMs, rss: await this.residentMegabytes() };
-    },
-    /** The resident memory of the server's whole process tree with `workers` processes. */
-    async treeMegabytes(workers, size) {
-      await server.stop();
-      server = await startServer({
-        databaseUrl: cluster.url,
-        env: { ...env, WEB_CONCURRENCY: String(workers) },
-      });
-      await searchable(size);
-      await searches(40);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      const tree = processTree(server.child.pid);
-      const rss = tree.map((pid) => Math.round(procStatus(pid, 'VmRSS') / 1024));
-      const pss = tree.map((pid) => Math.round(proportionalKb(pid) / 1024));
-      return {
-        total: pss.reduce((a, b) => a + b, 0),
-        parts: pss.join(' + '),
-        rss: rss.reduce((a, b) => a + b, 0),
-      };
-    },
-    async close() {
-      await server.stop();
-      await cluster.destroy();
-    },
-  };
-}
-
-/** Questions of the kinds agents ask, for the searches between the memory readings. */
-const QUESTIONS = [
-  'how do backups work',
-  'retry with exponential backoff',
-  'pino transport',
-  'configure the logging level',
-  'maxRetries',
-];
-
-/** A field of /proc/PID/status in kB (VmRSS, VmHWM). */
-function procStatus(pid, field) {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
-}
-
-/**
- * A process's proportional set size in kB: its private pages, and its share of the pages it
- * shares with others (the node binary's code, mapped by every worker). Summed over a process
- * tree it counts each page once, as the kernel charges a pod (its memory cgroup); a sum of
- * resident sizes counts the binary once per worker (some 46 MB each).
- */
-function proportionalKb(pid) {
-  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  return Number(/^Pss:\s+(\d+)/m.exec(text)?.[1] ?? 0);
-}
-
-/** `pid` and its descendants, from /proc. */
-function processTree(pid) {
-  const parents = new Map();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) {
-    for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
-  }
-  return tree;
+function load1() {
+  return round(loadavg()[0]);
 }

@@ -196,6 +196,10 @@ export class LsaEmbedding {
     let keys = this.keys;
     let n = 0;
     visit((row, tf) => {
+      // A term a record holds only in a passage's text (the chunker's passages are not the
+      // body verbatim) is counted 0 in its fields: it weighs nothing, as in training, where
+      // (1 + ln 0) would have made the whole vector NaN.
+      if (!(tf > 0)) return;
       if (n === keys.length) keys = this.keys = grown(keys);
       keys[n++] = row * ROW_FACTOR + tf;
     });
