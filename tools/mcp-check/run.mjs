@@ -242,7 +242,7 @@ async function main() {
         (out) =>
           out.schemaFindings !== undefined
             ? `schema portability findings: ${JSON.stringify(out.schemaFindings)}`
-            : out.result?.tools?.length === 10
+            : out.result?.tools?.length === 11
               ? undefined
               : JSON.stringify(out).slice(0, 300),
       );
