@@ -168,8 +168,8 @@ describe('MCP clients that authenticate with OAuth', () => {
   }
 
   it.each([
-    ['/readonly/mcp', 'kb-reader-cli', 5],
-    ['/mcp', 'kb-admin-cli', 10],
+    ['/readonly/mcp', 'kb-reader-cli', 6],
+    ['/mcp', 'kb-admin-cli', 11],
   ] as const)(
     'mcp-remote bridges stdio to %s with the client-credentials grant',
     async (path, clientId, tools) => {
@@ -194,7 +194,7 @@ describe('MCP clients that authenticate with OAuth', () => {
       DISPLAY: '',
       WAYLAND_DISPLAY: '',
     });
-    expect(bridged.tools).toBe(5);
+    expect(bridged.tools).toBe(6);
     expect(bridged.log).toContain('scope the server asked for: kb.read');
   });
 
