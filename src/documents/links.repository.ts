@@ -116,20 +116,7 @@ export class LinksRepository {
     probes: readonly RangeProbe[],
     readable: Readable,
   ): Promise<Array<LinkedDocument & { i: number }>> {
-    if (probes.length === 0) return [];
-    return this.statements.query(
-      'kb_links_named',
-      `SELECT p.i::integer - 1 AS i, d.document_id, d.title
-         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS p(key, lo, hi, i)
-         CROSS JOIN LATERAL (
-           SELECT document_id, title FROM kb_documents
-            WHERE kb_document_name(document_id) = p.key AND deleted_at IS NULL
-              AND document_id >= p.lo COLLATE "C"
-              AND (p.hi IS NULL OR document_id < p.hi COLLATE "C")
-              AND ${readableIds(4)}
-           OFFSET 0) AS d`,
-      [...columns(probes), readable],
-    );
+    return this.inKeyRanges('kb_links_named', 'kb_document_name(document_id)', probes, readable);
   }
 
   /** {@link named}, by title (titleKey) in `kb_documents_alive_title`. */
@@ -137,14 +124,24 @@ export class LinksRepository {
     probes: readonly RangeProbe[],
     readable: Readable,
   ): Promise<Array<LinkedDocument & { i: number }>> {
+    return this.inKeyRanges('kb_links_titled', 'kb_title_key(title)', probes, readable);
+  }
+
+  /** The documents whose `key` (an indexed expression) is a probe's, in its range of ids. */
+  private async inKeyRanges(
+    statement: string,
+    key: string,
+    probes: readonly RangeProbe[],
+    readable: Readable,
+  ): Promise<Array<LinkedDocument & { i: number }>> {
     if (probes.length === 0) return [];
     return this.statements.query(
-      'kb_links_titled',
+      statement,
       `SELECT p.i::integer - 1 AS i, d.document_id, d.title
          FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS p(key, lo, hi, i)
          CROSS JOIN LATERAL (
            SELECT document_id, title FROM kb_documents
-            WHERE kb_title_key(title) = p.key AND deleted_at IS NULL
+            WHERE ${key} = p.key AND deleted_at IS NULL
               AND document_id >= p.lo COLLATE "C"
               AND (p.hi IS NULL OR document_id < p.hi COLLATE "C")
               AND ${readableIds(4)}
