@@ -134,8 +134,12 @@ describe('agent-data mcp through the server on its DATA_DIR', () => {
         name: 'upload_document',
         arguments: { document_id: 'bridge/v2.md', content: 'The purser counts the doubloons.' },
       });
-      expect((await searchUntilFound(v2, 'boatswain hawser'))[0].document_id).toBe('bridge/v1.md');
-      expect((await searchUntilFound(v1, 'purser doubloons'))[0].document_id).toBe('bridge/v2.md');
+      expect((await searchUntilFound(v2, 'boatswain hawser', 'bridge/v1.md'))[0].document_id).toBe(
+        'bridge/v1.md',
+      );
+      expect((await searchUntilFound(v1, 'purser doubloons', 'bridge/v2.md'))[0].document_id).toBe(
+        'bridge/v2.md',
+      );
 
       await request(server!.baseUrl)
         .post('/documents')

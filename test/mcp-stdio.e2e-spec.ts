@@ -72,7 +72,7 @@ describe('agent-data mcp over stdio', () => {
         },
       });
       expect(uploaded.isError ?? false).toBe(false);
-      const hits = await searchUntilFound(client, 'quartermaster lanterns');
+      const hits = await searchUntilFound(client, 'quartermaster lanterns', 'notes/stdio.md');
       expect(hits[0].document_id).toBe('notes/stdio.md');
       const { resources } = await client.listResources();
       expect(resources.map((r) => r.uri)).toContain('kb://notes/stdio.md');
@@ -103,7 +103,7 @@ describe('agent-data mcp over stdio', () => {
               content: `# Modern\n\nThe ${words}.`,
             },
           });
-          const hits = await searchUntilFound(client, words);
+          const hits = await searchUntilFound(client, words, `modern/${name}.md`);
           expect(hits[0].document_id).toBe(`modern/${name}.md`);
         } finally {
           await client.close();

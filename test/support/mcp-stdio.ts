@@ -157,9 +157,15 @@ export async function v2Client(
   return client;
 }
 
+/**
+ * Searches until `expected` is among the results (the pipeline indexes in the background; until
+ * then the dense side alone may answer with another document), and returns them in rank order so
+ * that the caller can say where it ranks.
+ */
 export async function searchUntilFound(
   client: Client | V2Client,
   query: string,
+  expected: string,
 ): Promise<Array<{ document_id: string }>> {
   return waitFor(
     async () => {
@@ -169,9 +175,9 @@ export async function searchUntilFound(
           arguments: { query },
         }),
       ).results as Array<{ document_id: string }>;
-      return found.length > 0 ? found : undefined;
+      return found.some((hit) => hit.document_id === expected) ? found : undefined;
     },
-    `a result for "${query}"`,
+    `${expected} among the results for "${query}"`,
     { timeoutMs: 30_000, intervalMs: 200 },
   );
 }
