@@ -29,7 +29,9 @@ export const kindsOf = (set) => KINDS[set] ?? KINDS.A;
  * candidates) and what it is judged by (`relevant`, not for rules), with its set.
  */
 export async function contextsOf(dump) {
-  const { readsAsKeywords } = await import(join(root, 'dist/src/vectors/search/query-kind.js'));
+  const { readsAsKeywords, queryKind } = await import(
+    join(root, 'dist/src/vectors/search/query-kind.js')
+  );
   const { queryTerms, termCounts } = await import(join(root, 'dist/src/vectors/text/analyzer.js'));
   const statistics = await corpusStatistics(termCounts);
   const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
@@ -68,6 +70,7 @@ export async function contextsOf(dump) {
         prefix: q.prefix,
         relevant: q.relevant,
         keywords: readsAsKeywords(q.query),
+        queryKind: queryKind?.(q.query),
         terms: [...queryTerms(q.query).terms.keys()],
         // Evidence the local index has (and Qdrant mode only from records): each document's
         // terms, and each term's document frequency in its corpus.

@@ -165,7 +165,7 @@ export async function productRule(embedder, root) {
   }
   const given = process.env.FUSION_PRIORS?.split(',')[0]?.split('/').map(Number);
   const weights = given
-    ? { keywords: given[0], sentences: given[1] }
+    ? { keywords: given[0], sentences: given[1], codeSentences: given[2] ?? given[0] }
     : embedder === 'lsa'
       ? variables.LOCAL_VECTOR_WEIGHTS
       : embedder === 'bge'
@@ -173,17 +173,35 @@ export async function productRule(embedder, root) {
         : variables.OPENAI_VECTOR_WEIGHTS;
   if (!fusion.vectorWeightFor) return {};
   return {
-    [`product ${weights.keywords}/${weights.sentences}`]: (c) => {
+    [`product ${weights.keywords}/${weights.sentences}/${weights.codeSentences}`]: (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
-      const prior = c.keywords ? weights.keywords : weights.sentences;
+      // A build from before sentences naming code had weights of their own read them as keywords.
+      const prior =
+        weights[PRIOR_OF[c.queryKind]] ??
+        (c.queryKind === 'sentence' || (!c.queryKind && !c.keywords)
+          ? weights.sentences
+          : weights.keywords);
       const w = fusion.vectorWeightFor(prior, lexical, vector, DEPTH);
       return fusion
-        .fuse(lexical, vector, w, { floor: 0.25, lexicalFloor: 0.1, depth: DEPTH })
+        .fuse(lexical, vector, w, {
+          floor: 0.25,
+          lexicalFloor: 0.1,
+          depth: DEPTH,
+          // As the server: a cosine of 0 means no match for the latent-semantic model only.
+          vectorFromZero: embedder === 'lsa',
+        })
         .map((h) => h.documentId);
     },
   };
 }
+
+/** Which of an embedder's weights a query of each kind (query-kind.ts) starts from. */
+const PRIOR_OF = {
+  keywords: 'keywords',
+  codeSentence: 'codeSentences',
+  sentence: 'sentences',
+};
 
 /** Experimental families, by name prefix. */
 export function EXPERIMENTS(embedder) {

@@ -38,8 +38,8 @@ export class EmbeddingsChoice {
     readonly kind: 'openai' | 'model' | 'hashing',
     readonly reason: string,
     /**
-     * The share of the vector side in hybrid search for a query that reads as keywords and
-     * for a sentence (SEARCH_VECTOR_WEIGHT for both, or this embedder's own).
+     * The share of the vector side in hybrid search for each kind of query
+     * (SEARCH_VECTOR_WEIGHT for all, or this embedder's own).
      */
     readonly vectorWeights: VectorWeights,
     /** With `model`: the installed model. */
@@ -56,7 +56,9 @@ export class EmbeddingsChoice {
   static async choose(config: AppConfig): Promise<EmbeddingsChoice> {
     const given = config.searchVectorWeight;
     const weight = (own: VectorWeights): VectorWeights =>
-      given === undefined ? own : { keywords: given, sentences: given, fixed: true };
+      given === undefined
+        ? own
+        : { keywords: given, sentences: given, codeSentences: given, fixed: true };
     if (config.embeddingsProvider === 'openai') {
       const model = config.embeddingsModel!;
       return new EmbeddingsChoice(

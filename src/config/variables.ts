@@ -23,22 +23,38 @@ export interface Variable {
 
 /**
  * Shares of the vector side in hybrid search that each query starts from, per embedder and
- * kind of query (one that reads as keywords, one written as a sentence), which its own evidence
- * then moves (search/fusion.ts, vectorWeightFor); chosen on half A of the retrieval benchmark
- * (docs/search.md, "Fusion").
+ * kind of query (search/query-kind.ts: one that reads as keywords, a sentence that names some
+ * code, a sentence), which its own evidence then moves (search/fusion.ts, vectorWeightFor);
+ * chosen on half A of the retrieval benchmark (docs/search.md, "Fusion").
  */
 export interface VectorWeights {
   readonly keywords: number;
   readonly sentences: number;
+  readonly codeSentences: number;
   /**
    * The weight is used as it is, not moved by each query's evidence (SEARCH_VECTOR_WEIGHT
    * given: the operator chose it).
    */
   readonly fixed?: boolean;
 }
-export const LOCAL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.1, sentences: 0.3 };
-export const MODEL_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
-export const OPENAI_VECTOR_WEIGHTS: VectorWeights = { keywords: 0.2, sentences: 0.6 };
+// The latent-semantic model knows the words its knowledge base uses together, not a name met
+// in one document: a sentence naming code is keywords to it. An embedding model reads the
+// sentence around the name.
+export const LOCAL_VECTOR_WEIGHTS: VectorWeights = {
+  keywords: 0.1,
+  sentences: 0.3,
+  codeSentences: 0.1,
+};
+export const MODEL_VECTOR_WEIGHTS: VectorWeights = {
+  keywords: 0.2,
+  sentences: 0.6,
+  codeSentences: 0.6,
+};
+export const OPENAI_VECTOR_WEIGHTS: VectorWeights = {
+  keywords: 0.2,
+  sentences: 0.6,
+  codeSentences: 0.6,
+};
 
 /** The sections of docs/configuration.md, in order. */
 export const GROUPS = [
@@ -448,7 +464,7 @@ export const VARIABLES = {
     group: 'Search and embeddings',
     meaning:
       "the vector side's share in the fusion, 0 to 1 (the lexical side's is the rest), the same for every query: set, it is not moved by each query's evidence",
-    fallback: `each query's own, starting from ${MODEL_VECTOR_WEIGHTS.keywords} for a query that reads as keywords and ${MODEL_VECTOR_WEIGHTS.sentences} for a sentence with an embedding model (local or OpenAI-compatible), ${LOCAL_VECTOR_WEIGHTS.keywords} and ${LOCAL_VECTOR_WEIGHTS.sentences} with the latent-semantic model, moved by how sharply each side's scores stand out`,
+    fallback: `each query's own, starting from ${MODEL_VECTOR_WEIGHTS.keywords} for a query that reads as keywords and ${MODEL_VECTOR_WEIGHTS.sentences} for a sentence (${MODEL_VECTOR_WEIGHTS.codeSentences} for one naming some code) with an embedding model (local or OpenAI-compatible), ${LOCAL_VECTOR_WEIGHTS.keywords} and ${LOCAL_VECTOR_WEIGHTS.sentences} (${LOCAL_VECTOR_WEIGHTS.codeSentences}) with the latent-semantic model, moved by how sharply each side's scores stand out`,
   },
   VECTOR_SKIP_PREFIXES: {
     group: 'Vector pipeline',

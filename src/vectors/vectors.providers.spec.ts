@@ -45,12 +45,17 @@ describe('vector factories', () => {
 
   it('start each query from the weights of its embedder, or use SEARCH_VECTOR_WEIGHT as it is', async () => {
     const own = await EmbeddingsChoice.choose(loadConfig({ MODELS_DIR }));
-    expect(own.vectorWeights).toEqual({ keywords: 0.1, sentences: 0.3 });
+    expect(own.vectorWeights).toEqual({ keywords: 0.1, sentences: 0.3, codeSentences: 0.1 });
     const given = await EmbeddingsChoice.choose(
       loadConfig({ MODELS_DIR, SEARCH_VECTOR_WEIGHT: '0.4' }),
     );
     // Set by the operator: the same for every query, not moved by each query's evidence.
-    expect(given.vectorWeights).toEqual({ keywords: 0.4, sentences: 0.4, fixed: true });
+    expect(given.vectorWeights).toEqual({
+      keywords: 0.4,
+      sentences: 0.4,
+      codeSentences: 0.4,
+      fixed: true,
+    });
   });
 
   it('choose OpenAI and Qdrant from configuration', async () => {

@@ -94,6 +94,25 @@ describe('fuse with the depth asked (a side that ran out of candidates)', () => 
     // Scaled over its two matches alone, `answer` counted as no lexical match at all.
     expect(fuse(lexical, vector, 0.5)[0].documentId).toBe('readme');
   });
+
+  it("scales an embedding model's vector side over the folder it ranked, not from a cosine of 0", () => {
+    // A folder of four: the model's cosines differ little (none of them is near 0), the lexical
+    // side matches common words in each.
+    const lexical = [hit('intro', 8), hit('api', 6), hit('answer', 4), hit('notes', 3)];
+    const vector = [hit('answer', 0.72), hit('notes', 0.66), hit('api', 0.63), hit('intro', 0.6)];
+    const fromZero = fuse(lexical, vector, 0.6, { depth: 20 });
+    const overRanked = fuse(lexical, vector, 0.6, { depth: 20, vectorFromZero: false });
+    // From 0, the cosines span 0.83–1 of the vector side's range and the lexical order wins.
+    expect(fromZero[0].documentId).toBe('intro');
+    // Over the folder's range the model's clear first answer comes first.
+    expect(overRanked[0].documentId).toBe('answer');
+    expect(overRanked.find((h) => h.documentId === 'intro')?.score).toBeCloseTo(0.4, 12);
+    // The lexical side still ran out: its floor stays 0 (`notes` keeps 0.4 · 3/8 of its share).
+    expect(overRanked.find((h) => h.documentId === 'notes')?.score).toBeCloseTo(
+      0.4 * (3 / 8) + 0.6 * 0.5,
+      12,
+    );
+  });
 });
 
 describe('the weight of each query (vectorWeightFor)', () => {

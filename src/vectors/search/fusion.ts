@@ -25,6 +25,9 @@ export interface Candidate {
  * With `floor`, a document only the vector side found is left out when it scores less than
  * that share of the best; with `lexicalFloor`, one only the lexical side found, likewise.
  * `depth`: the candidates each side was asked for (a side that gave fewer ran out).
+ * `vectorFromZero` (default true): whether the vector side's floor drops to 0 when it ran out
+ * too, as the lexical side's does; true only where a vector score of 0 means no match (see
+ * {@link normaliser}).
  */
 export function fuse(
   lexical: readonly Candidate[],
@@ -34,11 +37,12 @@ export function fuse(
     readonly floor?: number;
     readonly lexicalFloor?: number;
     readonly depth?: number;
+    readonly vectorFromZero?: boolean;
   } = {},
 ): Candidate[] {
   const fused = new Map<string, { candidate: Candidate; score: number; sides: number }>();
-  const add = (list: readonly Candidate[], weight: number, side: number) => {
-    const scale = normaliser(list, options.depth);
+  const add = (list: readonly Candidate[], weight: number, side: number, depth?: number) => {
+    const scale = normaliser(list, depth);
     for (const candidate of list) {
       const gain = weight * scale(candidate.score);
       const seen = fused.get(candidate.documentId);
@@ -50,8 +54,8 @@ export function fuse(
   };
   // Lexical hits go in first, then those only the vector side found, each in rank order:
   // the stable sort keeps that order among equal scores.
-  add(lexical, 1 - vectorWeight, LEXICAL);
-  add(vector, vectorWeight, VECTOR);
+  add(lexical, 1 - vectorWeight, LEXICAL, options.depth);
+  add(vector, vectorWeight, VECTOR, options.vectorFromZero === false ? undefined : options.depth);
   const ranked = [...fused.values()].sort((a, b) => b.score - a.score);
   // The vector side always has nearest neighbours, related or not, and the lexical side's
   // last candidates may share no more than a common word with the query: a document only one
@@ -120,7 +124,12 @@ const BOTH = LEXICAL | VECTOR;
  * Min–max scaling over a list's scores; a list of one score (or equal ones) scales to 1. A
  * list shorter than the `depth` asked ran out: every document it did not give scores 0 on
  * that side, so its floor is 0, not its last candidate's score (in a small folder the lexical
- * side's third and last match is still a match, not the worst of the folder).
+ * side's third and last match is still a match, not the worst of the folder). That holds for
+ * a score whose 0 means no match: BM25, and the cosines of the latent-semantic model and the
+ * hashed vectors (a document sharing no term, nor a term's company, with the query). An
+ * embedding model's cosines have no such 0 (bge-small-en-v1.5 puts a folder's least related
+ * document at 0.5–0.7): a floor of 0 squeezed its ranking of a small folder into the top fifth
+ * of its range, so its vector side is scaled over what it ranked, given without `depth`.
  */
 function normaliser(list: readonly Candidate[], depth?: number): (score: number) => number {
   if (list.length === 0) return () => 0;

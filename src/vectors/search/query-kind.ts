@@ -6,11 +6,27 @@
 const CODE_LIKE = /\p{Ll}\p{Lu}|_|\.\w|\w-\w|--|\/|::|\(\)|\b\p{Lu}{2,}\b|\p{L}\d|\d\p{L}/u;
 
 /**
- * Whether a query reads as keywords to look up (an identifier, an option, an error code, or
- * one or two words) rather than a sentence in the asker's words. Hybrid search leans on the
- * lexical side for the first (the text holds them as written; an embedding model blurs
- * `maxRetries` into "retries") and on the vector side for the second (docs/search.md).
+ * What a query reads as, for hybrid search's weights (docs/search.md, "Fusion"):
+ *
+ * - `keywords` to look up: one or two words, or words of which at least a quarter are code
+ *   (`pg_restore options`, `npm run build --dry-run`): the text holds them as written, and an
+ *   embedding model blurs `maxRetries` into "retries";
+ * - a `codeSentence`: a sentence in the asker's words that names some code on the way (`how do
+ *   I set maxRetries`; and `sign-in`, `read-only`, which read as code too): an embedding model
+ *   reads the sentence around the name, the latent-semantic model knows the name alone;
+ * - a `sentence` with no code in it.
  */
+export type QueryKind = 'keywords' | 'codeSentence' | 'sentence';
+
+export function queryKind(query: string): QueryKind {
+  const words = query.trim().split(/\s+/u);
+  if (words.length <= 2) return 'keywords';
+  const code = words.filter((word) => CODE_LIKE.test(word)).length;
+  if (code * 4 >= words.length) return 'keywords';
+  return code > 0 ? 'codeSentence' : 'sentence';
+}
+
+/** Whether a query reads as keywords ({@link queryKind}). */
 export function readsAsKeywords(query: string): boolean {
-  return CODE_LIKE.test(query) || query.trim().split(/\s+/u).length <= 2;
+  return queryKind(query) === 'keywords';
 }

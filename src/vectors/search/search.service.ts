@@ -11,7 +11,7 @@ import type { Access } from '../../documents/access';
 import { highlight, snippetOf } from './snippet';
 import { folderOf } from '../stores/vector-payload';
 import { type Candidate, fuse, vectorWeightFor } from './fusion';
-import { readsAsKeywords } from './query-kind';
+import { queryKind, type QueryKind } from './query-kind';
 import { SEARCH_SIDES, type SearchSides } from './search-sides';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 
@@ -31,6 +31,13 @@ export const VECTOR_ONLY_FLOOR = 0.25;
  * model), where it leaves out a third of a result each query that no judge named.
  */
 export const LEXICAL_ONLY_FLOOR = 0.1;
+
+/** Which of the embedder's weights a query of each kind starts from. */
+const PRIOR_OF = {
+  keywords: 'keywords',
+  codeSentence: 'codeSentences',
+  sentence: 'sentences',
+} as const satisfies Record<QueryKind, 'keywords' | 'codeSentences' | 'sentences'>;
 
 /**
  * What `search_knowledge` and `GET /search` ask, and the rules of each field: text to look
@@ -148,12 +155,15 @@ export class SearchService {
     // The query's kind and the embedder set the weight this query starts from; how sharply
     // each side's scores stand out moves it (docs/search.md, "Fusion").
     const weights = this.choice.vectorWeights;
-    const prior = readsAsKeywords(parsed.query) ? weights.keywords : weights.sentences;
+    const prior = weights[PRIOR_OF[queryKind(parsed.query)]];
     const weight = weights.fixed ? prior : vectorWeightFor(prior, lexical.hits, vector.hits, depth);
     const fused = fuse(lexical.hits, vector.hits, weight, {
       floor: VECTOR_ONLY_FLOOR,
       lexicalFloor: LEXICAL_ONLY_FLOOR,
       depth,
+      // A cosine of 0 means no match for the hashed vectors and the latent-semantic model,
+      // not for an embedding model (fusion.ts, normaliser).
+      vectorFromZero: this.choice.kind === 'hashing',
     });
     const shown = await this.complete(fused, lexical.lexemes, limit);
     const results = this.present(shown, parsed.query, lexical.lexemes);
