@@ -21,7 +21,8 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, until } from './lib.mjs';
+import { getRandomPort } from 'get-port-please';
+import { until } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -77,7 +78,7 @@ export async function startQdrant() {
   if (!binary.path) throw new Error(binary.missing);
   const dir = mkdtempSync(join(tmpdir(), 'agent-data-bench-qdrant-'));
   const ports = new Set();
-  while (ports.size < 2) ports.add(await freePort());
+  while (ports.size < 2) ports.add(await getRandomPort('127.0.0.1'));
   const [http, grpc] = [...ports];
   const url = `http://127.0.0.1:${http}`;
   let node;
