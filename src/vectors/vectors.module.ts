@@ -12,7 +12,7 @@ import { DocumentsModule } from '../documents/documents.module';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { warmTokenizer } from './embedders/tokenizer';
 import { LexicalStore } from './lexical/lexical.store';
-import { LSA_TRAINER } from './lexical/lsa';
+import { LSA_TRAINER } from './semantic/lsa';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
