@@ -53,18 +53,26 @@ module.exports = {
       to: { path: `${V}/(sync|search|work|stores|embedders)/` },
     },
     {
+      name: 'semantic-below-lexical',
+      comment:
+        'The latent-semantic model learns from term counts and embeds them; it knows nothing of the lexical index that feeds it, the pipeline, queries or stores.',
+      severity: 'error',
+      from: { path: `${V}/semantic/` },
+      to: { path: `${V}/(sync|search|work|stores|embedders|lexical)/` },
+    },
+    {
       name: 'embedders-at-the-bottom',
       comment: 'Embedders turn text into vectors and depend on no other role of src/vectors.',
       severity: 'error',
       from: { path: `${V}/embedders/` },
-      to: { path: `${V}/(stores|sync|search|work|lexical)/` },
+      to: { path: `${V}/(stores|sync|search|work|lexical|semantic)/` },
     },
     {
       name: 'text-at-the-bottom',
       comment: 'Text analysis is pure: it depends on no other part of src/vectors.',
       severity: 'error',
       from: { path: `${V}/text/` },
-      to: { path: `${V}/(embedders|stores|sync|search|work|lexical)/` },
+      to: { path: `${V}/(embedders|stores|sync|search|work|lexical|semantic)/` },
     },
     {
       name: 'roles-not-wiring',

@@ -49,6 +49,7 @@ export default tseslint.config(
       'bench/**',
       'docker/**',
       '**/*.mjs',
+      'tools/qdrant-binary.js',
     ],
     rules: { 'no-restricted-properties': 'off' },
   },

@@ -1,68 +1,36 @@
 // One Qdrant node for the bench scenarios that measure the lexical side in Qdrant
 // (LEXICAL_STORE=qdrant) beside the local index: the binary QDRANT_BIN names, else
 // ../shared/qdrant/qdrant beside the checkout (beside the main checkout for a linked git
-// worktree), as the tests find it (test/support/qdrant.ts). Each node runs in a scratch folder
+// worktree), found as the tests find it (tools/qdrant-binary.js). Each node runs in a scratch folder
 // of its own (its working directory: Qdrant reads ./config there; its storage, snapshots and
 // log go there too), on free loopback ports, telemetry off. stop() ends it and removes the
 // folder; should the bench's process die first, a watchdog shell does both.
 import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import {
-  accessSync,
   closeSync,
-  constants,
   lstatSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { qdrantBinary as findQdrantBinary } from '../tools/qdrant-binary.js';
 import { until } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The Qdrant server binary: `{ path }`, or `{ missing }` saying where it was looked for (one
- * line, for the scenario to print before it skips its Qdrant rows).
+ * The Qdrant server binary (tools/qdrant-binary.js): `{ path }`, or `{ missing }` saying
+ * where it was looked for (one line, for the scenario to print before it skips its Qdrant rows).
  */
 export function qdrantBinary() {
-  const explicit = process.env.QDRANT_BIN;
-  const looked = explicit
-    ? [resolve(explicit)]
-    : checkouts(root).map((checkout) => resolve(checkout, '..', 'shared', 'qdrant', 'qdrant'));
-  const path = looked.find(isExecutable);
-  return path
-    ? { path }
-    : {
-        missing: `no Qdrant server binary at ${looked.join(' or ')} (set QDRANT_BIN to a Qdrant 1.18 server binary)`,
-      };
-}
-
-/** The checkout, and the main checkout when this one is a linked worktree (its .git is a file). */
-function checkouts(checkout) {
-  try {
-    const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(join(checkout, '.git'), 'utf8'))?.[1];
-    if (!gitdir) return [checkout];
-    const common = resolve(checkout, gitdir.trim());
-    const commondir = readFileSync(join(common, 'commondir'), 'utf8').trim();
-    return [checkout, dirname(resolve(common, commondir))];
-  } catch {
-    return [checkout];
-  }
-}
-
-function isExecutable(path) {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  const found = findQdrantBinary(root);
+  return found.path ? { path: found.path } : { missing: found.missing };
 }
 
 /**

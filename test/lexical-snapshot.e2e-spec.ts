@@ -4,7 +4,7 @@ import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { LexicalReplica } from '../src/vectors/lexical/lexical.replica';
 import { encodePostings, joinTerms, lexicalRecord } from '../src/vectors/lexical/lexical-record';
 import type { WeightedTerm } from '../src/vectors/lexical/lexical-index';
-import { trainLsa } from '../src/vectors/lexical/lsa';
+import { trainLsa } from '../src/vectors/semantic/lsa';
 import { createTestDatabase, type TestDatabase } from './support/database';
 
 const TOPICS = [

@@ -67,6 +67,7 @@ export const PACKAGES = [
   'formidable',
   'handlebars',
   'hdr-histogram-js',
+  // A devDependency for this corpus alone: the product reads pages with Readability and turndown.
   'html-to-text',
   'ignore',
   'jest-each',

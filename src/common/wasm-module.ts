@@ -1,7 +1,7 @@
 /**
  * The few pieces it takes to write a WebAssembly module by hand: the binary format's integers,
  * vectors, sections and names, the opcodes the scans of this code base use, and the module
- * around one exported function. The scans (lexical/vector-table.ts, stores/int8-rows.ts) are
+ * around one exported function. The scans (semantic/vector-table.ts, stores/int8-rows.ts) are
  * one short loop each, written as their opcodes: no toolchain is needed to build them and
  * nothing is loaded at run time.
  */

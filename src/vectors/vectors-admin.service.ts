@@ -10,6 +10,7 @@ import { ANALYZER_VERSION } from './text/analyzer';
 import { LexicalStore } from './lexical/lexical.store';
 import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
+import { VectorQueueStatus } from './sync/vector-queue-status.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
 import { EmbeddingsChoice } from '../config/embeddings-choice';
 import { VectorSyncListener } from './sync/vector-sync.listener';
@@ -24,6 +25,7 @@ export class VectorsAdminService {
   constructor(
     private readonly config: AppConfig,
     private readonly queue: VectorQueueRepository,
+    private readonly queueStatus: VectorQueueStatus,
     private readonly listener: VectorSyncListener,
     private readonly worker: VectorSyncWorker,
     private readonly stores: VectorStoreInitializer,
@@ -45,10 +47,10 @@ export class VectorsAdminService {
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
     const [{ counts, leased }, pending, errors, coverage, collection, lexical] = await Promise.all([
-      this.queue.statusCounts(),
-      this.queue.pending(),
+      this.queueStatus.statusCounts(),
+      this.queueStatus.pending(),
       // Only documents the caller may read are named.
-      this.queue.errors(10, access.readablePatterns() ?? null),
+      this.queueStatus.errors(10, access.readablePatterns() ?? null),
       this.lexicalCoverage(),
       this.store.report?.().catch((error: Error) => ({ error: safeMessage(error.message) })),
       this.lexicalReport(),
@@ -166,6 +168,6 @@ export class VectorsAdminService {
    */
   async lexicalCoverage(): Promise<{ indexed: number; indexable: number }> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
-    return this.queue.lexicalCoverage(ANALYZER_VERSION, skipped);
+    return this.queueStatus.lexicalCoverage(ANALYZER_VERSION, skipped);
   }
 }

@@ -12,7 +12,7 @@ import { DocumentsModule } from '../documents/documents.module';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { warmTokenizer } from './embedders/tokenizer';
 import { LexicalStore } from './lexical/lexical.store';
-import { LSA_TRAINER } from './lexical/lsa';
+import { LSA_TRAINER } from './semantic/lsa';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
@@ -21,6 +21,7 @@ import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { VectorBatchProcessor } from './sync/vector-batch.processor';
 import { VectorQueueMetrics } from './sync/vector-queue.metrics';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
+import { VectorQueueStatus } from './sync/vector-queue-status.repository';
 import { VectorRecoverySweep } from './sync/vector-recovery.sweep';
 import { VectorSyncListener } from './sync/vector-sync.listener';
 import { VectorSyncMetrics } from './sync/vector-sync.metrics';
@@ -73,6 +74,7 @@ import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
     SearchMetrics,
     VectorSyncMetrics,
     VectorQueueRepository,
+    VectorQueueStatus,
     LexicalStore,
     VectorQueueMetrics,
     VectorWorkPool,

@@ -1,19 +1,10 @@
 import { getRandomPort } from 'get-port-please';
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { type QdrantBinary, qdrantBinary as findQdrantBinary } from '../../tools/qdrant-binary';
 import { qdrantRequest } from './qdrant-rest';
 import { waitFor } from './wait';
 
@@ -33,54 +24,11 @@ const ROOT = join(__dirname, '..', '..');
 /** The running process's pid, in the node's folder, for the watchdog. */
 const PID_FILE = 'qdrant.pid';
 
-export interface QdrantBinary {
-  /** The first path that holds an executable file, else undefined. */
-  readonly path: string | undefined;
-  /** Why there is none: where the tests looked and how to point them at one. */
-  readonly missing: string;
-  /** QDRANT_BIN was set but names no executable file: a mistake to report, never to skip. */
-  readonly misconfigured: boolean;
-}
+export type { QdrantBinary } from '../../tools/qdrant-binary';
 
-/**
- * `QDRANT_BIN`, else `../shared/qdrant/qdrant` beside the checkout (for a linked git worktree,
- * beside its main checkout too: worktrees live elsewhere).
- */
+/** Where the Qdrant server binary is: tools/qdrant-binary.js, for this checkout. */
 export function qdrantBinary(): QdrantBinary {
-  const explicit = process.env.QDRANT_BIN;
-  const looked = explicit
-    ? [resolve(explicit)]
-    : checkouts(ROOT).map((root) => resolve(root, '..', 'shared', 'qdrant', 'qdrant'));
-  const path = looked.find(isExecutable);
-  return {
-    path,
-    missing: explicit
-      ? `QDRANT_BIN=${explicit} is not an executable file (set QDRANT_BIN to a Qdrant 1.18 server binary)`
-      : `no Qdrant server binary at ${looked.join(' or ')} (set QDRANT_BIN to a Qdrant 1.18 server binary)`,
-    misconfigured: explicit !== undefined && path === undefined,
-  };
-}
-
-/** The checkout, and the main checkout when this one is a linked worktree (its .git is a file). */
-function checkouts(root: string): string[] {
-  try {
-    const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(join(root, '.git'), 'utf8'))?.[1];
-    if (!gitdir) return [root];
-    const common = resolve(root, gitdir.trim());
-    const commondir = readFileSync(join(common, 'commondir'), 'utf8').trim();
-    return [root, dirname(resolve(common, commondir))];
-  } catch {
-    return [root]; // a plain clone (.git is a folder), or no git at all
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  return findQdrantBinary(ROOT);
 }
 
 /** CI as the usual runners say it (`CI=true`, `CI=1`). */

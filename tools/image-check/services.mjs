@@ -5,19 +5,12 @@
 import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  accessSync,
-  chmodSync,
-  constants,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
+import { qdrantBinary as findQdrantBinary } from '../qdrant-binary.js';
 import { running } from './host.mjs';
 
 /**
@@ -67,44 +60,14 @@ export async function startPostgres() {
 }
 
 /**
- * The Qdrant server binary, found as the tests find it: `QDRANT_BIN` (set but not an
- * executable file: an error, never a skip), else `../shared/qdrant/qdrant` beside the
- * checkout, or beside the main checkout when this one is a linked git worktree. Resolves
- * `{ path }` or `{ missing }` (where it looked).
+ * The Qdrant server binary, found as the tests find it (tools/qdrant-binary.js): `{ path }`
+ * or `{ missing }` (where it looked); `QDRANT_BIN` set but not an executable file is an
+ * error, never a skip.
  */
 export function qdrantBinary(root) {
-  const explicit = process.env.QDRANT_BIN;
-  if (explicit) {
-    if (isExecutable(resolve(explicit))) return { path: resolve(explicit) };
-    throw new Error(`QDRANT_BIN=${explicit} is not an executable file`);
-  }
-  const looked = checkouts(root).map((dir) => resolve(dir, '..', 'shared', 'qdrant', 'qdrant'));
-  const path = looked.find(isExecutable);
-  return path
-    ? { path }
-    : { missing: `no Qdrant binary at ${looked.join(' or ')}: set QDRANT_BIN` };
-}
-
-/** The checkout, and the main checkout when this one is a linked worktree (its .git is a file). */
-function checkouts(root) {
-  try {
-    const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(join(root, '.git'), 'utf8'))?.[1];
-    if (!gitdir) return [root];
-    const common = resolve(root, gitdir.trim());
-    const commondir = readFileSync(join(common, 'commondir'), 'utf8').trim();
-    return [root, dirname(resolve(common, commondir))];
-  } catch {
-    return [root]; // a plain clone (.git is a folder), or no git at all
-  }
-}
-
-function isExecutable(file) {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
+  const found = findQdrantBinary(root);
+  if (found.misconfigured) throw new Error(found.missing);
+  return found.path ? { path: found.path } : { missing: found.missing };
 }
 
 /**

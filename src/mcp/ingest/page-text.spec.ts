@@ -9,15 +9,35 @@ const page = (contentType: string, body: string | Buffer) => ({
 });
 
 describe('pageText', () => {
-  it('turns HTML into text with markdown headings and without scripts, styles, images or navigation', () => {
-    const html = `<!doctype html><html><head><title>Setup &amp; Install</title>
+  it('turns HTML into the markdown of its main content, as the web source reads pages', () => {
+    const html = `<!doctype html><html><head><title>Setup &amp; Install | Docs</title>
       <style>p { color: red }</style><script>alert('x')</script></head>
-      <body><nav>Home | About</nav><h1>Install</h1><p>Run <a href="/cli">the CLI</a> now.</p>
-      <img src="x.png" alt="diagram"><h2>Next  steps</h2><ul><li>one</li><li>two</li></ul></body></html>`;
+      <body><header>Docs site</header><nav>Home | About</nav><aside>Related pages</aside>
+      <main><h1>Install</h1><p>Run <a href="/cli">the CLI</a> now.</p>
+      <img src="x.png" alt="diagram"><h2>Next  steps</h2><ul><li>one</li><li>two</li></ul></main>
+      <footer>Footer © 2026</footer></body></html>`;
     const result = pageText(page('text/html; charset=utf-8', html));
-    expect(result.title).toBe('Setup & Install');
+    expect(result.title).toBe('Install');
     expect(result.mediaType).toBe('text/html');
-    expect(result.text).toBe('# Install\n\nRun the CLI now.\n\n## Next steps\n\n * one\n * two');
+    expect(result.text).toBe(
+      [
+        '# Install',
+        'Run [the CLI](https://docs.example.com/cli) now.',
+        '![diagram](https://docs.example.com/x.png)',
+        '## Next steps',
+        '*   one\n*   two',
+      ].join('\n\n'),
+    );
+  });
+
+  it('takes the <title> when the content has no heading', () => {
+    const html =
+      '<html><head><title>Setup &amp; Install</title></head><body><p>Run it.</p></body></html>';
+    expect(pageText(page('text/html', html))).toEqual({
+      text: 'Run it.',
+      title: 'Setup & Install',
+      mediaType: 'text/html',
+    });
   });
 
   it('keeps text and markdown as they are', () => {

@@ -5,7 +5,7 @@ import { type Bm25Averages, passageShare } from './bm25';
 import type { IndexedLexicalDocument, WeightedTerm } from './lexical-index';
 import { decodePostings, encodePostings, joinTerms, splitTerms } from './lexical-record';
 import { documentOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
-import type { TrainingDocument } from './lsa';
+import type { TrainingDocument } from '../semantic/lsa';
 import { packPosting, passageCount, passageIndex } from './posting-store';
 import type { LexicalHit, LexicalMirror, LexicalWrite } from './lexical-side';
 

@@ -20,10 +20,10 @@ import {
 } from './lexical-index';
 import { SNAPSHOT_FORMAT, SnapshotReader, writeSnapshot } from './lexical-snapshot';
 import { LexicalSnapshotRepository } from './lexical-snapshot.repository';
-import type { LsaModel, TermCounts } from './lsa';
+import type { LsaModel, TermCounts } from '../semantic/lsa';
 import { ModelRows, semanticIndexOf } from './model-rows';
 import { documentOf, countsOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
-import { SemanticIndex, SemanticMatch } from './semantic-index';
+import { SemanticIndex, SemanticMatch } from '../semantic/semantic-index';
 
 const CHANGE_LOG: ChangeLog = { log: 'kb_lexical_changes', meta: 'kb_lexical_meta' };
 /** Change-log rows older than this are pruned; a server further behind reloads everything. */

@@ -14,14 +14,14 @@ import { RETRY_AFTER_SECONDS } from '../../common/fault';
 import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import { queryTerms, type QueryTerms } from '../text/analyzer';
-import { SemanticModelRepository } from './semantic-model.repository';
+import { SemanticModelRepository } from '../semantic/semantic-model.repository';
 import {
   DocumentFilter,
   IndexedLexicalDocument,
   LexicalIndex,
   WeightedTerm,
 } from './lexical-index';
-import { LSA_TRAINER, LsaTrainer, type TrainingDocument } from './lsa';
+import { LSA_TRAINER, LsaTrainer, type TrainingDocument } from '../semantic/lsa';
 import { LexicalReplica } from './lexical.replica';
 import type { Bm25Averages } from './bm25';
 import { LexicalRecordsRepository, type LexicalTotals } from './lexical-records.repository';
@@ -30,9 +30,9 @@ import {
   modelDue,
   SEMANTIC_CHECK_MS,
   SEMANTIC_MIN_DOCUMENTS,
-} from './semantic-training';
+} from '../semantic/semantic-training';
 
-export { SEMANTIC_MIN_DOCUMENTS } from './semantic-training';
+export { SEMANTIC_MIN_DOCUMENTS } from '../semantic/semantic-training';
 export type { LexicalTotals } from './lexical-records.repository';
 import {
   LEXICAL_MIRROR,

@@ -1,6 +1,6 @@
 import { LexicalIndex } from './lexical-index';
 import { lexicalRecord } from './lexical-record';
-import { LsaEmbedding, trainLsa } from './lsa';
+import { LsaEmbedding, trainLsa } from '../semantic/lsa';
 import { ModelRows } from './model-rows';
 
 const TEXTS = [

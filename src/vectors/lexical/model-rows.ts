@@ -2,8 +2,8 @@ import { setImmediate } from 'node:timers/promises';
 import type { LexicalIndexState } from './index-state';
 import type { LexicalIndex } from './lexical-index';
 import type { SnapshotVectors } from './lexical-snapshot';
-import type { LsaEmbedding, LsaModel } from './lsa';
-import { SemanticIndex } from './semantic-index';
+import type { LsaEmbedding, LsaModel } from '../semantic/lsa';
+import { SemanticIndex } from '../semantic/semantic-index';
 
 /**
  * The model's row of each term of the index, looked up by name once rather than once a

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { MetricsService } from '../../metrics/metrics.service';
-import { VectorQueueRepository } from './vector-queue.repository';
+import { VectorQueueStatus } from './vector-queue-status.repository';
 
 /**
  * `vector_sync_lag_seconds`, `vector_sync_pending_documents` and
@@ -11,7 +11,7 @@ import { VectorQueueRepository } from './vector-queue.repository';
  */
 @Injectable()
 export class VectorQueueMetrics {
-  constructor(metrics: MetricsService, queue: VectorQueueRepository) {
+  constructor(metrics: MetricsService, queue: VectorQueueStatus) {
     metrics.scrapedGauges('vector_queue', () => queue.pending(), {
       vector_sync_lag_seconds: {
         help: 'Age in seconds of the oldest document waiting to be embedded (0 when none)',

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { escapeLike } from '../../documents/document-id';
-import { VECTOR_STATUSES, type VectorStatus } from '../../documents/document.schemas';
+import { type VectorStatus } from '../../documents/document.schemas';
 
 /** A document held by the sync worker, and the token of its lease. */
 export interface VectorLease {
@@ -46,25 +46,12 @@ export interface QueueCursor {
   readonly documentId: string;
 }
 
-export interface VectorErrorRow {
-  document_id: string;
-  error: string | null;
-  attempts: number;
-  next_attempt_at: Date | null;
-}
-
-/** Pending work at a glance: what the lag gauges and the status endpoint show. */
-export interface PendingVectorWork {
-  pending: number;
-  /** Age of the oldest pending document, in seconds (0 when none). */
-  lagSeconds: number;
-  errors: number;
-}
-
 /**
- * The vector sync queue: every statement over the `vector_*` columns of `kb_documents`
- * (claims, leases and their renewal, completion, failures, release, the recovery sweep,
- * reindexing, status). These statements write only `vector_*` columns, so none of the
+ * The vector sync queue: every statement that moves documents through the `vector_*`
+ * columns of `kb_documents` (claims, leases and their renewal, completion, failures,
+ * release, the recovery sweep, reindexing) and the reads the workers plan by. What the
+ * queue holds, as the status endpoint and the gauges show it, is read by
+ * {@link VectorQueueStatus} (vector-queue-status.repository.ts). These statements write only `vector_*` columns, so none of the
  * content triggers (touch, audit, snapshot, NOTIFY) fire; where other workers should wake
  * up, the statement sends its own notification.
  *
@@ -120,28 +107,6 @@ export class VectorQueueRepository {
         LIMIT $5`,
       [after?.queuedAt ?? null, after?.documentId ?? null, analyzer, skipped, limit],
     );
-  }
-
-  /**
-   * Of the documents lexical search should find (alive, with a body, not under one of
-   * `skipped`), how many have a lexical record of their revision under `analyzer`.
-   */
-  async lexicalCoverage(
-    analyzer: number,
-    skipped: readonly string[],
-  ): Promise<{ indexed: number; indexable: number }> {
-    const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS indexable,
-              count(*) FILTER (WHERE EXISTS (
-                SELECT 1 FROM kb_lexical_documents l
-                 WHERE l.document_id = d.document_id AND l.revision >= d.revision
-                   AND l.analyzer = $1))::int AS indexed
-         FROM kb_documents d
-        WHERE d.deleted_at IS NULL AND d.body <> ''
-          AND NOT (d.document_id LIKE ANY($2::text[]))`,
-      [analyzer, skipped],
-    );
-    return row;
   }
 
   /**
@@ -328,8 +293,8 @@ export class VectorQueueRepository {
   /**
    * Queues every document, or those whose id starts with `prefix`, for embedding again
    * (deleted ones too: their vectors are removed again) and wakes the workers.
+   * `readable`: LIKE patterns of the folders the caller may read (null: all).
    */
-  /** `readable`: LIKE patterns of the folders the caller may read (null: all). */
   async requeueAll(prefix: string, readable: readonly string[] | null = null): Promise<number> {
     const rows: { queued: number }[] = await this.dataSource.query(
       `WITH queued AS (
@@ -345,41 +310,6 @@ export class VectorQueueRepository {
       [prefix, `${escapeLike(prefix)}%`, readable],
     );
     return rows[0].queued;
-  }
-
-  /** Pending documents, the age of the oldest, and documents in `error`. */
-  async pending(): Promise<PendingVectorWork> {
-    const rows: { pending: string; lag: number | null; errors: string }[] =
-      await this.dataSource.query(
-        `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(vector_queued_at))::float8 AS lag,
-                (SELECT count(*) FROM kb_documents WHERE vector_status = 'error') AS errors
-           FROM kb_documents WHERE vector_status = 'pending'`,
-      );
-    return {
-      pending: Number(rows[0].pending),
-      lagSeconds: Math.max(0, rows[0].lag ?? 0),
-      errors: Number(rows[0].errors),
-    };
-  }
-
-  /** Documents per vector status (every status present, 0 when none) and leases held. */
-  async statusCounts(): Promise<{ counts: Record<VectorStatus, number>; leased: number }> {
-    const rows: { vector_status: VectorStatus; count: number; leased: number }[] =
-      await this.dataSource.query(
-        `SELECT vector_status, count(*)::int AS count,
-                count(*) FILTER (WHERE vector_lease_id IS NOT NULL)::int AS leased
-           FROM kb_documents GROUP BY vector_status`,
-      );
-    const counts = Object.fromEntries(VECTOR_STATUSES.map((status) => [status, 0])) as Record<
-      VectorStatus,
-      number
-    >;
-    let leased = 0;
-    for (const row of rows) {
-      counts[row.vector_status] = row.count;
-      leased += row.leased;
-    }
-    return { counts, leased };
   }
 
   /**
@@ -398,23 +328,6 @@ export class VectorQueueRepository {
                OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp()))`,
     );
     return rows[0]?.at ?? null;
-  }
-
-  /** Up to `limit` documents in `error`, the first to be retried first. */
-  /** Documents in `error` the caller may read (`readable`: see requeueAll). */
-  async errors(
-    limit: number,
-    readable: readonly string[] | null = null,
-  ): Promise<VectorErrorRow[]> {
-    return this.dataSource.query(
-      `SELECT document_id, vector_error AS error, vector_attempts AS attempts,
-              vector_next_attempt_at AS next_attempt_at
-         FROM kb_documents
-        WHERE vector_status = 'error'
-          AND ($2::text[] IS NULL OR document_id LIKE ANY($2::text[]))
-        ORDER BY vector_next_attempt_at NULLS FIRST LIMIT $1`,
-      [limit, readable],
-    );
   }
 
   /** Runs one writing statement outside any transaction of ours and returns its RETURNING rows. */

@@ -97,6 +97,34 @@ describe('chunkMarkdown', () => {
     expect(holder[0].content).toContain(code);
   });
 
+  it('reads headings as a markdown renderer does: not a lone "-" under a list, not inside a list item', () => {
+    const underList = chunkMarkdown(
+      '# Options\n\n- **a** first\n- **b** second\n-\n\n- **c** third',
+    );
+    expect(underList.map((c) => c.headings)).toEqual([['Options']]);
+    const inItem = chunkMarkdown(
+      '# Runtimes\n\n- Browsers:\n  ### Why not\n\n  Secrets leak.\n\n## Next',
+    );
+    expect(inItem[0].content).toContain('  ### Why not');
+    expect(inItem.every((c) => !c.headings.includes('Why not'))).toBe(true);
+  });
+
+  it('keeps fenced code inside a list item whole, as it is indented', () => {
+    const code = [
+      '    ```js',
+      ...Array.from({ length: 10 }, (_, i) => `    const value${i} = compute(${i});`),
+      '',
+      '    done();',
+      '    ```',
+    ].join('\n');
+    expect(countTokens(code)).toBeGreaterThan(small.targetTokens);
+    const body = `# Steps\n\n1. Install:\n\n   - Then run:\n\n${code}\n\n2. ${sentences(3, 'after')}`;
+    const chunks = chunkMarkdown(body, '', small);
+    const holder = chunks.filter((c) => c.content.includes('const value0'));
+    expect(holder).toHaveLength(1);
+    expect(holder[0].content).toContain(code);
+  });
+
   it('does not mistake a heading inside a code block for a section', () => {
     const body = '# Real\n\n```md\n# Not a heading\n```\n\nAfter.';
     const chunks = chunkMarkdown(body);

@@ -1,3 +1,4 @@
+import { Lexer, type Token, type Tokens } from 'marked';
 import { countTokens, splitAtTokens, splitByTokens, tailTokens } from '../embedders/tokenizer';
 
 /** One piece of a document, as embedded and stored. */
@@ -42,10 +43,8 @@ interface Block {
   headings: string[];
 }
 
-const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/;
-const SETEXT_H1 = /^ {0,3}=+[ \t]*$/;
-const SETEXT_H2 = /^ {0,3}-+[ \t]*$/;
+/** A code block's opening fence (indented as far as a list item's code may be). */
+const FENCE_OPEN = /^[ \t]*(`{3,}|~{3,})/;
 const SEPARATOR_TOKENS = 2;
 /** The smallest input chunked: half for the context line, the rest fits any character. */
 const MIN_MAX_TOKENS = 16;
@@ -87,57 +86,127 @@ export function contextLine(title: string, headings: readonly string[]): string 
   return parts.join(' › ');
 }
 
+/**
+ * The document's blocks: headings and fenced code as marked's lexer reads them (the parser
+ * the search snippets and the console use, so that a chunk's headings are the ones a reader
+ * sees: not a heading inside a list item, not a lone `-` under a list), and between them
+ * paragraphs, one per run of lines between blank lines, as the packing below takes them.
+ * Fenced code inside a list item is a code block of its own too, its lines as they stand.
+ * Indented code is packed as prose: it may be cut at lines.
+ */
 function parseBlocks(body: string): Block[] {
-  const lines = body.replace(/\r\n?/g, '\n').split('\n');
+  const source = body.replace(/\r\n?/g, '\n');
   const blocks: Block[] = [];
   const path: { level: number; text: string }[] = [];
   const headings = () => path.map((h) => h.text);
-  let paragraph: string[] = [];
+  // The source of the blocks read since the last heading or code block, and its code.
+  let run = '';
+  let code: string[] = [];
 
-  const flushParagraph = () => {
-    const text = paragraph.join('\n').trim();
-    paragraph = [];
-    if (text !== '') blocks.push({ kind: 'paragraph', text, tokens: 0, headings: headings() });
-  };
-  const heading = (level: number, text: string, source: string) => {
-    while (path.length > 0 && path[path.length - 1].level >= level) path.pop();
-    if (text !== '') path.push({ level, text });
-    blocks.push({ kind: 'heading', text: source.trim(), tokens: 0, headings: headings() });
+  const flushRun = () => {
+    for (const part of runParts(run, code)) {
+      blocks.push({
+        kind: part.code ? 'code' : 'paragraph',
+        text: part.text,
+        tokens: 0,
+        headings: headings(),
+      });
+    }
+    run = '';
+    code = [];
   };
 
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = FENCE_OPEN.exec(line);
-    if (fence && !(fence[1][0] === '`' && fence[2].includes('`'))) {
-      flushParagraph();
-      const closing = new RegExp(`^ {0,3}${fence[1][0]}{${fence[1].length},}[ \\t]*$`);
-      const code = [line];
-      while (++i < lines.length) {
-        code.push(lines[i]);
-        if (closing.test(lines[i])) break;
-      }
-      blocks.push({ kind: 'code', text: code.join('\n'), tokens: 0, headings: headings() });
-      continue;
+  for (const token of blockTokens(source)) {
+    if (token.type === 'heading') {
+      flushRun();
+      const { depth, text } = token as Tokens.Heading;
+      while (path.length > 0 && path[path.length - 1].level >= depth) path.pop();
+      const name = text.replace(/\n/g, ' ').trim();
+      if (name !== '') path.push({ level: depth, text: name });
+      blocks.push({ kind: 'heading', text: token.raw.trim(), tokens: 0, headings: headings() });
+    } else if (isFenced(token)) {
+      flushRun();
+      const text = token.raw.replace(/^\n+|\s+$/g, '');
+      blocks.push({ kind: 'code', text, tokens: 0, headings: headings() });
+    } else {
+      run += token.raw;
+      code.push(...nestedCode(token));
     }
-    const atx = ATX_HEADING.exec(line);
-    if (atx) {
-      flushParagraph();
-      heading(atx[1].length, (atx[2] ?? '').trim(), line);
-      continue;
-    }
-    if (paragraph.length > 0 && (SETEXT_H1.test(line) || SETEXT_H2.test(line))) {
-      const text = paragraph.join(' ').trim();
-      const source = `${paragraph.join('\n')}\n${line}`;
-      paragraph = [];
-      heading(SETEXT_H1.test(line) ? 1 : 2, text, source);
-      continue;
-    }
-    if (line.trim() === '') flushParagraph();
-    else paragraph.push(line);
   }
-  flushParagraph();
+  flushRun();
   for (const block of blocks) block.tokens = countTokens(block.text);
   return blocks;
+}
+
+function isFenced(token: Token): token is Tokens.Code {
+  return token.type === 'code' && (token as Tokens.Code).codeBlockStyle !== 'indented';
+}
+
+/** The fenced code inside a list or quote, in order, as marked gives it (without the indent). */
+function nestedCode(token: Token): string[] {
+  if (isFenced(token)) return [token.raw.replace(/^\n+|\s+$/g, '')];
+  const children: Token[] =
+    token.type === 'list'
+      ? (token as Tokens.List).items
+      : 'tokens' in token
+        ? (token.tokens ?? [])
+        : [];
+  return children.flatMap(nestedCode);
+}
+
+/**
+ * A run cut into paragraphs at blank lines, the lines of the fenced code marked found in it
+ * taken out whole as code (found by their fence line, in order; code whose lines carry a
+ * prefix, as in a quote, is not found and stays prose).
+ */
+function runParts(run: string, code: readonly string[]): { text: string; code: boolean }[] {
+  const lines = run.split('\n');
+  const spans: { start: number; end: number }[] = [];
+  let from = 0;
+  for (const block of code) {
+    const inner = block.split('\n');
+    const fence = inner[0].trim();
+    for (let i = from; i + inner.length <= lines.length; i++) {
+      if (lines[i].trim() === fence) {
+        spans.push({ start: i, end: i + inner.length });
+        from = i + inner.length;
+        break;
+      }
+    }
+  }
+  const parts: { text: string; code: boolean }[] = [];
+  const prose = (text: string) => {
+    for (const part of text.split(BLANK_LINE)) {
+      const trimmed = part.trim();
+      if (trimmed !== '') parts.push({ text: trimmed, code: false });
+    }
+  };
+  let at = 0;
+  for (const span of spans) {
+    prose(lines.slice(at, span.start).join('\n'));
+    parts.push({
+      text: lines.slice(span.start, span.end).join('\n').replace(/\s+$/, ''),
+      code: true,
+    });
+    at = span.end;
+  }
+  prose(lines.slice(at).join('\n'));
+  return parts;
+}
+
+const BLANK_LINE = /\n[ \t]*\n/;
+
+/**
+ * marked's block tokens of `source`, without the inline pass (nothing here reads inside a
+ * paragraph). Should the lexer ever fail, the whole text is one run of paragraphs: a
+ * document is always chunked.
+ */
+function blockTokens(source: string): Token[] {
+  try {
+    return new Lexer({ gfm: true }).blockTokens(source, []);
+  } catch {
+    return [{ type: 'paragraph', raw: source, text: source, tokens: [] }];
+  }
 }
 
 /** The context line embedded before a chunk's content, and its tokens. */
@@ -325,7 +394,7 @@ function splitCode(block: Block, target: number): Block[] {
   const fence = FENCE_OPEN.exec(open)![1];
   const closed =
     lines.length > 1 &&
-    new RegExp(`^ {0,3}${fence[0]}{${fence.length},}`).test(lines[lines.length - 1]);
+    new RegExp(`^[ \\t]*${fence[0]}{${fence.length},}`).test(lines[lines.length - 1]);
   const inner = lines.slice(1, closed ? -1 : undefined);
   const wrapTokens = countTokens(`${open}\n\n${fence}`);
   const pieces = regroup(inner, '\n', Math.max(16, target - wrapTokens), block);

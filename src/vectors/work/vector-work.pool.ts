@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
 import type { LexicalRecord } from '../lexical/lexical-record';
-import type { LsaModel, LsaOptions, LsaTrainer, TrainingDocument } from '../lexical/lsa';
+import type { LsaModel, LsaOptions, LsaTrainer, TrainingDocument } from '../semantic/lsa';
 import type { ChunkerOptions } from './markdown-chunker';
 import {
   splitVectors,

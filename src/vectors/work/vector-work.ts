@@ -1,6 +1,7 @@
 import { featureHash } from '../embedders/feature-hashing';
 import { lexicalRecord, type LexicalRecord } from '../lexical/lexical-record';
-import { trainFrom, type LsaModel, type LsaOptions, type TrainingDocument } from '../lexical/lsa';
+import { trainingTermsOf } from '../lexical/training-terms';
+import { trainFrom, type LsaModel, type LsaOptions, type TrainingDocument } from '../semantic/lsa';
 import { chunkMarkdown, type ChunkerOptions } from './markdown-chunker';
 
 /** A document to chunk (and, with the local embedder, to embed) off the request loop. */
@@ -37,7 +38,7 @@ export interface EmbedTask {
   readonly dimensions: number;
 }
 
-/** Training of a latent-semantic model (lexical/lsa.ts). */
+/** Training of a latent-semantic model (semantic/lsa.ts). */
 export interface LsaTask {
   readonly kind: 'lsa';
   readonly documents: readonly TrainingDocument[];
@@ -70,7 +71,7 @@ export function runWork(task: LsaTask): LsaModel;
 export function runWork(task: WorkTask): PrepareResult | EmbedResult | LsaModel;
 export function runWork(task: WorkTask): PrepareResult | EmbedResult | LsaModel {
   if (task.kind === 'embed') return embedFlat(task.texts, task.dimensions);
-  if (task.kind === 'lsa') return trainFrom(task.documents, task.options);
+  if (task.kind === 'lsa') return trainFrom(task.documents, trainingTermsOf, task.options);
   const chunks = task.documents.map((document) =>
     chunkMarkdown(document.body, document.title, task.chunker).map(
       ({ index, headings, content, text, tokens }) => ({ index, headings, content, text, tokens }),

@@ -2,7 +2,7 @@ import type { QdrantClient } from '@qdrant/js-client-rest';
 import type { EntityManager } from 'typeorm';
 import type { Bm25Averages } from '../../lexical/bm25';
 import type { LexicalTotals } from '../../lexical/lexical-records.repository';
-import type { TrainingDocument } from '../../lexical/lsa';
+import type { TrainingDocument } from '../../semantic/lsa';
 import type { IndexedLexicalDocument } from '../../lexical/lexical-index';
 import type { LexicalMirror, LexicalWrite } from '../../lexical/lexical-side';
 import type { VectorHit } from '../vector-store.interface';

@@ -1,6 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { LsaModel } from '../../lexical/lsa';
-import { bytesOf, floatsOf } from '../../lexical/semantic-model.repository';
+import type { LsaModel } from '../../semantic/lsa';
+import {
+  MODEL_COLUMNS,
+  modelColumns,
+  modelOfRow,
+  type ModelRow,
+} from '../../semantic/semantic-model.repository';
 import { ANALYZER_VERSION } from '../../text/analyzer';
 import type { SemanticSlot } from './qdrant-collection';
 
@@ -58,30 +63,14 @@ export class QdrantSemanticRepository {
     }));
   }
 
-  /** A slot's model, whole; `undefined` when it is gone (replaced meanwhile). */
+  /** A slot's model, whole; `undefined` when it is gone (replaced meanwhile) or not whole. */
   async model(slot: SemanticSlot, modelId: string): Promise<LsaModel | undefined> {
-    const rows: Array<{
-      dimensions: number;
-      documents: number;
-      terms: string;
-      vectors: Buffer;
-      idf: Buffer;
-    }> = await this.dataSource.query(
-      `SELECT dimensions, documents, terms, vectors, idf FROM kb_qdrant_semantic
+    const rows: ModelRow[] = await this.dataSource.query(
+      `SELECT ${MODEL_COLUMNS} FROM kb_qdrant_semantic
         WHERE collection = $1 AND slot = $2 AND model_id = $3`,
       [this.collection, slot, modelId],
     );
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    const terms = row.terms === '' ? [] : row.terms.split('\n');
-    return {
-      id: modelId,
-      dimensions: row.dimensions,
-      documents: row.documents,
-      terms,
-      vectors: floatsOf(row.vectors),
-      idf: floatsOf(row.idf),
-    };
+    return rows[0] && modelOfRow(modelId, rows[0]);
   }
 
   /**
@@ -101,21 +90,9 @@ export class QdrantSemanticRepository {
       );
       await manager.query(
         `INSERT INTO kb_qdrant_semantic
-                (collection, slot, state, analyzer, model_id, dimensions, documents, learnt_at,
-                 terms, vectors, idf)
+                (collection, slot, state, analyzer, model_id, learnt_at, ${MODEL_COLUMNS})
          VALUES ($1, $2, 'building', $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          this.collection,
-          slot,
-          ANALYZER_VERSION,
-          model.id,
-          model.dimensions,
-          model.documents,
-          learntAt,
-          model.terms.join('\n'),
-          bytesOf(model.vectors),
-          bytesOf(model.idf),
-        ],
+        [this.collection, slot, ANALYZER_VERSION, model.id, learntAt, ...modelColumns(model)],
       );
     });
   }

@@ -3,13 +3,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { totalCount } from '../../lexical/lexical-index';
 import type { LexicalRecord } from '../../lexical/lexical-record';
 import type { LexicalWrite } from '../../lexical/lexical-side';
-import { LsaEmbedding, type LsaTrainer } from '../../lexical/lsa';
+import { LsaEmbedding, type LsaTrainer } from '../../semantic/lsa';
 import {
   learnModel,
   modelDue,
   SEMANTIC_CHECK_MS,
   SEMANTIC_MIN_DOCUMENTS,
-} from '../../lexical/semantic-training';
+} from '../../semantic/semantic-training';
 import type { SemanticSlot } from './qdrant-collection';
 import type { QdrantLexicalIndex, RecordPages, SemanticVectors } from './qdrant-lexical.index';
 import { QdrantSemanticRepository, type SlotRow } from './qdrant-semantic.repository';

@@ -7,7 +7,7 @@ import {
   VectorStore,
   VectorStoreCheck,
 } from '../vector-store.interface';
-import { SEMANTIC_DIMENSIONS } from '../../lexical/semantic-training';
+import { SEMANTIC_DIMENSIONS } from '../../semantic/semantic-training';
 import {
   type CollectionLayout,
   type CollectionSettings,

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
 import { normalise } from '../../common/unit-vector';
-import { decodePostings, splitTerms } from './lexical-record';
-import { totalCount } from './lexical-index';
 
 /**
  * Latent semantic analysis: term associations learnt from the knowledge base itself, so that
@@ -50,7 +48,8 @@ const SINGULAR_EXPONENT = 0.5;
 
 /**
  * A training document as it travels to a thread: its lexical record as stored (its terms, one
- * per line, and its postings' bytes), decoded there, so that the request loop builds nothing
+ * per line, and its postings' bytes), decoded there (by the lexical index's
+ * `trainingTermsOf`, handed to {@link trainFrom}), so that the request loop builds nothing
  * for it.
  */
 export interface TrainingDocument {
@@ -66,17 +65,26 @@ export interface LsaTrainer {
 /** Injection token of the {@link LsaTrainer}. */
 export const LSA_TRAINER = Symbol('LSA_TRAINER');
 
+/** A training document decoded: its distinct terms and each one's count, in the same order. */
+export interface DecodedTraining {
+  readonly terms: readonly string[];
+  readonly counts: Float64Array;
+}
+
 /**
- * {@link trainLsa} over documents as they travel to a thread, decoded one at a time into
- * term ids and counts (a few bytes a term) rather than a map per document (some 80 bytes a
- * term: 300 MB for a sample of 5 000 documents of 2–6 KB).
+ * {@link trainLsa} over documents as they travel to a thread, decoded one at a time by
+ * `decode` into term ids and counts (a few bytes a term) rather than a map per document (some
+ * 80 bytes a term: 300 MB for a sample of 5 000 documents of 2–6 KB).
  */
-export function trainFrom(documents: readonly TrainingDocument[], options: LsaOptions): LsaModel {
+export function trainFrom(
+  documents: readonly TrainingDocument[],
+  decode: (document: TrainingDocument) => DecodedTraining,
+  options: LsaOptions,
+): LsaModel {
   const vocabulary = new Map<string, number>();
   const names: string[] = [];
   const sample = documents.map((document) => {
-    const terms = splitTerms(document.terms);
-    const { fields } = decodePostings(Buffer.from(document.postings), terms.length);
+    const { terms, counts } = decode(document);
     const ids = new Int32Array(terms.length);
     terms.forEach((term, i) => {
       let id = vocabulary.get(term);
@@ -87,7 +95,7 @@ export function trainFrom(documents: readonly TrainingDocument[], options: LsaOp
       }
       ids[i] = id;
     });
-    return { ids, counts: Float64Array.from(fields, totalCount) };
+    return { ids, counts };
   });
   return trainCompact(names, sample, options);
 }

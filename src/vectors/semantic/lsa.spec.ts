@@ -1,5 +1,5 @@
-import { totalCount } from './lexical-index';
-import { lexicalRecord } from './lexical-record';
+import { totalCount } from '../lexical/lexical-index';
+import { lexicalRecord } from '../lexical/lexical-record';
 import { LsaEmbedding, trainLsa } from './lsa';
 
 const TEXTS = [
