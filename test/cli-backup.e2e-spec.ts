@@ -145,6 +145,21 @@ describe('agent-data backup and restore', () => {
     expect(gunzipSync(readFileSync(file)).toString('utf8')).toMatch(/^AGENT-DATA-BACKUP 1\n/);
   });
 
+  it('states the size of a small backup in kB, as the file measures it', async () => {
+    const file = join(dir, 'small.backup.gz');
+    const run = await cli(source, 'backup', file);
+    expect(run.code).toBe(0);
+    const bytes = readFileSync(file).length;
+    // 200 short documents: kilobytes, which once read "0.0 MB".
+    expect(bytes).toBeGreaterThanOrEqual(1000);
+    expect(bytes).toBeLessThan(1e6);
+    const [summary, seconds] = run.stdout.split(/, (?=[\d.]+ s\)\n$)/);
+    expect(summary).toBe(
+      `backed up 200 documents, 0 earlier versions, 200 audit rows and 0 sources into ${file} (${(bytes / 1000).toFixed(1)} kB`,
+    );
+    expect(seconds).toMatch(/^\d+\.\d s\)\n$/);
+  });
+
   it('says a file that is not gzip is not a backup, before sending it', async () => {
     const file = join(dir, 'notes.txt');
     writeFileSync(file, 'some notes, not a backup');
@@ -158,6 +173,10 @@ describe('agent-data backup and restore', () => {
     expect(answer.code).toBe(0);
     expect(answer.stdout).toMatch(/^agent-data backup FILE \[--force\]/);
     expect(answer.stdout).toMatch(/--force +replace FILE if it exists/);
+    const overview = await cli(source, '--help');
+    expect(overview.code).toBe(0);
+    expect(overview.stdout).toMatch(/^ {2}backup FILE \[--force\] \[--json\] /m);
+    expect(overview.stdout).toContain('(--force: replace FILE if it exists)');
     const wrong = await cli(source, 'restore');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^agent-data: restore takes one FILE\n\nagent-data restore FILE/);

@@ -225,16 +225,33 @@ describeInBrowser('the console in Chromium', () => {
   });
 
   it('shows the pipeline and re-queues a folder', async () => {
+    await put('elsewhere/note.md', '# Elsewhere\n\nNot in the folder re-queued.\n');
+    // When each document was last queued: a re-queue moves it, the worker leaves it be, so
+    // it tells a re-queued document from one the worker merely embedded again.
+    const sql = await t.db.client();
+    const queuedAt = async () =>
+      Object.fromEntries(
+        (
+          await sql.query<{ document_id: string; queued_at: number }>(
+            `SELECT document_id, EXTRACT(EPOCH FROM vector_queued_at)::float8 AS queued_at
+               FROM kb_documents
+              WHERE document_id IN ('guide/intro.md', 'guide/setup.md', 'elsewhere/note.md')`,
+          )
+        ).rows.map((row) => [row.document_id, row.queued_at]),
+      );
+    const before = await queuedAt();
     await signIn();
     await page.getByRole('link', { name: 'Pipeline' }).click();
     await page.getByRole('heading', { name: 'Documents by vector status' }).waitFor();
     await page.getByLabel('Embedder').getByText('provider').waitFor();
     await page.getByLabel('Re-queue a folder (empty: everything)').fill('guide/');
     await page.getByRole('button', { name: 'Re-queue', exact: true }).click();
-    await page
-      .getByRole('status')
-      .getByText(/Queued 2 documents for embedding/)
-      .waitFor();
+    await page.getByRole('status').waitFor();
+    expect(await page.getByRole('status').textContent()).toBe('Queued 2 documents for embedding.');
+    const after = await queuedAt();
+    expect(after['guide/intro.md']).toBeGreaterThan(before['guide/intro.md']);
+    expect(after['guide/setup.md']).toBeGreaterThan(before['guide/setup.md']);
+    expect(after['elsewhere/note.md']).toBe(before['elsewhere/note.md']);
   });
 
   it('renders a hostile body without running anything', async () => {
@@ -419,8 +436,14 @@ describeInBrowser('the console in Chromium', () => {
       "sessionStorage.setItem('agent-data.console.key', 'revoked-key-0123456789abcdef012')",
     );
     await page.reload();
-    await page.getByText(/You were signed out/).waitFor();
     await page.getByLabel('API key').waitFor();
+    // The sign-in page, with the server's own reason, and the dead key forgotten.
+    expect(await page.getByRole('status').textContent()).toBe(
+      'You were signed out: the API key is not valid',
+    );
+    expect(await page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true);
+    expect(await page.getByRole('link', { name: 'Browse' }).count()).toBe(0);
+    expect(await page.evaluate("sessionStorage.getItem('agent-data.console.key')")).toBeNull();
   });
 });
 

@@ -109,6 +109,21 @@ describe('agent-data mcp through the server on its DATA_DIR', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('starts on a new DATA_DIR without a warning: creating the cluster is information', () => {
+    const lines = server!.process
+      .stdout()
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    const listening = lines.findIndex((line) => line.msg?.startsWith('listening on'));
+    expect(listening).toBeGreaterThan(0);
+    const start = lines.slice(0, listening);
+    expect(
+      start.find((line) => line.msg?.startsWith('creating a new embedded PostgreSQL cluster')),
+    ).toMatchObject({ level: 30 });
+    expect(start.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
   it('announces the server in DATA_DIR/server.json, readable by its owner only', () => {
     const file = join(dir, 'server.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);

@@ -327,6 +327,10 @@ describe('a source reading an unchanged original again writes nothing', () => {
     });
     expect(await o.audit('handbook/')).toHaveLength(3);
     expect(await o.notified('handbook/')).toHaveLength(3);
+    // Nothing committed since: the commit tells every file is as it was, and the counts say
+    // both files were checked and found unchanged (not "checked 0, unchanged 2").
+    const still = await o.sync('handbook');
+    expect(still.counts).toMatchObject({ checked: 2, created: 0, updated: 0, unchanged: 2 });
   });
 
   it('a site redeployed with new ETags and the same pages: the sync writes nothing', async () => {

@@ -40,16 +40,20 @@ async function statusOf(sql: Client, id: string) {
   };
 }
 
-function settled(sql: Client, id: string, status: string, revision: number) {
-  return waitFor(async () => {
-    const row = await statusOf(sql, id);
-    return (
-      row.vector_status === status &&
-      row.vector_revision === revision &&
-      !row.vector_lease_expires_at &&
-      row
-    );
-  }, `${id} ${status} at revision ${revision}`);
+function settled(sql: Client, id: string, status: string, revision: number, timeoutMs = 20_000) {
+  return waitFor(
+    async () => {
+      const row = await statusOf(sql, id);
+      return (
+        row.vector_status === status &&
+        row.vector_revision === revision &&
+        !row.vector_lease_expires_at &&
+        row
+      );
+    },
+    `${id} ${status} at revision ${revision}`,
+    timeoutMs,
+  );
 }
 
 async function metric(t: TestApp, name: string): Promise<number> {
@@ -233,35 +237,47 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
     expect(failedSoFar).toBeLessThan(20);
   });
 
-  it('ends with the final revision embedded when an update lands during an embedding', async () => {
-    await start();
-    fake.holdWhen((r) => r.input.some((text) => text.includes('version-one')));
-    await request(t.baseUrl)
-      .post('/documents')
-      .send(aDocument({ document_id: 'race/doc.md', body: 'Puffins, version-one of this note.' }))
-      .expect(201);
-    await fake.waitForHeld();
-    const updated = await request(t.baseUrl)
-      .put('/documents/race/doc.md')
-      .send({ body: 'Puffins, version-two of this note.' })
-      .expect(200);
-    expect(updated.body).toMatchObject({ revision: 2, vector_status: 'pending' });
-    fake.release();
+  // The order of events is fixed by the fake, not by timing: the embedding of version one
+  // is held until version two has been written. What a loaded machine stretches is only how
+  // long each step takes (this test once ran out of the 30 s every test gets, in a full run
+  // on a busy machine), hence the generous waits.
+  const LOADED_MS = 120_000;
+  it(
+    'ends with the final revision embedded when an update lands during an embedding',
+    async () => {
+      // A lease that outlives the held request even if a loaded machine renews it late: an
+      // expired one would let the worker's other slot take revision 2 while revision 1 is
+      // held, and revision 1 would end 'lost' rather than 'stale'.
+      await start({ VECTOR_LEASE_MS: String(LOADED_MS) });
+      fake.holdWhen((r) => r.input.some((text) => text.includes('version-one')));
+      await request(t.baseUrl)
+        .post('/documents')
+        .send(aDocument({ document_id: 'race/doc.md', body: 'Puffins, version-one of this note.' }))
+        .expect(201);
+      await waitFor(() => fake.heldCount > 0, 'the embedding of version one to arrive', LOADED_MS);
+      const updated = await request(t.baseUrl)
+        .put('/documents/race/doc.md')
+        .send({ body: 'Puffins, version-two of this note.' })
+        .expect(200);
+      expect(updated.body).toMatchObject({ revision: 2, vector_status: 'pending' });
+      fake.release();
 
-    await settled(sql, 'race/doc.md', 'ready', 2);
-    const chunks = await sql.query(
-      `SELECT revision, content FROM kb_chunk_vectors WHERE document_id = 'race/doc.md'`,
-    );
-    expect(chunks.rows).toEqual([{ revision: 2, content: 'Puffins, version-two of this note.' }]);
-    const inputs = fake.embeddedInputs();
-    expect(inputs.filter((text) => text.includes('version-one'))).toHaveLength(1);
-    expect(inputs.filter((text) => text.includes('version-two'))).toHaveLength(1);
-    expect(await metric(t, 'vector_sync_documents_total{result="stale"}')).toBe(1);
-    const hits = (
-      await request(t.baseUrl).get('/search').query({ query: 'puffins note' }).expect(200)
-    ).body.results;
-    expect(hits[0].snippet).toContain('version-two');
-  });
+      await settled(sql, 'race/doc.md', 'ready', 2, LOADED_MS);
+      const chunks = await sql.query(
+        `SELECT revision, content FROM kb_chunk_vectors WHERE document_id = 'race/doc.md'`,
+      );
+      expect(chunks.rows).toEqual([{ revision: 2, content: 'Puffins, version-two of this note.' }]);
+      const inputs = fake.embeddedInputs();
+      expect(inputs.filter((text) => text.includes('version-one'))).toHaveLength(1);
+      expect(inputs.filter((text) => text.includes('version-two'))).toHaveLength(1);
+      expect(await metric(t, 'vector_sync_documents_total{result="stale"}')).toBe(1);
+      const hits = (
+        await request(t.baseUrl).get('/search').query({ query: 'puffins note' }).expect(200)
+      ).body.results;
+      expect(hits[0].snippet).toContain('version-two');
+    },
+    3 * LOADED_MS,
+  );
 });
 
 describe('two servers on one database', () => {

@@ -5,6 +5,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { BackupInvalid, GZIP_MAGIC, readBackup, type RowSink } from '../backup/backup-format';
+import { humanSize } from './human-size';
 import { progressBar } from './progress-bar';
 import { SERVER_OPTIONS, serverClient } from './server-client';
 import { CommandUsageError, help, out } from './usage-error';
@@ -83,7 +84,7 @@ export async function runBackup(args: readonly string[]): Promise<number> {
       out(JSON.stringify({ file, bytes, tables, seconds }, null, 2));
     } else {
       out(
-        `backed up ${tables.kb_documents} documents, ${tables.kb_document_snapshots} earlier versions, ${tables.kb_audit} audit rows and ${tables.kb_sources} sources into ${file} (${(bytes / 1e6).toFixed(1)} MB, ${seconds.toFixed(1)} s)`,
+        `backed up ${tables.kb_documents} documents, ${tables.kb_document_snapshots} earlier versions, ${tables.kb_audit} audit rows and ${tables.kb_sources} sources into ${file} (${humanSize(bytes)}, ${seconds.toFixed(1)} s)`,
       );
     }
     return 0;

@@ -20,7 +20,8 @@ Commands:
                                  (agent-data models --help)
   sources list|sync              the folders, repositories and sites a server keeps in sync, and
                                  a sync now (agent-data sources --help)
-  backup FILE [--json]           save a backup of the server's knowledge base into FILE
+  backup FILE [--force] [--json] save a backup of the server's knowledge base into FILE
+                                 (--force: replace FILE if it exists)
   restore FILE [--json]          restore a backup into the server's empty knowledge base
 
 Options of import, export, sources, backup and restore:

@@ -1,4 +1,3 @@
-import pino from 'pino';
 import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
 import { MCP_ROUTES, type McpProfile } from '../auth/mcp-routes';
 import { createRootLogger } from '../common/logging';
@@ -24,7 +23,7 @@ export async function runBridgedMcp(
 ): Promise<number | undefined> {
   const announced = await liveAnnouncement(config.dataDir);
   if (announced === undefined) return undefined;
-  const log = createRootLogger(config, pino.destination({ fd: 2, sync: true })).child({
+  const log = createRootLogger(config, 2).child({
     context: 'McpBridge',
   });
   if (!ServerLink.servesOurDatabase(announced, config)) {

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
-import pino from 'pino';
 import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.service';
 import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
 import type { McpProfile } from '../auth/mcp-routes';
@@ -69,7 +68,7 @@ async function openApplication(config: AppConfig): Promise<INestApplicationConte
     import('@nestjs/core'),
     import('../app.module'),
   ]);
-  const root = createRootLogger(config, pino.destination({ fd: 2, sync: true }));
+  const root = createRootLogger(config, 2);
   // The logger from the first line, as the server's (app.factory.ts): a refusal to start is
   // the one line runMcp writes.
   return NestFactory.createApplicationContext(AppModule.register(config), {

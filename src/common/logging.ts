@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { LoggerService } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import { isatty } from 'node:tty';
 import type { RequestObserver, RoutedRequest } from './http-server';
-import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import { PinoPretty, isColorSupported } from 'pino-pretty';
 import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -15,10 +17,18 @@ export function redactUrl(url: string | undefined): string | undefined {
 }
 
 /**
- * The process's JSON logger, on stdout unless `destination` says otherwise. Keys, tokens and
- * cookies are redacted wherever they appear.
+ * Nest's own start-up chatter (a line per module and per route, some fifty): kept for
+ * `LOG_LEVEL=debug`, so that a start at `info` says what matters in a screenful.
  */
-export function createRootLogger(config: AppConfig, destination?: DestinationStream): Logger {
+const BOOTSTRAP_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/**
+ * The process's logger, on stdout (fd 1) unless `fd` says otherwise, written synchronously
+ * so that nothing is lost when the process exits. JSON lines, or one readable line per
+ * entry when `LOG_FORMAT` asks for it or (`auto`) the log goes to a terminal. Keys, tokens
+ * and cookies are redacted wherever they appear.
+ */
+export function createRootLogger(config: AppConfig, fd: 1 | 2 | number = 1): Logger {
   const options: LoggerOptions = {
     level: config.logLevel,
     redact: {
@@ -31,7 +41,33 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
       censor: '[redacted]',
     },
   };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  const readable = config.logFormat === 'pretty' || (config.logFormat === 'auto' && isatty(fd));
+  if (!readable) return pino(options, pino.destination({ fd, sync: true }));
+  return pino(
+    options,
+    PinoPretty({
+      destination: fd,
+      sync: true,
+      colorize: isatty(fd) && isColorSupported,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,context,req,res,responseTime',
+      messageFormat: readableMessage,
+    }),
+  );
+}
+
+/** `Context: message`, and a request as `GET /documents 200 4.2 ms`. */
+export function readableMessage(log: Record<string, unknown>, messageKey: string): string {
+  const req = log.req as { method?: string; url?: string } | undefined;
+  const res = log.res as { statusCode?: number } | undefined;
+  if (req !== undefined && res !== undefined) {
+    const aborted = log[messageKey] === 'request aborted' ? ', aborted' : '';
+    return `${req.method} ${req.url} ${res.statusCode} ${String(log.responseTime)} ms${aborted}`;
+  }
+  const context = typeof log.context === 'string' ? `${log.context}: ` : '';
+  const message = log[messageKey];
+  return `${context}${typeof message === 'string' ? message : ''}`;
 }
 
 /**
@@ -62,7 +98,8 @@ export function requestLogging(root: Logger): RequestObserver {
             id,
             method: request.method,
             url: redactUrl(request.originalUrl),
-            headers: request.headers,
+            // Every header of every request is a lot to read at info: it is for debugging.
+            ...(root.isLevelEnabled('debug') ? { headers: request.headers } : {}),
           },
           res: { statusCode: status },
           responseTime: Math.round((performance.now() - started) * 100) / 100,
@@ -86,7 +123,9 @@ export class PinoNestLogger implements LoggerService {
   ) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    const context = rest[rest.length - 1];
+    const quiet = typeof context === 'string' && BOOTSTRAP_CONTEXTS.has(context);
+    this.write(quiet ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     if (rest[rest.length - 1] === 'ExceptionHandler' && this.leftToCaller(message)) return;

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       apiKeys: [],
       authEnabled: false,
       logLevel: 'info',
+      logFormat: 'auto',
       limits: {
         maxBodyBytes: 1024 * 1024,
         maxMetadataBytes: 64 * 1024,

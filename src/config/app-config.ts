@@ -55,6 +55,8 @@ export class AppConfig {
    */
   readonly accessPolicy: { readonly text: string } | { readonly file: string } | undefined;
   readonly logLevel: string;
+  /** `auto`: readable lines when the log goes to a terminal, JSON lines otherwise. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   readonly limits: DocumentLimits;
   /** Largest accepted HTTP request body in bytes (REST and MCP). */
   readonly maxRequestBytes: number;

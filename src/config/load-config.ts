@@ -144,6 +144,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'trace',
       'silent',
     ]),
+    logFormat: oneOf(read, 'LOG_FORMAT', ['auto', 'json', 'pretty']),
     limits: {
       maxBodyBytes: integer(read, 'MAX_BODY_BYTES', 1, 64 * 1024 * 1024),
       maxMetadataBytes: integer(read, 'MAX_METADATA_BYTES', 2, 16 * 1024 * 1024),

@@ -87,6 +87,12 @@ export const VARIABLES = {
     meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`',
     value: 'info',
   },
+  LOG_FORMAT: {
+    group: 'Server',
+    meaning:
+      '`auto` (one readable line per entry on a terminal, JSON lines elsewhere), `json`, `pretty`',
+    value: 'auto',
+  },
   DATABASE_URL: {
     group: 'Database',
     meaning: 'PostgreSQL connection string; unset ⇒ the embedded PostgreSQL',

@@ -156,7 +156,9 @@ async function startCluster(layout: Layout, log: EmbeddedPostgresLog): Promise<n
     writeFileSync(layout.passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
     mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (runAsRoot) handToPostgresUser(clusterDir);
-    log.warn(
+    // Every first start does this: information, not a warning (the path says where, should
+    // DATA_DIR point somewhere else than meant).
+    log.info(
       `creating a new embedded PostgreSQL cluster in ${clusterDir}: a new, empty knowledge base (DATA_DIR)`,
     );
     const EmbeddedPostgres = await importEmbeddedPostgres();

@@ -77,6 +77,9 @@ export class Reconciliation {
     this.counts.skipped = enumeration.skipped.length;
     for (const { key, reason } of enumeration.failed) this.fail(key, reason);
     if (enumeration.unchanged) {
+      // The source vouched for everything at once (a git commit that did not move): each item
+      // it holds was checked, and found unchanged, without being listed one by one.
+      this.counts.checked += known.size;
       this.counts.unchanged = known.size;
       return this.result(null);
     }

@@ -24,7 +24,12 @@ export const RUN_TRIGGERS = ['manual', 'schedule', 'watch'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
 export const runCountsSchema = z.object({
-  checked: z.number().int().describe('Items the source listed'),
+  checked: z
+    .number()
+    .int()
+    .describe(
+      'Items the source listed, or all it holds when it tells that none changed (a git commit that did not move)',
+    ),
   created: z.number().int(),
   updated: z.number().int(),
   moved: z.number().int().describe('Items renamed at the source, their documents moved'),
