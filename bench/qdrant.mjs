@@ -5,6 +5,7 @@
 // of its own (its working directory: Qdrant reads ./config there; its storage, snapshots and
 // log go there too), on free loopback ports, telemetry off. stop() ends it and removes the
 // folder; should the bench's process die first, a watchdog shell does both.
+import { getRandomPort } from 'get-port-please';
 import { spawn } from 'node:child_process';
 import {
   accessSync,
@@ -21,7 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, until } from './lib.mjs';
+import { until } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -77,7 +78,7 @@ export async function startQdrant() {
   if (!binary.path) throw new Error(binary.missing);
   const dir = mkdtempSync(join(tmpdir(), 'agent-data-bench-qdrant-'));
   const ports = new Set();
-  while (ports.size < 2) ports.add(await freePort());
+  while (ports.size < 2) ports.add(await getRandomPort('127.0.0.1'));
   const [http, grpc] = [...ports];
   const url = `http://127.0.0.1:${http}`;
   let node;
