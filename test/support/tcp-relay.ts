@@ -28,6 +28,8 @@ export class TcpRelay {
   /** A relay in front of the server `url` names (its host and port). */
   static to(url: string): TcpRelay {
     const target = new URL(url);
+    // What is recorded is read as HTTP/1.1: a TLS connection's bytes say nothing.
+    if (target.protocol !== 'http:') throw new Error(`the TCP relay reads plain HTTP, not ${url}`);
     return new TcpRelay(target.hostname, Number(target.port || 80));
   }
 
