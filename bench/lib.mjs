@@ -289,8 +289,12 @@ export async function until(check, timeoutMs, { what = 'a condition', everyMs = 
  * @returns {Promise<{baseUrl: string, child: import('node:child_process').ChildProcess,
  *   exited: Promise<number | null>, stop: () => Promise<void>}>}
  */
-export async function startServer({ databaseUrl, env = {} }) {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export async function startServer({
+  databaseUrl,
+  env = {},
+  // Another checkout's build (a before-and-after measurement runs both side by side).
+  root = join(dirname(fileURLToPath(import.meta.url)), '..'),
+}) {
   const port = await getRandomPort('127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
