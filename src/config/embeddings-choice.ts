@@ -109,7 +109,7 @@ export const embeddingsChoiceProvider: FactoryProvider<Promise<EmbeddingsChoice>
   inject: [AppConfig],
   useFactory: async (config: AppConfig) => {
     const choice = await EmbeddingsChoice.choose(config);
-    new Logger('Embeddings').log(`embeddings: ${choice.reason}`);
+    new Logger('Embeddings').log(choice.reason);
     return choice;
   },
 };
