@@ -127,6 +127,16 @@ describeWithQdrant('the Qdrant fault tests', 'binary')('search when Qdrant fails
       const state = (await request(t.baseUrl).get('/admin/vectors/status').expect(200)).body;
       return state.worker.waiting_for_store === true;
     }, 'the pipeline to wait for Qdrant');
+    // A batch still in flight when the wait began holds its documents (claimed, the attempt
+    // counted until it gives them back): read them once no batch does.
+    await waitFor(async () => {
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS leased FROM kb_documents
+          WHERE document_id = ANY($1) AND vector_lease_id IS NOT NULL`,
+        [during],
+      );
+      return rows[0].leased === 0;
+    }, 'the batches that held them to give them back');
     for (const id of during) {
       const row = await status(id);
       expect({ id, status: row.vector_status }).toEqual({ id, status: 'pending' });
