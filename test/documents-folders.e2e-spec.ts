@@ -274,9 +274,10 @@ describe('folder tree', () => {
       async (_label, folders) => {
         const counts = t.app.get(FolderCountsRepository);
         const [sql, params] = counts.countsQueryForExplain(folders);
-        // As the background fold and autovacuum leave it: no deltas, statistics known.
+        // As the background fold and autovacuum leave it: no deltas (the emptied table cut
+        // to no page), statistics known.
         await counts.fold();
-        await db.query('ANALYZE kb_folder_counts, kb_folder_count_deltas');
+        await db.query('VACUUM ANALYZE kb_folder_counts, kb_folder_count_deltas');
         for (const nodes of [
           await genericPlan(db, sql, params),
           await analyzedPlan(db, sql, params),
@@ -284,7 +285,13 @@ describe('folder tree', () => {
           expect(nodes.map((node) => node['Relation Name']).filter(Boolean)).not.toContain(
             'kb_documents',
           );
-          expect(nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
+          // The counts by their index; the deltas, emptied by the fold, may be read whole (a
+          // table of no page costs nothing; whether PostgreSQL scans or probes it depends on
+          // whether autovacuum has cut it yet).
+          const scanned = nodes
+            .filter((node) => node['Node Type'] === 'Seq Scan')
+            .map((node) => node['Relation Name']);
+          expect(scanned.filter((name) => name !== 'kb_folder_count_deltas')).toEqual([]);
         }
         // Its count row (looked up for each of the two numbers), whatever the folder holds
         // (big: 13 000 documents).
