@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { LinksRepository } from '../src/documents/links.repository';
-import { genericPlan, type PlanNode } from './support/explain';
+import { genericPlan, type PlanNode, withoutTriggers } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
 
 /**
@@ -19,23 +19,19 @@ describe('plans of the reads of links', () => {
   beforeAll(async () => {
     t = await startTestApp();
     db = await t.db.client();
-    // The plans read kb_documents and kb_links only: the audit trail, the pipeline's queue and
-    // the links' bookkeeping of 300 000 creations would take most of the load's time and change
-    // no plan here (kb_links is filled below, as the links' reader would).
-    const bookkeeping = [
-      'kb_documents_audit_write',
-      'kb_documents_vector_sync_write',
-      'kb_documents_links_write',
-    ];
-    const triggers = (verb: string) =>
-      `ALTER TABLE kb_documents ${bookkeeping.map((name) => `${verb} TRIGGER ${name}`).join(', ')}`;
-    await db.query(triggers('DISABLE'));
-    await db.query(
-      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-       SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
-         FROM generate_series(1, 300000) AS i ORDER BY md5(i::text)`,
+    // The plans read kb_documents and kb_links only (kb_links is filled below, as the links'
+    // reader would): the documents go in without the audit, queue and links bookkeeping.
+    await withoutTriggers(
+      db,
+      ['kb_documents_audit_write', 'kb_documents_vector_sync_write', 'kb_documents_links_write'],
+      async () => {
+        await db.query(
+          `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+           SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
+             FROM generate_series(1, 300000) AS i ORDER BY md5(i::text)`,
+        );
+      },
     );
-    await db.query(triggers('ENABLE'));
     await db.query(
       `INSERT INTO kb_links (source_id, keys, labels)
        SELECT format('f%s/doc-%s.md', i % 100, i),

@@ -9,6 +9,7 @@ import {
   rowsRead,
   rowsReadBy,
   type PlanMode,
+  withoutTriggers,
   type PlanNode,
 } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
@@ -34,39 +35,39 @@ describe('read plans over 300 000 documents', () => {
     // The plans read kb_documents and its folder counts only: the audit trail of 300 000
     // creations (a row and a change notification each) would take most of the load's time
     // and change no plan here. The folder counts' triggers stay on.
-    await db.query(
-      'ALTER TABLE kb_documents DISABLE TRIGGER kb_documents_audit_write, DISABLE TRIGGER kb_documents_vector_sync_write',
+    await withoutTriggers(
+      db,
+      ['kb_documents_audit_write', 'kb_documents_vector_sync_write'],
+      async () => {
+        // big/: one folder of 20 000; scale/: 46 folders of 6 000 (a fiftieth of the table each,
+        // as a folder among 50 of a million documents); other/: 3 950 in 50 folders; and the 50
+        // documents of team-a/.
+        await db.query(
+          `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+           SELECT format('big/doc-%s.md', lpad(i::text, 5, '0')), 'big', 'T', 'b', 'h'
+             FROM generate_series(0, 19999) AS i ORDER BY md5(i::text)`,
+        );
+        await db.query(
+          `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+           SELECT format('scale/d%s/doc-%s.md', lpad((i / 6000)::text, 2, '0'), lpad(i::text, 6, '0')),
+                  format('scale/d%s', lpad((i / 6000)::text, 2, '0')), 'T', 'b', 'h'
+             FROM generate_series(0, 275999) AS i ORDER BY md5(i::text)`,
+        );
+        await db.query(
+          `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+           SELECT format('other/f%s/doc-%s.md', i % 50, i), format('other/f%s', i % 50), 'T', 'b', 'h'
+             FROM generate_series(1, 3950) AS i ORDER BY md5(i::text)`,
+        );
+        await db.query(
+          `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+           SELECT format('team-a/doc-%s.md', lpad(i::text, 2, '0')), 'team-a', 'T', 'b', 'h'
+             FROM generate_series(1, 50) AS i`,
+        );
+        // Documents arrive in no particular order of id (md5 above): a table filled in id order
+        // would let an index scan read the heap in order, and hide the plans a real one gets.
+      },
     );
-    // big/: one folder of 20 000; scale/: 46 folders of 6 000 (a fiftieth of the table each,
-    // as a folder among 50 of a million documents); other/: 3 950 in 50 folders; and the 50
-    // documents of team-a/.
-    await db.query(
-      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-       SELECT format('big/doc-%s.md', lpad(i::text, 5, '0')), 'big', 'T', 'b', 'h'
-         FROM generate_series(0, 19999) AS i ORDER BY md5(i::text)`,
-    );
-    await db.query(
-      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-       SELECT format('scale/d%s/doc-%s.md', lpad((i / 6000)::text, 2, '0'), lpad(i::text, 6, '0')),
-              format('scale/d%s', lpad((i / 6000)::text, 2, '0')), 'T', 'b', 'h'
-         FROM generate_series(0, 275999) AS i ORDER BY md5(i::text)`,
-    );
-    await db.query(
-      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-       SELECT format('other/f%s/doc-%s.md', i % 50, i), format('other/f%s', i % 50), 'T', 'b', 'h'
-         FROM generate_series(1, 3950) AS i ORDER BY md5(i::text)`,
-    );
-    await db.query(
-      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-       SELECT format('team-a/doc-%s.md', lpad(i::text, 2, '0')), 'team-a', 'T', 'b', 'h'
-         FROM generate_series(1, 50) AS i`,
-    );
-    // Documents arrive in no particular order of id (md5 above): a table filled in id order
-    // would let an index scan read the heap in order, and hide the plans a real one gets.
     // As after a bulk load: statistics, and the visibility map that index-only scans read.
-    await db.query(
-      'ALTER TABLE kb_documents ENABLE TRIGGER kb_documents_audit_write, ENABLE TRIGGER kb_documents_vector_sync_write',
-    );
     await db.query('VACUUM ANALYZE kb_documents');
   }, 120_000);
   afterAll(() => t.close());

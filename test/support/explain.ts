@@ -104,3 +104,23 @@ export function rowsReadBy(nodes: readonly PlanNode[]): number {
   // Actual Rows is a per-loop average (fractional since PostgreSQL 18): round the sum.
   return Math.round(read);
 }
+
+/**
+ * Runs `load` with `triggers` of kb_documents off: a plan test's table of hundreds of
+ * thousands of rows loaded without the bookkeeping (audit rows, the pipeline's queue, links)
+ * that would take most of the load's time and change no plan it reads.
+ */
+export async function withoutTriggers(
+  db: Client,
+  triggers: readonly string[],
+  load: () => Promise<void>,
+): Promise<void> {
+  const alter = (verb: string) =>
+    `ALTER TABLE kb_documents ${triggers.map((name) => `${verb} TRIGGER ${name}`).join(', ')}`;
+  await db.query(alter('DISABLE'));
+  try {
+    await load();
+  } finally {
+    await db.query(alter('ENABLE'));
+  }
+}
