@@ -309,6 +309,13 @@ describe('change feed', () => {
                 now() - interval '200 days' + i * interval '1 second'
            FROM generate_series(1, 700) AS i`,
       );
+      // And a large one, written long ago too: the newest rows hold none of it.
+      await db.query(
+        `INSERT INTO kb_audit (operation, document_id, revision, actor, at)
+         SELECT 'create', 'archive/2023/doc-' || i || '.md', 1, 'importer',
+                now() - interval '300 days' + i * interval '1 second'
+           FROM generate_series(1, 5000) AS i`,
+      );
       // 20 folders of 7 subfolders, five actors, a write a minute for 70 days; then a few
       // refused attempts by a rare actor, long ago.
       await db.query(
@@ -345,6 +352,20 @@ describe('change feed', () => {
       ],
       // A twentieth of the rows (5 000): the newest first, through the primary key.
       ['a wide folder', 'kb_audit_pkey', 2000, { from: 'f3/', to: 'f30' }],
+      [
+        'a wide folder, a deep page',
+        'kb_audit_pkey',
+        2000,
+        { from: 'f3/', to: 'f30', before: 'middle' },
+      ],
+      // 5 000 rows among the oldest: once 10 000 of the newest rows held no page of it (the walk
+      // that chose this statement), the folder read whole and sorted.
+      [
+        'a wide folder written long ago',
+        'kb_audit_document',
+        5_000,
+        { from: 'archive/2023/', to: 'archive/20230' },
+      ],
       ['an hour a month ago', 'kb_audit_at', 100, { since: daysAgo(30.04), until: daysAgo(30) }],
       // Either the window (1 440 rows) or, when the planner reckons the window's rows spread
       // evenly over the ids, the newer rows down to it (43 200): never the older ones.

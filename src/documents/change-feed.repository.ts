@@ -22,10 +22,16 @@ export interface ChangeFilter {
 
 /**
  * Below this many audit rows, a folder's page is read through the folder's index and sorted:
- * a few milliseconds at most. Above, the primary key's walk finds a page among the newer rows
- * (at 6 000 rows a folder, sorting them took 50 ms a page in the bench).
+ * a few milliseconds at most. Above, the newest rows are walked first (at 6 000 rows a folder,
+ * sorting them took 50 ms a page in the bench).
  */
 const FOLDER_SORTED_ROWS = 1_000;
+
+/**
+ * How many of the newest rows a large folder's page walks before it reads the folder whole
+ * instead: a folder that holds one row in 200 of the newest finds its page within them.
+ */
+const FOLDER_WALK_ROWS = 10_000;
 
 /**
  * The audit trail (`kb_audit`) as a feed, newest first by id. The table is the documents
@@ -40,61 +46,88 @@ export class ChangeFeedRepository {
    * keyset page, so a deep page costs what the first does.
    */
   async page(filter: ChangeFilter, limit: number, readable: Readable): Promise<ChangeRow[]> {
-    const [text, values] = await this.pageQueryForExplain(filter, limit, readable);
-    return this.dataSource.query(text, values);
+    const chosen = await this.choose(filter, limit, readable);
+    return chosen.rows ?? this.dataSource.query(chosen.text, chosen.values);
   }
 
   /**
-   * The exact query and parameters {@link page} runs, for EXPLAIN in tests. It is run
-   * unprepared, so PostgreSQL plans it with the values: an absent condition (`$n IS NULL`)
-   * folds away, and the planner picks the index the given ones favour — the primary key
-   * backwards, `(actor, id)`, `(operation, id)`, or `(at)` for a window far from the newest
-   * rows. One generic plan could not serve them all.
-   *
-   * A folder is the exception the planner cannot see: it reckons a folder's rows spread evenly
-   * over the ids, so for a narrow one it walks the primary key backwards until it has a page,
-   * and a folder written long ago (an import, an archive) has its rows among the oldest: the
-   * walk reads the whole table. A folder of fewer than {@link FOLDER_SORTED_ROWS} rows is
-   * therefore read whole through `(document_id, id)` and sorted (a count bounded by that
-   * number, on the same index, tells); a larger one is paged by the primary key, where a page
-   * is found among the newer rows — unless the large folder too was last written long ago,
-   * the one shape that still walks far (docs/documents.md, Change feed).
+   * The query and parameters whose answer is the page {@link page} returns, for EXPLAIN in
+   * tests (after the statements that chose it have run: a folder's count, its walk).
    */
   async pageQueryForExplain(
     filter: ChangeFilter,
     limit: number,
     readable: Readable = null,
   ): Promise<[string, unknown[]]> {
-    const sorted =
-      filter.from !== null && (await this.folderHoldsFewer(filter, FOLDER_SORTED_ROWS));
-    const rows = `SELECT id, operation, document_id, revision, actor, at FROM kb_audit
-        WHERE ($1::bigint IS NULL OR id < $1::bigint)
-          AND ($2::text IS NULL OR document_id >= $2::text)
+    const { text, values } = await this.choose(filter, limit, readable);
+    return [text, values];
+  }
+
+  /**
+   * The statement of a page, and its rows when choosing it ran it. Each statement is run
+   * unprepared, so PostgreSQL plans it with the values: an absent condition (`$n IS NULL`)
+   * folds away, and the planner picks the index the given ones favour — the primary key
+   * backwards, `(actor, id)`, `(operation, id)`, or `(at)` for a window far from the newest
+   * rows. One generic plan could not serve them all.
+   *
+   * A folder is the exception the planner cannot see: it reckons a folder's rows spread evenly
+   * over the ids, and chooses by the folder's size between walking the primary key backwards
+   * until it has a page and reading the whole folder through `(document_id, id)` to sort it.
+   * Either can be far worse than the other: a folder written long ago (an import, an archive)
+   * has its rows among the oldest, where the walk reads the whole table; a large folder written
+   * lately has its page among the newest rows, where reading the folder reads thousands of rows
+   * at random, by estimates that know nothing of where the folder's rows lie. So the choice is
+   * not the planner's. A folder of
+   * fewer than {@link FOLDER_SORTED_ROWS} rows (a count bounded by that number, on the
+   * folder's index, tells) is read whole and sorted. A larger one walks at most
+   * {@link FOLDER_WALK_ROWS} of the newest rows; only if they hold no full page is the folder
+   * read whole and sorted. A page thus reads at most that many rows plus the folder's, never
+   * the table (docs/documents.md, Change feed).
+   */
+  private async choose(
+    filter: ChangeFilter,
+    limit: number,
+    readable: Readable,
+  ): Promise<{ text: string; values: unknown[]; rows?: ChangeRow[] }> {
+    const values = [
+      filter.before,
+      filter.from,
+      filter.to,
+      filter.actor,
+      filter.operation,
+      filter.since,
+      filter.until,
+      readable,
+      limit,
+    ];
+    const columns = 'id, operation, document_id, revision, actor, at';
+    const below = '($1::bigint IS NULL OR id < $1::bigint)';
+    const matching = `($2::text IS NULL OR document_id >= $2::text)
           AND ($3::text IS NULL OR document_id < $3::text)
           AND ($4::text IS NULL OR actor = $4::text)
           AND ($5::text IS NULL OR operation = $5::text)
           AND ($6::timestamptz IS NULL OR at >= $6::timestamptz)
           AND ($7::timestamptz IS NULL OR at < $7::timestamptz)
           AND ${readableIds(8)}`;
-    return [
-      sorted
-        ? `WITH folder AS MATERIALIZED (${rows})
-           SELECT * FROM folder ORDER BY id DESC LIMIT $9`
-        : `${rows}
-        ORDER BY id DESC
-        LIMIT $9`,
-      [
-        filter.before,
-        filter.from,
-        filter.to,
-        filter.actor,
-        filter.operation,
-        filter.since,
-        filter.until,
-        readable,
-        limit,
-      ],
-    ];
+    const rows = `SELECT ${columns} FROM kb_audit WHERE ${below} AND ${matching}`;
+    if (filter.from === null) return { text: `${rows} ORDER BY id DESC LIMIT $9`, values };
+    const sorted = {
+      text: `WITH folder AS MATERIALIZED (${rows}) SELECT * FROM folder ORDER BY id DESC LIMIT $9`,
+      values,
+    };
+    if (await this.folderHoldsFewer(filter, FOLDER_SORTED_ROWS)) return sorted;
+    // The inner LIMIT keeps the conditions out of the walk (none is pushed below a LIMIT):
+    // the newest rows by the primary key, then filtered.
+    const walk = {
+      text: `SELECT * FROM (
+               SELECT ${columns} FROM kb_audit WHERE ${below}
+                ORDER BY id DESC LIMIT ${FOLDER_WALK_ROWS}) AS newest
+              WHERE ${matching}
+              ORDER BY id DESC LIMIT $9`,
+      values,
+    };
+    const walked: ChangeRow[] = await this.dataSource.query(walk.text, walk.values);
+    return walked.length >= limit ? { ...walk, rows: walked } : sorted;
   }
 
   /** Whether the folder of `filter` holds fewer than `most` rows below its cursor. */
