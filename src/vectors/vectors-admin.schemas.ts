@@ -12,6 +12,12 @@ import { timestampSchema, vectorStatusSchema } from '../documents/document.schem
 export const vectorQueueReportSchema = z.object({
   counts: z.record(vectorStatusSchema, z.number().int()).describe('Documents per vector status'),
   leased: z.number().int().describe('Documents currently held by a worker'),
+  counts_age_seconds: z
+    .number()
+    .int()
+    .describe(
+      'How long ago `counts`, `leased` and `lexical_coverage` were counted (0: for this answer). Each count reads every document: from 50 000 documents on, one is reused until 20 times as old as it took, 30 s at most',
+    ),
   lag_seconds: z.number().describe('Age of the oldest pending document (0 when none)'),
   errors: z.array(
     z.object({

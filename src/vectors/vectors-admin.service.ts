@@ -12,6 +12,7 @@ import { LexicalFirstLane } from './sync/lexical-first.lane';
 import { VectorQueueRepository } from './sync/vector-queue.repository';
 import { VectorQueueStatus } from './sync/vector-queue-status.repository';
 import { EMBEDDER, Embedder } from './embedders/embedder.interface';
+import { Recounted } from './recounted';
 import { EmbeddingsChoice } from '../config/embeddings-choice';
 import { VectorSyncListener } from './sync/vector-sync.listener';
 import { VectorSyncWorker } from './sync/vector-sync.worker';
@@ -39,6 +40,22 @@ export class VectorsAdminService {
   ) {}
 
   private readonly logger = new Logger('VectorsAdminService');
+  /**
+   * What the status counts over every document: counted for the answer on a small knowledge
+   * base, reused a while on a large one, where each count reads the whole table
+   * (docs/performance.md, "The status page's counts"). The restore's answer counts the
+   * coverage itself, exactly.
+   */
+  private readonly counted = new Recounted(
+    async () => {
+      const [{ counts, leased }, coverage] = await Promise.all([
+        this.queueStatus.statusCounts(),
+        this.lexicalCoverage(),
+      ]);
+      return { counts, leased, coverage };
+    },
+    ({ counts }) => Object.values(counts).reduce((sum, n) => sum + n, 0),
+  );
 
   /** Counts per status, lag, listener, worker, embedder, store and lexical index, the next errors. */
   async status(access: Access): Promise<VectorsStatus> {
@@ -46,18 +63,19 @@ export class VectorsAdminService {
       // The pipeline, the index and the embedder are the vector worker's: it tells.
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
-    const [{ counts, leased }, pending, errors, coverage, collection, lexical] = await Promise.all([
-      this.queueStatus.statusCounts(),
+    const [counted, pending, errors, collection, lexical] = await Promise.all([
+      this.counted.read(),
       this.queueStatus.pending(),
       // Only documents the caller may read are named.
       this.queueStatus.errors(10, access.readablePatterns() ?? null),
-      this.lexicalCoverage(),
       this.store.report?.().catch((error: Error) => ({ error: safeMessage(error.message) })),
       this.lexicalReport(),
     ]);
+    const { counts, leased, coverage } = counted.value;
     const report: VectorQueueReport = {
       counts,
       leased,
+      counts_age_seconds: Math.max(0, Math.floor((Date.now() - counted.countedAt) / 1000)),
       lag_seconds: pending.lagSeconds,
       errors: errors.map((row) => ({
         document_id: row.document_id,

@@ -9,6 +9,7 @@ interface Status {
   counts: Record<string, number>;
   leased: number;
   lag_seconds: number;
+  counts_age_seconds: number;
   errors: Array<{ document_id: string; error: string | null; attempts: number }>;
   embedder: Record<string, unknown>;
   store: Record<string, unknown>;
@@ -75,6 +76,10 @@ function StatusView({ status, onRequeue }: { status: Status; onRequeue: (id: str
   return (
     <>
       <h2>Documents by vector status</h2>
+      {queue.counts_age_seconds > 0 && (
+        // On a large knowledge base the counts read every document: the server reuses them.
+        <p class="hint">Counted {queue.counts_age_seconds} s ago.</p>
+      )}
       <dl class="counts">
         {Object.entries(queue.counts).map(([name, count]) => (
           <div key={name}>

@@ -36,13 +36,14 @@ export class VectorQueueStatus {
     analyzer: number,
     skipped: readonly string[],
   ): Promise<{ indexed: number; indexable: number }> {
+    // A join rather than EXISTS inside the count's FILTER: that is a probe of the records'
+    // index per document (3.0 s at 300 000 documents), where the join reads both tables once
+    // and hashes one of them. A document has at most one record (its id is the key).
     const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS indexable,
-              count(*) FILTER (WHERE EXISTS (
-                SELECT 1 FROM kb_lexical_documents l
-                 WHERE l.document_id = d.document_id AND l.revision >= d.revision
-                   AND l.analyzer = $1))::int AS indexed
+      `SELECT count(*)::int AS indexable, count(l.document_id)::int AS indexed
          FROM kb_documents d
+         LEFT JOIN kb_lexical_documents l
+           ON l.document_id = d.document_id AND l.revision >= d.revision AND l.analyzer = $1
         WHERE d.deleted_at IS NULL AND d.body <> ''
           AND NOT (d.document_id LIKE ANY($2::text[]))`,
       [analyzer, skipped],

@@ -1,0 +1,69 @@
+import { Recounted } from './recounted';
+
+/**
+ * A figure on a clock of its own: each count of `documents` documents takes `took` ms of it
+ * and returns 1, 2, 3…
+ */
+function aFigure(took: number, documents = 1_000_000) {
+  const clock = { now: 1_000_000 };
+  let counts = 0;
+  const figure = new Recounted(
+    async () => {
+      await Promise.resolve();
+      clock.now += took;
+      return ++counts;
+    },
+    () => documents,
+    () => clock.now,
+  );
+  return { figure, clock, counts: () => counts };
+}
+
+describe('Recounted', () => {
+  it('counts for every answer below 50 000 documents, however long a count took', async () => {
+    const { figure, clock } = aFigure(5_000, 49_999);
+    expect((await figure.read()).value).toBe(1);
+    expect((await figure.read()).value).toBe(2);
+    clock.now += 1;
+    expect(await figure.read()).toEqual({ value: 3, countedAt: clock.now - 5_000 });
+  });
+
+  it('reuses a dear count until it is 20 times as old as it took, then counts again', async () => {
+    const { figure, clock } = aFigure(100);
+    const first = await figure.read();
+    expect(first.value).toBe(1);
+    clock.now = first.countedAt + 1_999;
+    expect(await figure.read()).toBe(first);
+    clock.now = first.countedAt + 2_000;
+    const second = await figure.read();
+    expect(second).toEqual({ value: 2, countedAt: first.countedAt + 2_000 });
+  });
+
+  it('never reuses a count older than 30 s, however long it took', async () => {
+    const { figure, clock } = aFigure(10_000);
+    const first = await figure.read();
+    clock.now = first.countedAt + 29_999;
+    expect((await figure.read()).value).toBe(1);
+    clock.now = first.countedAt + 30_000;
+    expect((await figure.read()).value).toBe(2);
+  });
+
+  it('gives callers arriving during a count that count, and keeps no failed one', async () => {
+    const { figure, counts } = aFigure(60);
+    const [a, b] = await Promise.all([figure.read(), figure.read()]);
+    expect(a).toBe(b);
+    expect(counts()).toBe(1);
+
+    let fail = true;
+    const failing = new Recounted(
+      async () => {
+        if (fail) throw new Error('PostgreSQL is down');
+        return 'counted';
+      },
+      () => 1_000_000,
+    );
+    await expect(failing.read()).rejects.toThrow('PostgreSQL is down');
+    fail = false;
+    await expect(failing.read()).resolves.toMatchObject({ value: 'counted' });
+  });
+});
