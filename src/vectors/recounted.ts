@@ -20,12 +20,14 @@ export interface Counted<T> {
 
 /**
  * A figure whose count reads every document (the status's counts per vector status and its
- * lexical coverage), polled by people and scripts: counted for the answer on a small knowledge
- * base; on one of {@link SMALL_DOCUMENTS} documents or more, the last count is reused until it is {@link REUSE_FACTOR} times
- * older than that count took (at most {@link MAX_AGE_MS}): polling then spends at most a
- * twentieth of one connection's time counting, until a count takes over 1.5 s (some hundreds
- * of thousands of documents: docs/performance.md), then one count every 30 s. Callers arriving
- * during a count share it; a failed count is not kept.
+ * lexical coverage), polled by people and scripts. On a small knowledge base it is counted for
+ * each answer. On one of {@link SMALL_DOCUMENTS} documents or more, an answer gives the last
+ * count at once, and once that is {@link REUSE_FACTOR} times older than it took to count (at
+ * most {@link MAX_AGE_MS}) it starts the next count in the background: an answer costs no
+ * count, and polling spends at most a twentieth of one connection's time counting until a
+ * count takes 1.5 s (some hundreds of thousands of documents: docs/performance.md), then one
+ * count every 30 s. Callers share a count in progress; a failed count is not kept (one in the
+ * background leaves the last one, older).
  */
 export class Recounted<T> {
   private last: Counted<T> | undefined;
@@ -39,13 +41,18 @@ export class Recounted<T> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The figure, counted now or reused as the class says; with when it was counted. */
+  /** The figure, counted now or the last count, as the class says; with when it was counted. */
   read(): Promise<Counted<T>> {
     const last = this.last;
-    if (last !== undefined && this.documents(last.value) >= SMALL_DOCUMENTS) {
-      const age = this.now() - last.countedAt;
-      if (age < Math.min(MAX_AGE_MS, this.lastTookMs * REUSE_FACTOR)) return Promise.resolve(last);
+    if (last === undefined || this.documents(last.value) < SMALL_DOCUMENTS) return this.start();
+    const age = this.now() - last.countedAt;
+    if (age >= Math.min(MAX_AGE_MS, this.lastTookMs * REUSE_FACTOR)) {
+      this.start().catch(() => undefined);
     }
+    return Promise.resolve(last);
+  }
+
+  private start(): Promise<Counted<T>> {
     this.running ??= this.recount().finally(() => {
       this.running = undefined;
     });

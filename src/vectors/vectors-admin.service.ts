@@ -42,9 +42,9 @@ export class VectorsAdminService {
   private readonly logger = new Logger('VectorsAdminService');
   /**
    * What the status counts over every document: counted for the answer on a small knowledge
-   * base, reused a while on a large one, where each count reads the whole table
-   * (docs/performance.md, "The status page's counts"). The restore's answer counts the
-   * coverage itself, exactly.
+   * base; on a large one, where each count reads the whole table, the last count, counted again
+   * in the background now and then (docs/performance.md, "Costs that grow with the
+   * documents"). The restore's answer counts the coverage itself, exactly.
    */
   private readonly counted = new Recounted(
     async () => {
