@@ -4,6 +4,7 @@ import { DocumentListingsRepository } from '../src/documents/document-listings.r
 import { DocumentListingsService } from '../src/documents/document-listings.service';
 import { PreparedStatements } from '../src/database/prepared-statements';
 import {
+  analyzedPlan,
   PLAN_MODES,
   preparedPlan,
   rowsRead,
@@ -13,6 +14,7 @@ import {
   type PlanNode,
 } from './support/explain';
 import { startTestApp, TestApp } from './support/app';
+import { VectorQueueStatus } from '../src/vectors/sync/vector-queue-status.repository';
 
 /**
  * The reads' plans on a table of realistic shape: 300 000 alive documents, among them a
@@ -244,6 +246,30 @@ describe('read plans over 300 000 documents', () => {
         expect(await rowsReadFor(read)).toBeLessThanOrEqual(10);
       }
     });
+  });
+
+  it("counts the status's lexical coverage reading each table once, not probing a record per document", async () => {
+    // Records for the folder of 20 000, written without the lexical index's own bookkeeping
+    // (its change log and totals), which no plan here reads.
+    await db.query(`ALTER TABLE kb_lexical_documents DISABLE TRIGGER USER`);
+    try {
+      await db.query(
+        `INSERT INTO kb_lexical_documents
+                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
+         SELECT document_id, revision, 1, '{}', '{1,1,1}', '{1}', 't', '' FROM kb_documents
+          WHERE document_id LIKE 'big/%'`,
+      );
+    } finally {
+      await db.query(`ALTER TABLE kb_lexical_documents ENABLE TRIGGER USER`);
+    }
+    await db.query('ANALYZE kb_lexical_documents');
+    const [sql, params] = t.app.get(VectorQueueStatus).lexicalCoverageQueryForExplain(1, []);
+    const nodes = await analyzedPlan(db, sql, params);
+    // EXISTS inside count(*) FILTER was a SubPlan run once per document: 300 000 index probes.
+    expect(nodes.some((node) => /Join$/.test(node['Node Type']))).toBe(true);
+    for (const node of nodes) expect(node['Actual Loops'] ?? 1).toBeLessThanOrEqual(3);
+    const { rows } = await db.query(sql, params);
+    expect(rows[0]).toEqual({ indexable: 300_000, indexed: 20_000 });
   });
 
   describe('as the server runs them', () => {

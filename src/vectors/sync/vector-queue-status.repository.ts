@@ -36,10 +36,23 @@ export class VectorQueueStatus {
     analyzer: number,
     skipped: readonly string[],
   ): Promise<{ indexed: number; indexable: number }> {
+    const [text, values] = this.lexicalCoverageQueryForExplain(analyzer, skipped);
+    const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
+      text,
+      values,
+    );
+    return row;
+  }
+
+  /** The exact query and parameters {@link lexicalCoverage} runs, for EXPLAIN in tests. */
+  lexicalCoverageQueryForExplain(
+    analyzer: number,
+    skipped: readonly string[],
+  ): [string, unknown[]] {
     // A join rather than EXISTS inside the count's FILTER: that is a probe of the records'
     // index per document (3.0 s at 300 000 documents), where the join reads both tables once
     // and hashes one of them. A document has at most one record (its id is the key).
-    const [row]: Array<{ indexed: number; indexable: number }> = await this.dataSource.query(
+    return [
       `SELECT count(*)::int AS indexable, count(l.document_id)::int AS indexed
          FROM kb_documents d
          LEFT JOIN kb_lexical_documents l
@@ -47,8 +60,7 @@ export class VectorQueueStatus {
         WHERE d.deleted_at IS NULL AND d.body <> ''
           AND NOT (d.document_id LIKE ANY($2::text[]))`,
       [analyzer, skipped],
-    );
-    return row;
+    ];
   }
 
   /** Pending documents, the age of the oldest, and documents in `error`. */
