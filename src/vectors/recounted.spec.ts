@@ -42,6 +42,17 @@ describe('Recounted', () => {
     expect(await figure.read()).toEqual({ value: 2, countedAt: first.countedAt + 2_000 });
   });
 
+  it('waits for a new count when the last one is twice as old as it may be given', async () => {
+    const { figure, clock, counts } = aFigure(100);
+    const first = await figure.read();
+    clock.now = first.countedAt + 3_999;
+    expect(await figure.read()).toBe(first);
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.now = first.countedAt + 60_000;
+    expect(await figure.read()).toEqual({ value: 3, countedAt: first.countedAt + 60_000 });
+    expect(counts()).toBe(3);
+  });
+
   it('counts again once the last count is 30 s old, however long it took', async () => {
     const { figure, clock, counts } = aFigure(10_000);
     const first = await figure.read();
@@ -79,7 +90,7 @@ describe('Recounted', () => {
     expect(counted).toEqual({ value: 'counted', countedAt: 100 });
     // A failed count in the background leaves the last one.
     fail = true;
-    clock.now = 10_000;
+    clock.now = 3_000;
     expect(await failing.read()).toBe(counted);
     await new Promise((resolve) => setImmediate(resolve));
     expect(await failing.read()).toBe(counted);

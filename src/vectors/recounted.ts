@@ -23,11 +23,12 @@ export interface Counted<T> {
  * lexical coverage), polled by people and scripts. On a small knowledge base it is counted for
  * each answer. On one of {@link SMALL_DOCUMENTS} documents or more, an answer gives the last
  * count at once, and once that is {@link REUSE_FACTOR} times older than it took to count (at
- * most {@link MAX_AGE_MS}) it starts the next count in the background: an answer costs no
- * count, and polling spends at most a twentieth of one connection's time counting until a
- * count takes 1.5 s (some hundreds of thousands of documents: docs/performance.md), then one
- * count every 30 s. Callers share a count in progress; a failed count is not kept (one in the
- * background leaves the last one, older).
+ * most {@link MAX_AGE_MS}) it starts the next count in the background; a count twice as old is
+ * not given, the answer waits for a new one. While polled, an answer costs no count, and
+ * polling spends at most a twentieth of one connection's time counting until a count takes
+ * 1.5 s (some hundreds of thousands of documents: docs/performance.md), then one count every
+ * 30 s. Callers share a count in progress; a failed count is not kept (one in the background
+ * leaves the last one, older).
  */
 export class Recounted<T> {
   private last: Counted<T> | undefined;
@@ -46,9 +47,11 @@ export class Recounted<T> {
     const last = this.last;
     if (last === undefined || this.documents(last.value) < SMALL_DOCUMENTS) return this.start();
     const age = this.now() - last.countedAt;
-    if (age >= Math.min(MAX_AGE_MS, this.lastTookMs * REUSE_FACTOR)) {
-      this.start().catch(() => undefined);
-    }
+    const window = Math.min(MAX_AGE_MS, this.lastTookMs * REUSE_FACTOR);
+    // Nobody asked for a while (a page opened again, a knowledge base grown meanwhile): the
+    // last count is too old to give.
+    if (age >= 2 * window) return this.start();
+    if (age >= window) this.start().catch(() => undefined);
     return Promise.resolve(last);
   }
 

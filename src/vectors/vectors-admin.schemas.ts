@@ -16,7 +16,7 @@ export const vectorQueueReportSchema = z.object({
     .number()
     .int()
     .describe(
-      'How long ago `counts`, `leased` and `lexical_coverage` were counted (0: for this answer). Each count reads every document: from 50 000 documents on, an answer gives the last count, and one older than 20 times what it took to count (30 s at most) is counted again in the background',
+      'How long ago `counts`, `leased` and `lexical_coverage` were counted (0: for this answer). Each count reads every document: from 50 000 documents on, an answer gives the last count, and one older than 20 times what it took to count (30 s at most) is counted again in the background; one twice as old is counted again for the answer',
     ),
   lag_seconds: z.number().describe('Age of the oldest pending document (0 when none)'),
   errors: z.array(
