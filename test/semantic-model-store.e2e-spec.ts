@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import type { LsaModel } from '../src/vectors/semantic/lsa';
 import {
+  modelOfParts,
   SemanticModelRepository,
   VECTOR_PART_BYTES,
 } from '../src/vectors/semantic/semantic-model.repository';
@@ -84,5 +85,21 @@ describe('semantic models kept in PostgreSQL', () => {
     );
 
     expect(await kept.load()).toBeUndefined();
+  });
+
+  it('gives no model, and does not wait, when the parts stop short of the vectors', async () => {
+    const head = {
+      dimensions: 64,
+      documents: 1,
+      terms: 'a',
+      idf: Buffer.alloc(4),
+      vector_bytes: 256,
+    };
+    const half = Buffer.alloc(128, 1).toString('hex');
+    const answers: Array<Array<{ hex: string }>> = [[{ hex: half }], [{ hex: '' }]];
+
+    expect(await modelOfParts('m', head, async () => [])).toBeUndefined();
+    expect(await modelOfParts('m', head, async () => answers.shift() ?? [])).toBeUndefined();
+    expect(answers).toEqual([]);
   });
 });

@@ -137,12 +137,13 @@ export async function modelOfParts(
   const target = Buffer.from(vectors.buffer);
   let offset = 0;
   while (offset < bytes) {
-    const rows = await parts(offset + 1);
-    if (rows.length === 0) return undefined;
-    for (const { hex } of rows) {
+    const from = offset;
+    for (const { hex } of await parts(from + 1)) {
       if (hex.length > 2 * (bytes - offset)) return undefined;
       offset += target.write(hex, offset, 'hex');
     }
+    // No part (the row gone, or another model's now), or none that said anything.
+    if (offset === from) return undefined;
   }
   return { id, dimensions: head.dimensions, documents: head.documents, terms, vectors, idf };
 }
