@@ -125,3 +125,43 @@ export function decodePostings(
 /** Terms as stored: one per line (the analyzer never yields whitespace in a term). */
 export const joinTerms = (terms: readonly string[]): string => terms.join('\n');
 export const splitTerms = (text: string): string[] => (text === '' ? [] : text.split('\n'));
+
+/**
+ * The place of `term` among terms as stored ({@link joinTerms}), -1 when absent; found without
+ * splitting them (a search reads the records of the documents it shows for a few query terms:
+ * the split of every record's terms was a tenth of what a search allocated).
+ */
+export function termIndexOf(text: string, term: string): number {
+  if (term === '' || term.includes('\n')) return -1;
+  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) {
+    const end = at + term.length;
+    if (
+      (at === 0 || text.charCodeAt(at - 1) === NEWLINE) &&
+      (end === text.length || text.charCodeAt(end) === NEWLINE)
+    ) {
+      let index = 0;
+      for (
+        let line = text.indexOf('\n');
+        line >= 0 && line < at;
+        line = text.indexOf('\n', line + 1)
+      )
+        index++;
+      return index;
+    }
+  }
+  return -1;
+}
+
+const NEWLINE = 10;
+
+/** The fields and passage of the `index`th of `terms` terms in postings as stored ({@link encodePostings}). */
+export function postingAt(
+  buffer: Buffer,
+  terms: number,
+  index: number,
+): { fields: number; passage: number } {
+  return {
+    fields: buffer.readInt32LE(index * 4),
+    passage: buffer.readInt32LE((terms + index) * 4),
+  };
+}

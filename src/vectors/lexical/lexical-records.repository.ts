@@ -3,7 +3,7 @@ import { escapeLike } from '../../documents/document-id';
 import { ANALYZER_VERSION } from '../text/analyzer';
 import { type Bm25Averages, passageShare } from './bm25';
 import type { IndexedLexicalDocument, WeightedTerm } from './lexical-index';
-import { decodePostings, encodePostings, joinTerms, splitTerms } from './lexical-record';
+import { encodePostings, joinTerms, postingAt, termIndexOf } from './lexical-record';
 import { documentOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
 import type { TrainingDocument } from '../semantic/lsa';
 import { packPosting, passageCount, passageIndex } from './posting-store';
@@ -134,13 +134,19 @@ export class LexicalRecordsRepository {
     );
     const weights = new Map(terms.map((t) => [t.term, t.weight]));
     for (const row of rows) {
-      const names = splitTerms(row.terms);
-      const { fields, passages } = decodePostings(row.postings, names.length);
+      const count = row.postings.length / 8;
+      // The query's terms in the record's order: each passage's votes summed as they were
+      // when every term of the record was visited.
+      const found: Array<{ index: number; weight: number }> = [];
+      for (const [term, weight] of weights) {
+        const index = termIndexOf(row.terms, term);
+        if (index >= 0 && index < count) found.push({ index, weight });
+      }
+      found.sort((a, b) => a.index - b.index);
       const votes = new Map<number, number>();
-      names.forEach((name, i) => {
-        const weight = weights.get(name);
-        if (weight === undefined) return;
-        const packed = packPosting(fields[i], passages[i]);
+      for (const { index, weight } of found) {
+        const { fields, passage } = postingAt(row.postings, count, index);
+        const packed = packPosting(fields, passage);
         const p = passageIndex(packed);
         const share = passageShare(
           passageCount(packed),
@@ -148,7 +154,7 @@ export class LexicalRecordsRepository {
           Math.max(row.mean_passage ?? 1, 1e-9),
         );
         votes.set(p, (votes.get(p) ?? 0) + weight * share);
-      });
+      }
       let best = 0;
       let most = 0;
       for (const [p, vote] of votes) {

@@ -32,13 +32,20 @@ export class SemanticModelRepository {
 
   /** The model kept for this analyzer, if any (and whole). */
   async load(): Promise<KeptModel | undefined> {
-    const rows: Array<ModelRow & { model_id: string; learnt_at: number }> =
+    const rows: Array<ModelHead & { model_id: string; learnt_at: number }> =
       await this.dataSource.query(
-        `SELECT model_id, learnt_at, ${MODEL_COLUMNS} FROM kb_semantic_model WHERE analyzer = $1`,
+        `SELECT model_id, learnt_at, ${MODEL_HEAD_COLUMNS} FROM kb_semantic_model WHERE analyzer = $1`,
         [ANALYZER_VERSION],
       );
     const row = rows[0];
-    const model = row && modelOfRow(row.model_id, row);
+    if (row === undefined) return undefined;
+    const model = await modelOfParts(row.model_id, row, (from) =>
+      this.dataSource.query(
+        `SELECT ${VECTOR_PARTS} FROM kb_semantic_model ${vectorPartsFrom('$3')}
+          WHERE analyzer = $1 AND model_id = $2 ORDER BY at`,
+        [ANALYZER_VERSION, row.model_id, from],
+      ),
+    );
     return model && { model, learntAt: row.learnt_at };
   }
 }
@@ -69,15 +76,76 @@ export function modelColumns(model: LsaModel): [number, number, string, Buffer, 
   ];
 }
 
-/** The model a row holds; `undefined` when the row is not whole (its sizes disagree). */
-export function modelOfRow(id: string, row: ModelRow): LsaModel | undefined {
-  const terms = row.terms === '' ? [] : row.terms.split('\n');
-  const vectors = floatsOf(row.vectors);
-  const idf = floatsOf(row.idf);
-  if (vectors.length !== terms.length * row.dimensions || idf.length !== terms.length) {
+/**
+ * What a model's row holds but its vectors, read first ({@link MODEL_HEAD_COLUMNS}); the
+ * vectors are read after in parts ({@link modelOfParts}).
+ */
+export interface ModelHead {
+  readonly dimensions: number;
+  readonly documents: number;
+  readonly terms: string;
+  readonly idf: Buffer;
+  /** The length of the `vectors` column, bytes. */
+  readonly vector_bytes: number;
+}
+
+/** The columns of a {@link ModelHead}. */
+export const MODEL_HEAD_COLUMNS =
+  'dimensions, documents, terms, idf, length(vectors) AS vector_bytes';
+
+/**
+ * A model's vectors are read in statements of {@link VECTOR_STATEMENT_BYTES}, each giving rows
+ * of {@link VECTOR_PART_BYTES} as hex text, written straight into the model's array. Read in
+ * one value, the vectors of a model of 20 000 terms (5 MB) were one message of 10 MB (a bytea
+ * travels as hex), which the driver gathered in buffers it doubled up to 16 MB: some 30 MB of
+ * buffers (measured) for a model of 3.6 MB, garbage an idle server had no reason to collect, and memory
+ * glibc kept once it was. Messages of 32 KB fit the driver's buffer of 128 KB, reused from one
+ * to the next; a statement's rows are garbage the young generation collects, not buffers; and
+ * the model read in parts holds no copy of itself (docs/performance.md, "Going past one pod").
+ */
+export const VECTOR_PART_BYTES = 16 * 1024;
+const VECTOR_STATEMENT_BYTES = 16 * VECTOR_PART_BYTES;
+
+/**
+ * The select list and the row source that read a row's vectors from byte `$n` (counted from 1,
+ * `param` names it) on: `SELECT ${VECTOR_PARTS} FROM table ${vectorPartsFrom('$2')} WHERE ...
+ * ORDER BY at`.
+ */
+export const VECTOR_PARTS = `encode(substring(vectors FROM at FOR ${VECTOR_PART_BYTES}), 'hex') AS hex`;
+export function vectorPartsFrom(param: string): string {
+  return `CROSS JOIN LATERAL generate_series(${param}::int, least(${param}::int + ${VECTOR_STATEMENT_BYTES - 1}, length(vectors)), ${VECTOR_PART_BYTES}) AS at`;
+}
+
+/**
+ * The model of `head`, its vectors read by `parts` (the rows of {@link VECTOR_PARTS} from byte
+ * `from` on, in order) into the model's array; `undefined` when the row is not whole (its sizes
+ * disagree) or changed while read (the parts are read under the model's id: another model's
+ * row gives none).
+ */
+export async function modelOfParts(
+  id: string,
+  head: ModelHead,
+  parts: (from: number) => Promise<ReadonlyArray<{ hex: string }>>,
+): Promise<LsaModel | undefined> {
+  const terms = head.terms === '' ? [] : head.terms.split('\n');
+  const idf = floatsOf(head.idf);
+  const bytes = Number(head.vector_bytes);
+  if (bytes !== terms.length * head.dimensions * 4 || idf.length !== terms.length) {
     return undefined;
   }
-  return { id, dimensions: row.dimensions, documents: row.documents, terms, vectors, idf };
+  const vectors = new Float32Array(bytes / 4);
+  const target = Buffer.from(vectors.buffer);
+  let offset = 0;
+  while (offset < bytes) {
+    const from = offset;
+    for (const { hex } of await parts(from + 1)) {
+      if (hex.length > 2 * (bytes - offset)) return undefined;
+      offset += target.write(hex, offset, 'hex');
+    }
+    // No part (the row gone, or another model's now), or none that said anything.
+    if (offset === from) return undefined;
+  }
+  return { id, dimensions: head.dimensions, documents: head.documents, terms, vectors, idf };
 }
 
 function bytesOf(values: Float32Array): Buffer {

@@ -2,9 +2,12 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { LsaModel } from '../../semantic/lsa';
 import {
   MODEL_COLUMNS,
+  MODEL_HEAD_COLUMNS,
   modelColumns,
-  modelOfRow,
-  type ModelRow,
+  modelOfParts,
+  type ModelHead,
+  VECTOR_PARTS,
+  vectorPartsFrom,
 } from '../../semantic/semantic-model.repository';
 import { ANALYZER_VERSION } from '../../text/analyzer';
 import type { SemanticSlot } from './qdrant-collection';
@@ -65,12 +68,18 @@ export class QdrantSemanticRepository {
 
   /** A slot's model, whole; `undefined` when it is gone (replaced meanwhile) or not whole. */
   async model(slot: SemanticSlot, modelId: string): Promise<LsaModel | undefined> {
-    const rows: ModelRow[] = await this.dataSource.query(
-      `SELECT ${MODEL_COLUMNS} FROM kb_qdrant_semantic
-        WHERE collection = $1 AND slot = $2 AND model_id = $3`,
+    const where = `WHERE collection = $1 AND slot = $2 AND model_id = $3`;
+    const rows: ModelHead[] = await this.dataSource.query(
+      `SELECT ${MODEL_HEAD_COLUMNS} FROM kb_qdrant_semantic ${where}`,
       [this.collection, slot, modelId],
     );
-    return rows[0] && modelOfRow(modelId, rows[0]);
+    if (rows[0] === undefined) return undefined;
+    return modelOfParts(modelId, rows[0], (from) =>
+      this.dataSource.query(
+        `SELECT ${VECTOR_PARTS} FROM kb_qdrant_semantic ${vectorPartsFrom('$4')} ${where} ORDER BY at`,
+        [this.collection, slot, modelId, from],
+      ),
+    );
   }
 
   /**
