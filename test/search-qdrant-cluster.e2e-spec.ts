@@ -12,7 +12,7 @@ const ANIMALS = ['pelican', 'ostrich', 'axolotl', 'capybara', 'narwhal', 'pangol
 
 /**
  * Both sides of search on a three-node Qdrant cluster (LEXICAL_STORE=qdrant): the server makes
- * its collection with QDRANT_SHARDS, QDRANT_REPLICATION_FACTOR and QDRANT_WRITE_CONSISTENCY;
+ * its collection with QDRANT_SHARDS, QDRANT_REPLICATION_FACTOR, QDRANT_WRITE_CONSISTENCY and QDRANT_SEGMENTS;
  * one node SIGKILLed while an agent searches and writes: every search answers, every write
  * acknowledged reaches Qdrant once the pipeline drains, and the node back, its replicas become
  * Active again.
@@ -35,6 +35,7 @@ describeWithQdrant('the Qdrant cluster tests', 'binary')(
         QDRANT_SHARDS: String(SHARDS),
         QDRANT_REPLICATION_FACTOR: String(REPLICATION_FACTOR),
         QDRANT_WRITE_CONSISTENCY: '1',
+        QDRANT_SEGMENTS: '3',
         VECTOR_RETRY_BASE_MS: '50',
       });
       sql = await t.db.client();
@@ -56,7 +57,7 @@ describeWithQdrant('the Qdrant cluster tests', 'binary')(
         )
       ).rows[0].n as number;
 
-    it('makes its collection with the configured shards, replication and write consistency', async () => {
+    it('makes its collection with the configured shards, replication, write consistency and segments', async () => {
       await write('zoo/first.md', body('pelican', 0));
       await waitFor(async () => (await pending()) === 0, 'the first document indexed', 90_000);
       const info = await qdrantRequest<{
@@ -66,6 +67,7 @@ describeWithQdrant('the Qdrant cluster tests', 'binary')(
             replication_factor: number;
             write_consistency_factor: number;
           };
+          optimizer_config: { default_segment_number: number };
         };
       }>(cluster.urls[2], 'GET', `/collections/${COLLECTION}`);
       expect(info.config.params).toMatchObject({
@@ -73,6 +75,7 @@ describeWithQdrant('the Qdrant cluster tests', 'binary')(
         replication_factor: REPLICATION_FACTOR,
         write_consistency_factor: 1,
       });
+      expect(info.config.optimizer_config.default_segment_number).toBe(3);
       const status = (await request(t.baseUrl).get('/admin/vectors/status').expect(200)).body;
       expect(status.store.collection).toMatchObject({
         name: COLLECTION,
@@ -80,6 +83,7 @@ describeWithQdrant('the Qdrant cluster tests', 'binary')(
         shards: SHARDS,
         replication_factor: REPLICATION_FACTOR,
         write_consistency: 1,
+        segments: 3,
       });
     });
 

@@ -137,6 +137,8 @@ describeWithQdrant('the lexical side in Qdrant', 'server')(
           shards: 1,
           replication_factor: 1,
           write_consistency: 1,
+          // Qdrant's optimisers keep 8 segments a shard unless QDRANT_SEGMENTS says otherwise.
+          segments: 8,
         },
       });
       // Nothing of an index is kept for a restart either.

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
 import { pointId } from '../src/vectors/stores/vector-payload';
@@ -26,7 +27,10 @@ const EMBEDDER = { id: 'local:test', dimensions: 8 };
 const newName = () => `store_${randomBytes(4).toString('hex')}`;
 
 interface CollectionInfo {
-  config: { params: { vectors: unknown; shard_number: number } };
+  config: {
+    params: { vectors: unknown; shard_number: number };
+    optimizer_config: { default_segment_number: number };
+  };
   payload_schema: Record<string, { data_type: string }>;
   points_count: number;
 }
@@ -64,6 +68,7 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
       });
       const created = await info(name);
       expect(created.config.params.vectors).toEqual({ size: 8, distance: 'Cosine' });
+      expect(created.config.optimizer_config.default_segment_number).toBe(8);
       expect(created.payload_schema).toEqual({
         document_id: expect.objectContaining({ data_type: 'keyword' }),
         ancestors: expect.objectContaining({ data_type: 'keyword' }),
@@ -105,9 +110,25 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
         { documentId: 'kept/a.md', revision: 1, title: 'A', tags: ['t'], chunks: [chunk(0, v(1))] },
       ]);
 
-      await store(name).init(EMBEDDER);
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        await store(name).init(EMBEDDER);
+        // Each difference from what this server would have made is said, and left as it is.
+        const said = warn.mock.calls.map(([message]) => String(message));
+        expect(said).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(new RegExp(`"${name}" has 2 where QDRANT_SHARDS says 1`)),
+            expect.stringMatching(
+              new RegExp(`"${name}" has 0 \\(Qdrant's own choice\\) where QDRANT_SEGMENTS says 8`),
+            ),
+          ]),
+        );
+      } finally {
+        warn.mockRestore();
+      }
       const after = await info(name);
       expect(after.config.params.shard_number).toBe(2);
+      expect(after.config.optimizer_config.default_segment_number).toBe(0);
       expect(after.points_count).toBe(1);
       expect(Object.keys(after.payload_schema).sort()).toEqual([
         'ancestors',

@@ -32,6 +32,8 @@ export interface QdrantSettings {
   readonly replicationFactor: number;
   /** `QDRANT_WRITE_CONSISTENCY`: copies that must take a write before it is acknowledged. */
   readonly writeConsistency: number;
+  /** `QDRANT_SEGMENTS`: segments Qdrant's optimisers keep in each shard. */
+  readonly segments: number;
   /** `QDRANT_TIMEOUT_MS`: the pipeline's and start-up's calls. */
   readonly timeoutMs: number;
   /** `QDRANT_SEARCH_TIMEOUT_MS`: a search's call. */

@@ -162,6 +162,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       shards: integer(read, 'QDRANT_SHARDS', 1, 1024),
       replicationFactor: qdrantReplicationFactor,
       writeConsistency: qdrantWriteConsistency,
+      segments: integer(read, 'QDRANT_SEGMENTS', 1, 256),
       timeoutMs: integer(read, 'QDRANT_TIMEOUT_MS', 100, 600_000),
       searchTimeoutMs: integer(read, 'QDRANT_SEARCH_TIMEOUT_MS', 50, 600_000),
     },

@@ -444,6 +444,12 @@ export const VARIABLES = {
       'copies of each shard on different Qdrant nodes, applied when the server creates the collection (2 or more keeps search and writes up while a node is down)',
     value: '1',
   },
+  QDRANT_SEGMENTS: {
+    group: 'Search and embeddings',
+    meaning:
+      "segments Qdrant's optimisers keep in each shard of the collection (its `default_segment_number`), applied when the server creates it: more segments index arriving documents without rebuilding the whole graph and search each smaller graph more completely, at some more CPU per search (docs/operations.md)",
+    value: '8',
+  },
   QDRANT_WRITE_CONSISTENCY: {
     group: 'Search and embeddings',
     meaning:

@@ -28,6 +28,17 @@ export interface CollectionSettings {
   readonly shards: number;
   readonly replicationFactor: number;
   readonly writeConsistency: number;
+  /**
+   * Segments Qdrant's optimisers keep in each shard. Left to Qdrant (as many as its CPUs), a
+   * small node merges each newly indexed segment into the one that holds everything, building
+   * its whole graph again every few thousand passages: while 10 000 documents arrived on a
+   * 2-core node its optimisers indexed 501 101 points for a collection of 57 723 (134 s of
+   * Qdrant's CPU); with 8 segments 158 326 (78 s). Smaller graphs are also searched more
+   * completely: the passages' nearest 10 under the default embedder agreed with an exact
+   * search 0.97 of the time at 47 018 passages, against 0.76 in 2 segments, for some 4 ms more
+   * of Qdrant's CPU a search (docs/operations.md).
+   */
+  readonly segments: number;
   /** The latent-semantic model's dimensions (the semantic vectors' size). */
   readonly semanticDimensions: number;
 }
@@ -81,7 +92,12 @@ export class QdrantCollection {
     const info = await qdrantCall('collection info', () => this.client.getCollection(this.name));
     const params = info.config.params;
     const layout = this.check(params, embedder);
-    if (!created) this.logDifferences(params);
+    if (!created) {
+      this.logDifferences({
+        ...params,
+        default_segment_number: info.config.optimizer_config?.default_segment_number,
+      });
+    }
     const schema = info.payload_schema ?? {};
     for (const field of KEYWORD_FIELDS) {
       if (schema[field]) continue;
@@ -116,9 +132,10 @@ export class QdrantCollection {
         shard_number: this.settings.shards,
         replication_factor: this.settings.replicationFactor,
         write_consistency_factor: this.settings.writeConsistency,
+        optimizers_config: { default_segment_number: this.settings.segments },
       });
       this.logger.log(
-        `created the Qdrant collection "${this.name}" (${this.wanted === 'shared' ? 'passages and the lexical side' : 'passages'}; ${this.settings.shards} shards, replication factor ${this.settings.replicationFactor}, write consistency ${this.settings.writeConsistency})`,
+        `created the Qdrant collection "${this.name}" (${this.wanted === 'shared' ? 'passages and the lexical side' : 'passages'}; ${this.settings.shards} shards, replication factor ${this.settings.replicationFactor}, write consistency ${this.settings.writeConsistency}, ${this.settings.segments} segments a shard)`,
       );
       return true;
     } catch (error) {
@@ -173,16 +190,18 @@ export class QdrantCollection {
     shard_number?: number;
     replication_factor?: number;
     write_consistency_factor?: number;
+    default_segment_number?: number;
   }): void {
     const found: Array<[string, number | undefined, number]> = [
       ['QDRANT_SHARDS', params.shard_number, this.settings.shards],
       ['QDRANT_REPLICATION_FACTOR', params.replication_factor, this.settings.replicationFactor],
       ['QDRANT_WRITE_CONSISTENCY', params.write_consistency_factor, this.settings.writeConsistency],
+      ['QDRANT_SEGMENTS', params.default_segment_number, this.settings.segments],
     ];
     for (const [variable, actual, wanted] of found) {
       if (actual === undefined || actual === wanted) continue;
       this.logger.warn(
-        `the Qdrant collection "${this.name}" has ${actual} where ${variable} says ${wanted}: the setting applies when the server creates a collection; the existing one is used as it is (Qdrant's API changes it: docs/operations.md)`,
+        `the Qdrant collection "${this.name}" has ${actual === 0 ? "0 (Qdrant's own choice)" : actual} where ${variable} says ${wanted}: the setting applies when the server creates a collection; the existing one is used as it is (Qdrant's API changes it: docs/operations.md)`,
       );
     }
   }
@@ -206,6 +225,7 @@ export class QdrantCollection {
       shards: params.shard_number ?? null,
       replication_factor: params.replication_factor ?? null,
       write_consistency: params.write_consistency_factor ?? null,
+      segments: info.config.optimizer_config?.default_segment_number ?? null,
     };
   }
 }

@@ -86,6 +86,7 @@ export class QdrantVectorStore implements VectorStore {
         shards: 1,
         replicationFactor: 1,
         writeConsistency: 1,
+        segments: 8,
         semanticDimensions: SEMANTIC_DIMENSIONS,
         ...options.settings,
       },
