@@ -18,6 +18,7 @@ import { qdrantCall } from './qdrant-connection';
 import { chunkHit } from './qdrant.vector-store';
 import { lexicalVector, type SparseVector } from './lexical-vectors';
 import { type Scope, scopeFilter } from './scope-filter';
+import { wireVector } from './wire-vector';
 
 /** The document's own point: its lexical and semantic vectors (chunk index -1: no passage's). */
 export function documentPointId(documentId: string): string {
@@ -148,7 +149,7 @@ export class QdrantLexicalIndex implements LexicalMirror {
         [LEXICAL_VECTOR]: lexicalVector(document.record, averages),
       };
       for (const [slot, vector] of Object.entries(semantic[i] ?? {})) {
-        vectors[SEMANTIC_VECTORS[slot as SemanticSlot]] = Array.from(vector);
+        vectors[SEMANTIC_VECTORS[slot as SemanticSlot]] = wireVector(vector);
       }
       return {
         id: documentPointId(document.documentId),

@@ -16,6 +16,7 @@ import {
 } from './qdrant-collection';
 import { qdrantCall, qdrantClient, type QdrantConnection, shownUrl } from './qdrant-connection';
 import { scopeFilter } from './scope-filter';
+import { wireVector } from './wire-vector';
 
 const UPSERT_BATCH = 256;
 
@@ -114,7 +115,7 @@ export class QdrantVectorStore implements VectorStore {
     const points = documents.flatMap((document) => {
       const ancestors = ancestorsOf(document.documentId);
       return document.chunks.map((chunk) => {
-        const vector = Array.from(chunk.vector);
+        const vector = wireVector(chunk.vector);
         return {
           id: pointId(document.documentId, chunk.chunkIndex),
           vector: this.named ? { [DENSE_VECTOR]: vector } : vector,
