@@ -50,6 +50,7 @@ export default tseslint.config(
       'docker/**',
       '**/*.mjs',
       'tools/qdrant-binary.js',
+      'tools/build-if-stale.js',
     ],
     rules: { 'no-restricted-properties': 'off' },
   },

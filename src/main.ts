@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { tellPrimary, WORKER_LISTENING } from './cluster/messages';
-import { AppConfig } from './config/app-config';
+import { AppConfig, hangUpReloads } from './config/app-config';
 import { startupFailure } from './config/config-values';
 import { loadConfig } from './config/load-config';
 import { announceServer, newLocalToken } from './local-server/server-announcement';
@@ -27,7 +27,12 @@ async function main(): Promise<void> {
     import('./shutdown'),
   ]);
   const app = await createApp(config);
-  installGracefulShutdown(app, config.shutdownTimeoutMs, config.shutdownDrainMs);
+  installGracefulShutdown(
+    app,
+    config.shutdownTimeoutMs,
+    config.shutdownDrainMs,
+    hangUpReloads(config),
+  );
   await app.listen(config.port, config.host);
   tellPrimary(WORKER_LISTENING);
   const logger = new Logger('Main');

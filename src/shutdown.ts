@@ -1,10 +1,13 @@
 import { INestApplication, Logger } from '@nestjs/common';
+import { closeSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { isatty } from 'node:tty';
 import { HealthService } from './health/health.service';
 import { ChangeSubscriptions } from './mcp/subscriptions/change-subscriptions';
 
 /**
- * SIGTERM / SIGINT, in three steps:
+ * SIGTERM / SIGINT, and SIGHUP (a closed terminal) unless `hangUpReloads` (a file is read
+ * again on it), in three steps:
  *
  * 1. Drain (`SHUTDOWN_DRAIN_MS`, 1 s): readiness answers 503 (load balancers stop sending),
  *    and every request still arriving, on a new or a kept-alive connection, is answered
@@ -21,8 +24,11 @@ export function installGracefulShutdown(
   app: INestApplication,
   timeoutMs: number,
   drainMs: number,
+  hangUpReloads: boolean,
 ): void {
   const logger = new Logger('Shutdown');
+  // Known now: once the terminal is gone, a stream of it no longer says it is one.
+  const terminals = [0, 1, 2].filter((fd) => isatty(fd));
   const server = app.getHttpServer() as Server;
   let closing = false;
   const inFlight = new Set<ServerResponse>();
@@ -51,6 +57,7 @@ export function installGracefulShutdown(
       clearTimeout(force);
       await app.close();
       logger.log('stopped');
+      if (signal === 'SIGHUP') letGoOf(terminals);
       process.exit(0);
     } catch (error) {
       logger.error(`shutdown failed: ${(error as Error).message}`);
@@ -59,4 +66,24 @@ export function installGracefulShutdown(
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  // A terminal that closes sends SIGHUP to what runs in it (`npm start`): Node's default is to
+  // end at once, leaving the embedded PostgreSQL running behind it. Where SIGHUP means "read
+  // the access policy or sources file again" it keeps that meaning (docs/operations.md).
+  if (!hangUpReloads) process.on('SIGHUP', shutdown);
+}
+
+/**
+ * Closes the standard streams that were a terminal, once a closed terminal stopped the server.
+ * Node 20 puts a terminal's settings back as it exits and aborts (a native stack, exit by
+ * SIGABRT) when that fails, which it does once the terminal is gone; a stream it finds closed
+ * it leaves alone. Later Node versions ignore the failure.
+ */
+function letGoOf(terminals: readonly number[]): void {
+  for (const fd of terminals) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed: nothing to put back either.
+    }
+  }
 }

@@ -18,6 +18,7 @@ import { Document, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Client } from 'pg';
 import request from 'supertest';
+import { aSavedPage } from './factories';
 import { startTestApp, TestApp } from './support/app';
 import { waitFor } from './support/wait';
 
@@ -61,10 +62,7 @@ describe('agent-data import and export', () => {
     writeFileSync(join(src, 'guide', 'other.md'), '# Other\n\nA page about the harbour.\n');
     writeFileSync(join(src, 'ünïcode', '日本.md'), '# 日本\n\n東京の天気\n');
     writeFileSync(join(src, 'notes.txt'), 'plain notes\n');
-    writeFileSync(
-      join(src, 'page.html'),
-      '<html><body><h1>Release page</h1><p>The <b>marmalade</b> release.</p></body></html>',
-    );
+    writeFileSync(join(src, 'page.html'), aSavedPage());
     const pdf = await PDFDocument.create();
     const font = await pdf.embedFont(StandardFonts.Helvetica);
     pdf
@@ -110,8 +108,12 @@ describe('agent-data import and export', () => {
       metadata: { owner: 'docs-team' },
       body: '# Intro\n\nWelcome aboard.\n',
     });
+    // An HTML file is read as a fetched page is: its article, without the site around it.
     const page = await request(t.baseUrl).get('/documents/kb/page.html').set('X-API-Key', KEY);
-    expect(page.body.body).toContain('# Release page');
+    expect(page.body.title).toBe('Release page');
+    expect(page.body.body).toContain('The **marmalade** release');
+    expect(page.body.body).toContain('[the notes](notes.txt)'); // a file's link stays relative
+    expect(page.body.body).not.toMatch(/Site menu|Site banner|Site footer/);
     expect(page.body.metadata).toEqual({ source_type: 'html' });
     const memo = await request(t.baseUrl).get('/documents/kb/memo.docx').set('X-API-Key', KEY);
     expect(memo.body.body).toContain('quokkas');

@@ -4,6 +4,7 @@ import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-st
 import { deleteCollection } from './support/qdrant-rest';
 import { describeWithQdrant, testQdrantUrl } from './support/qdrant';
 import { type RelayedConnection, TcpRelay } from './support/tcp-relay';
+import { waitFor } from './support/wait';
 
 /** Unit vector from plain numbers (8 dimensions here). */
 function v(...values: number[]): Float32Array {
@@ -130,6 +131,51 @@ describeWithQdrant('the Qdrant client on the wire', 'server')(
         expect(answer.head).toMatch(/^HTTP\/1\.1 200 /);
         expect(answer.head).not.toMatch(/^(content-encoding|transfer-encoding):/im);
         expect(answer).toMatchObject({ reads: 1, wholeInFirstRead: true });
+      }
+    });
+
+    it('searches again on a new connection when its request crosses Qdrant closing an idle one', async () => {
+      // Qdrant closes a connection idle for about 5 s; the client keeps idle ones 10 s. The
+      // relay holds Qdrant's close until the client sends on that connection, then resets it
+      // unanswered: what happens when a request leaves just as Qdrant closes its connection.
+      const crossing = await TcpRelay.to(url, { holdCloses: true }).start();
+      try {
+        const store = QdrantVectorStore.open({
+          url: crossing.url,
+          apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
+          collection,
+          checkCompatibility: false,
+          layout: 'shared',
+        });
+        await store.init({ id: 'local:test', dimensions: 8 });
+        const lexical = new QdrantLexicalIndex(store.collection, store.searchClient);
+        expect((await store.search(v(1, 2), { limit: 2 })).length).toBe(2);
+        await waitFor(
+          async () => crossing.connections.every((c) => c.closedByServer),
+          'Qdrant to close the idle connections',
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
+        const opened = crossing.connections.length;
+
+        expect((await store.search(v(1, 3), { limit: 2 })).map((hit) => hit.documentId)).toEqual(
+          expect.arrayContaining(['wire/3.md']),
+        );
+        await waitFor(
+          async () => crossing.connections.every((c) => c.closedByServer),
+          'Qdrant to close the idle connections',
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
+        const found = await lexical.search({
+          lexical: { indices: [1, 2, 3], values: [1, 1, 1] },
+          vector: { kind: 'dense', vector: v(1, 4) },
+          limit: 2,
+          scope: {},
+        });
+        expect(found.vector).toHaveLength(2);
+        // Each search went out on a held connection first (reset), then on a new one.
+        expect(crossing.connections.length).toBe(opened + 2);
+      } finally {
+        await crossing.close();
       }
     });
   },

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { idPath } from './documents-helpers';
+import { aSavedPage } from './factories';
 import { startTestApp, TestApp } from './support/app';
 import { html, startLoopbackSite, type LoopbackSite, type Route } from './support/loopback-site';
 import { waitFor } from './support/wait';
@@ -85,6 +86,7 @@ describe('folder and web sources', () => {
     await writeFile(join(dir, 'notes', 'sub', 'two.md'), '# Two\n\nThe second note.\n');
     await writeFile(join(dir, 'notes', '.hidden.md'), 'hidden');
     for (const n of [3, 4, 5]) await writeFile(join(dir, 'notes', `n${n}.md`), `# Note ${n}\n`);
+    await writeFile(join(dir, 'notes', 'page.html'), aSavedPage('Tide tables'));
     site = await startLoopbackSite({
       '/robots.txt': (_req, res) => res.writeHead(404).end(),
       '/docs/': page('/docs/'),
@@ -111,13 +113,18 @@ describe('folder and web sources', () => {
       .send({ id: 'notes', kind: 'folder', path: join(dir, 'notes'), mount: 'notes' })
       .expect(201);
     const first = await lastRun('notes');
-    expect(first.counts).toMatchObject({ created: 5, failed: 0 });
+    expect(first.counts).toMatchObject({ created: 6, failed: 0 });
     const one = (await get(idPath('notes/one.md')).expect(200)).body;
     expect(one.metadata).toMatchObject({
       source_id: 'notes',
       source_uri: join(dir, 'notes', 'one.md'),
     });
     await get(idPath('notes/.hidden.md')).expect(404);
+    // An HTML file is read as a fetched page is: its article, without the site around it.
+    const page = (await get(idPath('notes/page.html')).expect(200)).body;
+    expect(page).toMatchObject({ title: 'Tide tables', metadata: { source_type: 'html' } });
+    expect(page.body).toContain('The **marmalade** release. See [the notes](notes.txt).');
+    expect(page.body).not.toMatch(/Site menu|Site banner|Site footer/);
 
     await writeFile(join(dir, 'notes', 'one.md'), '# One\n\nThe first note, edited.\n');
     await waitFor(

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { TestRepository } from '../src/sources/connectors/git/git-repository.testing';
 import { startTestApp, TestApp } from './support/app';
 import { idPath } from './documents-helpers';
+import { aSavedPage } from './factories';
 import { waitFor } from './support/wait';
 
 /**
@@ -72,6 +73,7 @@ describe('sources', () => {
       'ops/backup.md': '# Backups\n\nNightly at two.\n',
       'ops/restore.md': '# Restore\n\nFrom the latest snapshot.\n',
       'notes.txt': 'plain notes\n',
+      'ops/tides.html': aSavedPage('Tide tables', 'High water at <i>six</i>.'),
       'image.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
     });
     await repo.commit('first');
@@ -103,7 +105,7 @@ describe('sources', () => {
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(first).toMatchObject({ status: 'succeeded' });
-    expect(first!.counts).toMatchObject({ created: 4, skipped: 1, failed: 0, deleted: 0 });
+    expect(first!.counts).toMatchObject({ created: 5, skipped: 1, failed: 0, deleted: 0 });
     const guide = await document('handbook/guide.md');
     expect(guide).toMatchObject({ title: 'The guide', tags: ['ops'] });
     expect(guide.body).toContain('Restart the lanterns.');
@@ -112,7 +114,12 @@ describe('sources', () => {
       source_uri: expect.stringMatching(/@[0-9a-f]{40}:guide\.md$/),
     });
     const { body: source } = await get('/sources/handbook').expect(200);
-    expect(source).toMatchObject({ origin: 'file', documents: 4, state: 'idle', failures: 0 });
+    expect(source).toMatchObject({ origin: 'file', documents: 5, state: 'idle', failures: 0 });
+    // An HTML file is read as a fetched page is: its article, without the site around it.
+    const tides = await document('handbook/ops/tides.html');
+    expect(tides).toMatchObject({ title: 'Tide tables', metadata: { source_type: 'html' } });
+    expect(tides.body).toContain('High water at _six_. See [the notes](notes.txt).');
+    expect(tides.body).not.toMatch(/Site menu|Site banner|Site footer/);
   });
 
   it('reports its runs, its last success and its documents in /metrics', async () => {
@@ -131,7 +138,7 @@ describe('sources', () => {
     expect(sample('source_documents')).toEqual([
       { labels: 'source="handbook"', value: source.documents },
     ]);
-    expect(source.documents).toBe(4);
+    expect(source.documents).toBe(5);
   });
 
   it('keeps its documents read-only to writers, and an agent document beside them', async () => {

@@ -36,8 +36,9 @@ const IMPORT_USAGE = `agent-data import <dir> [--prefix FOLDER] [--mirror] [--dr
 
 Brings the files under <dir> in: <dir>/a/b.md becomes FOLDER/a/b.md. YAML front matter gives
 the title, the tags and (the rest) the metadata. .md, .markdown and .txt are taken as they are;
-.html, .htm, .pdf and .docx are converted to markdown. Hidden files and folders, symbolic links,
-other types and files over the body limit are skipped, each with its reason.
+.html, .htm, .pdf and .docx are converted to markdown (of a page, its main content only: no
+navigation, header or footer). Hidden files and folders, symbolic links, other types and files
+over the body limit are skipped, each with its reason.
 
 An unchanged file writes nothing; a changed one is an update conditional on the revision listed;
 a file renamed with the same content is a move. Running it twice reports 0 changes.

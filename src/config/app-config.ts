@@ -222,3 +222,14 @@ export class AppConfig {
     return this.apiKeys.length > 0 || this.oauth !== undefined;
   }
 }
+
+/**
+ * Whether SIGHUP means "read the access policy or sources file again" (either is a file);
+ * otherwise it is a closed terminal, and the server stops as on SIGTERM.
+ */
+export function hangUpReloads(config: AppConfig): boolean {
+  return (
+    (config.accessPolicy !== undefined && 'file' in config.accessPolicy) ||
+    config.sourcesFile !== null
+  );
+}

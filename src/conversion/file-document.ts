@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
-import TurndownService from 'turndown';
 import { parse as parseYaml } from 'yaml';
+import { decodeText, markdownOf, metaCharset, readHtml } from './html-page';
 
 /**
  * What a file becomes in the knowledge base, the same for `agent-data import` and for the
@@ -39,9 +39,10 @@ export function refusalOf(name: string, size: number, maxBytes: number): string 
 
 /**
  * A file's document: markdown and text as they are, their YAML front matter giving `title`,
- * `tags` and the rest `metadata`; HTML, PDF and DOCX converted to markdown (turndown, unpdf,
- * mammoth), `metadata.source_type` saying what they were (unless the file starts with front
- * matter: an exported document). Throws naming the problem.
+ * `tags` and the rest `metadata`; HTML reduced to its main content and titled as a fetched
+ * page is (see {@link readHtml}), PDF and DOCX converted to markdown (unpdf, mammoth),
+ * `metadata.source_type` saying what they were (unless the file starts with front matter:
+ * an exported document). Throws naming the problem.
  */
 export async function documentOfFile(name: string, bytes: Buffer): Promise<SourceDocument> {
   const type = extname(name).toLowerCase();
@@ -51,7 +52,8 @@ export async function documentOfFile(name: string, bytes: Buffer): Promise<Sourc
     return withFrontMatter(decodeUtf8(bytes));
   }
   if (type === '.html' || type === '.htm') {
-    return { body: markdownOf(decodeUtf8(bytes)), metadata: { source_type: 'html' } };
+    const { body, title } = readHtml(htmlText(bytes)).content();
+    return { body, title, metadata: { source_type: 'html' } };
   }
   if (type === '.docx') {
     const mammoth = await import('mammoth');
@@ -104,16 +106,22 @@ export function withFrontMatter(text: string): SourceDocument {
   };
 }
 
+/**
+ * An HTML file's text: in the charset its `<meta>` names (a page saved from the web keeps
+ * the one it was served in), else UTF-8, refused when it is not.
+ */
+function htmlText(bytes: Buffer): string {
+  const charset = metaCharset(bytes);
+  if (charset === undefined || /^utf-?8$/i.test(charset)) return decodeUtf8(bytes);
+  return decodeText(bytes, charset);
+}
+
 function decodeUtf8(bytes: Buffer): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new Error('not UTF-8 text');
   }
-}
-
-export function markdownOf(html: string): string {
-  return new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' }).turndown(html);
 }
 
 /** An ES module from CommonJS (TypeScript would turn `import()` into `require`). */

@@ -1,16 +1,19 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { markdownOf } from './file-document';
+import TurndownService from 'turndown';
 
 /**
- * An HTML page read once for everyone who fetches pages: the web source's crawl and MCP's
- * `ingest_document` (docs/sources.md says how the main content is chosen and how that
- * was measured).
+ * An HTML page read once for every way HTML comes in: the web source's crawl, MCP's
+ * `ingest_document`, and `.html` files of `agent-data import` and of the folder and git
+ * sources (docs/sources.md says how the main content is chosen and how that was measured).
  */
 export interface HtmlPage {
   /** The `content` of the page's `<meta name="robots">` (and `agent-data-sources`), joined. */
   readonly robots: string;
-  /** Links of the page, absolute, in order, without `rel="nofollow"` ones. */
+  /**
+   * Links of the page, absolute, in order, without `rel="nofollow"` ones; none for a page
+   * read without a URL (a file) that names no absolute `<base>`.
+   */
   readonly links: readonly string[];
   /** `<link rel="canonical">`, absolute. */
   readonly canonical?: string;
@@ -24,6 +27,8 @@ export interface HtmlPage {
 
 /** Links read from one page at most: a page of more is a listing, not a page to crawl from. */
 export const MAX_LINKS = 5000;
+/** The longest title taken from a page: a heading longer than this is a paragraph set large. */
+const MAX_TITLE_CHARS = 500;
 
 /** What is not content wherever it stands: code, forms, and what the page says is navigation. */
 const NEVER_CONTENT = [
@@ -52,14 +57,16 @@ const SITE_CHROME = 'header, footer, aside';
 const MAIN = 'main, [role="main"]';
 
 /**
- * Reads an HTML page fetched from `url`. Links (and image sources) are made absolute
- * against `<base>`, else the URL, first, from the whole page: navigation is how a crawl
- * finds pages. The content is what remains once what is never content goes (scripts,
- * navigation, forms; the site's header, footer and side bar): the page's `<main>` when it
- * marks one, else what Readability finds (the page's body when it finds nothing). Its
- * title is the content's first `<h1>`, else Readability's, else `<title>`.
+ * Reads an HTML page fetched from `url`, or a file when there is none. Links (and image
+ * sources) are made absolute against `<base>`, else the URL, first, from the whole page:
+ * navigation is how a crawl finds pages. A file has no URL: its relative links stay as they
+ * are written (they name files beside it), unless an absolute `<base>` says where they lead.
+ * The content is what remains once what is never content goes (scripts, navigation, forms;
+ * the site's header, footer and side bar): the page's `<main>` when it marks one, else what
+ * Readability finds (the page's body when it finds nothing). Its title is the content's first
+ * `<h1>`, else Readability's, else `<title>`.
  */
-export function readHtml(html: string, url: URL): HtmlPage {
+export function readHtml(html: string, url?: URL): HtmlPage {
   const { document } = parseHTML(wellFormed(html));
   const robots = [...document.querySelectorAll('meta[name][content]')]
     .filter((m) => /^(robots|agent-data-sources)$/i.test(m.getAttribute('name') ?? ''))
@@ -67,23 +74,26 @@ export function readHtml(html: string, url: URL): HtmlPage {
     .join(',');
   const base = baseOf(document.querySelector('base[href]')?.getAttribute('href'), url);
   const links: string[] = [];
-  for (const anchor of document.querySelectorAll('a[href], area[href]')) {
-    const href = resolved(anchor.getAttribute('href'), base);
-    if (href === undefined) continue;
-    // The content's links lead to the same pages wherever they are read from.
-    anchor.setAttribute('href', href);
-    if (links.length < MAX_LINKS && !/\bnofollow\b/i.test(anchor.getAttribute('rel') ?? '')) {
-      links.push(href);
+  let canonical: string | undefined;
+  if (base !== undefined) {
+    for (const anchor of document.querySelectorAll('a[href], area[href]')) {
+      const href = resolved(anchor.getAttribute('href'), base);
+      if (href === undefined) continue;
+      // The content's links lead to the same pages wherever they are read from.
+      anchor.setAttribute('href', href);
+      if (links.length < MAX_LINKS && !/\bnofollow\b/i.test(anchor.getAttribute('rel') ?? '')) {
+        links.push(href);
+      }
     }
+    for (const image of document.querySelectorAll('img[src]')) {
+      const src = resolved(image.getAttribute('src'), base);
+      if (src !== undefined) image.setAttribute('src', src);
+    }
+    canonical = resolved(
+      document.querySelector('link[rel~="canonical"][href]')?.getAttribute('href'),
+      base,
+    );
   }
-  for (const image of document.querySelectorAll('img[src]')) {
-    const src = resolved(image.getAttribute('src'), base);
-    if (src !== undefined) image.setAttribute('src', src);
-  }
-  const canonical = resolved(
-    document.querySelector('link[rel~="canonical"][href]')?.getAttribute('href'),
-    base,
-  );
   let taken: { body: string; title?: string } | undefined;
   return {
     robots,
@@ -117,7 +127,15 @@ function mainContent(document: Document): { body: string; title?: string } {
     content = article?.content || whole;
     title = h1 ?? clean(article?.title ?? undefined);
   }
-  return { body: markdownOf(content).trim(), title: title ?? pageTitle };
+  return {
+    body: markdownOf(content).trim(),
+    title: (title ?? pageTitle)?.slice(0, MAX_TITLE_CHARS),
+  };
+}
+
+/** HTML as markdown, headings `#` and code fenced, as written in the knowledge base. */
+export function markdownOf(html: string): string {
+  return new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' }).turndown(html);
 }
 
 /** What belongs in `<head>` wherever a page without one puts it. */
@@ -168,7 +186,16 @@ export function decodeText(bytes: Buffer, charset: string | undefined): string {
   }
 }
 
-function baseOf(href: string | null | undefined, url: URL): URL {
+/** The `<base>` against the URL, else the URL; without a URL only an absolute `<base>`. */
+function baseOf(href: string | null | undefined, url: URL | undefined): URL | undefined {
+  if (url === undefined) {
+    if (!href || !/^\s*https?:\/\//i.test(href)) return undefined;
+    try {
+      return new URL(href.trim());
+    } catch {
+      return undefined;
+    }
+  }
   const base = resolved(href, url);
   return base === undefined ? url : new URL(base);
 }

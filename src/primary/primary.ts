@@ -21,7 +21,7 @@ import {
 import { VectorCallRouter } from './vector-call-router';
 import { createRootLogger } from '../common/logging';
 import { type Backoff, backoffDelay } from '../retry/backoff';
-import type { AppConfig } from '../config/app-config';
+import { type AppConfig, hangUpReloads } from '../config/app-config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../database/embedded-postgres';
 import { announcementOf } from '../local-server/announcement-of';
 import { announceServer } from '../local-server/server-announcement';
@@ -113,14 +113,17 @@ export async function runPrimary(config: AppConfig): Promise<void> {
   process.once('SIGINT', (signal) => void stop(signal));
   // Each worker reads the access policy file again on SIGHUP, and the vector worker the
   // sources file: pass it on to those that listen for it (a process without a handler for
-  // SIGHUP would end on it).
+  // SIGHUP would end on it). Without either file SIGHUP is a closed terminal: stop as on
+  // SIGTERM, PostgreSQL included, rather than end and leave it running.
   const policyFile = config.accessPolicy !== undefined && 'file' in config.accessPolicy;
-  if (policyFile || config.sourcesFile !== null) {
+  if (hangUpReloads(config)) {
     process.on('SIGHUP', () => {
       for (const [worker, role] of roles) {
         if (policyFile || role === 'vector') worker.process.kill('SIGHUP');
       }
     });
+  } else {
+    process.on('SIGHUP', (signal) => void stop(signal));
   }
 
   const databaseUrl = (await database)?.url ?? config.databaseUrl;

@@ -7,6 +7,17 @@ export interface RelayedConnection {
   readonly sent: Buffer[];
   /** The server's bytes as each read from its socket returned them (one entry a read). */
   readonly reads: Buffer[];
+  /** Whether the server closed the connection (its end of it). */
+  readonly closedByServer: boolean;
+}
+
+export interface TcpRelayOptions {
+  /**
+   * A server's close of a connection reaches the client only when the client next sends on
+   * it, and the client's request is then reset unanswered: a request crossing the close,
+   * made to happen each time rather than by chance. Off: a close is passed on as it comes.
+   */
+  readonly holdCloses?: boolean;
 }
 
 /**
@@ -23,14 +34,15 @@ export class TcpRelay {
   constructor(
     private readonly host: string,
     private readonly port: number,
+    private readonly options: TcpRelayOptions = {},
   ) {}
 
   /** A relay in front of the server `url` names (its host and port). */
-  static to(url: string): TcpRelay {
+  static to(url: string, options: TcpRelayOptions = {}): TcpRelay {
     const target = new URL(url);
     // What is recorded is read as HTTP/1.1: a TLS connection's bytes say nothing.
     if (target.protocol !== 'http:') throw new Error(`the TCP relay reads plain HTTP, not ${url}`);
-    return new TcpRelay(target.hostname, Number(target.port || 80));
+    return new TcpRelay(target.hostname, Number(target.port || 80), options);
   }
 
   async start(): Promise<this> {
@@ -48,7 +60,7 @@ export class TcpRelay {
   }
 
   private relay(client: Socket): void {
-    const recorded: RelayedConnection = { sent: [], reads: [] };
+    const recorded = { sent: [] as Buffer[], reads: [] as Buffer[], closedByServer: false };
     this.connections.push(recorded);
     const upstream = createConnection({ host: this.host, port: this.port });
     for (const socket of [client, upstream]) {
@@ -60,13 +72,17 @@ export class TcpRelay {
     }
     client.on('data', (bytes: Buffer) => {
       recorded.sent.push(bytes);
-      upstream.write(bytes);
+      if (recorded.closedByServer && this.options.holdCloses) client.resetAndDestroy();
+      else upstream.write(bytes);
     });
     upstream.on('data', (bytes: Buffer) => {
       recorded.reads.push(bytes);
       client.write(bytes);
     });
     client.on('end', () => upstream.end());
-    upstream.on('end', () => client.end());
+    upstream.on('end', () => {
+      recorded.closedByServer = true;
+      if (!this.options.holdCloses) client.end();
+    });
   }
 }

@@ -94,8 +94,10 @@ describe('GitConnector', () => {
       tags: ['ops'],
       metadata: { owner: 'ada' },
     });
+    // Read as a fetched page is: Readability, finding no <main>, makes the heading a second level.
     await expect(loadOf(result, 'guides/page.html')).resolves.toEqual({
-      body: '# Page\n\nText',
+      body: '## Page\n\nText',
+      title: 'Page',
       metadata: { source_type: 'html' },
     });
     await expect(loadOf(result, 'README.md')).resolves.toEqual({ body: '# Readme\n' });

@@ -39,7 +39,6 @@ export interface NotADocument {
   readonly links?: readonly string[];
 }
 
-const MAX_TITLE_CHARS = 500;
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 /**
@@ -137,7 +136,7 @@ function htmlPage(page: FetchedBody, header: Directives): PageContent | NotADocu
   return {
     document: {
       body,
-      title: title?.slice(0, MAX_TITLE_CHARS),
+      title,
       metadata: { source_type: 'html' },
     },
     links,

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { QdrantClient } from '@qdrant/js-client-rest';
-import { qdrantCall, qdrantFailure } from './qdrant-connection';
+import { qdrantCall, qdrantFailure, qdrantRead } from './qdrant-connection';
 
 /** The dense vector of each passage, in a collection that also holds the lexical side. */
 export const DENSE_VECTOR = 'dense';
@@ -84,12 +84,12 @@ export class QdrantCollection {
    * collection cannot hold what this server writes.
    */
   async ensure(embedder: { id: string; dimensions: number }): Promise<CollectionState> {
-    const { exists } = await qdrantCall('collection check', () =>
+    const { exists } = await qdrantRead('collection check', () =>
       this.client.collectionExists(this.name),
     );
     let created = false;
     if (!exists) created = await this.create(embedder.dimensions);
-    const info = await qdrantCall('collection info', () => this.client.getCollection(this.name));
+    const info = await qdrantRead('collection info', () => this.client.getCollection(this.name));
     const params = info.config.params;
     const layout = this.check(params, embedder);
     if (!created) {
@@ -140,7 +140,7 @@ export class QdrantCollection {
       return true;
     } catch (error) {
       // Another server may have made it at the same moment: the check that follows decides.
-      const again = await qdrantCall('collection check', () =>
+      const again = await qdrantRead('collection check', () =>
         this.client.collectionExists(this.name),
       );
       if (!again.exists) throw qdrantFailure('collection creation', error);
@@ -211,7 +211,7 @@ export class QdrantCollection {
    * settings it was made with (Qdrant's, whatever this server's configuration says).
    */
   async describe(): Promise<Record<string, unknown>> {
-    const info = await qdrantCall('collection info', () => this.client.getCollection(this.name));
+    const info = await qdrantRead('collection info', () => this.client.getCollection(this.name));
     const params = info.config.params;
     return {
       name: this.name,

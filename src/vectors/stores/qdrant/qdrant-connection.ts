@@ -71,6 +71,33 @@ export async function qdrantCall<T>(what: string, run: () => Promise<T>): Promis
   }
 }
 
+/**
+ * Runs one read of Qdrant (a search, a collection's check or description), asked once more on
+ * a new connection when the one it went on was closed before any answer came. Qdrant closes a
+ * keep-alive connection idle for about 5 s (4.5 to 5.0 s measured against 1.18.3, actix's
+ * keep-alive); its JavaScript client keeps idle connections 10 s, in an undici Agent of its own
+ * that it lets no caller configure. A request sent in the moment Qdrant closes such a
+ * connection fails with the connection reset or closed, though nothing is wrong: a read can be
+ * asked again whether or not Qdrant saw it. Writes are not: their callers retry them later
+ * (the failure is transient). test/qdrant-answers.e2e-spec.ts crosses a request with the close.
+ */
+export async function qdrantRead<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!closedBeforeAnswer(error)) throw qdrantFailure(what, error);
+  }
+  return qdrantCall(what, run);
+}
+
+/** fetch failed (no answer's head came) because the connection was closed or reset. */
+function closedBeforeAnswer(error: unknown): boolean {
+  const e = error as { name?: string; cause?: { code?: string } } | undefined;
+  return e?.name === 'TypeError' && CLOSED.has(e.cause?.code ?? '');
+}
+
+const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 export function qdrantFailure(what: string, error: unknown): QdrantFailure {
   if (error instanceof QdrantFailure) return error;
   const e = error as {

@@ -14,7 +14,7 @@ import {
   SEMANTIC_VECTORS,
   type SemanticSlot,
 } from './qdrant-collection';
-import { qdrantCall } from './qdrant-connection';
+import { qdrantCall, qdrantRead } from './qdrant-connection';
 import { chunkHit } from './qdrant.vector-store';
 import { lexicalVector, type SparseVector } from './lexical-vectors';
 import { type Scope, scopeFilter } from './scope-filter';
@@ -230,7 +230,7 @@ export class QdrantLexicalIndex implements LexicalMirror {
       });
     }
     if (searches.length === 0) return { vector: request.vector ? [] : undefined };
-    const answers = await qdrantCall('search', () =>
+    const answers = await qdrantRead('search', () =>
       this.searchClient.queryBatch(this.collection.name, {
         searches: searches as Parameters<QdrantClient['queryBatch']>[1]['searches'],
       }),
@@ -252,7 +252,7 @@ export class QdrantLexicalIndex implements LexicalMirror {
     limit: number,
     filter: ReturnType<typeof scopeFilter>,
   ): Promise<SharedHit[]> {
-    const result = await qdrantCall('search', () =>
+    const result = await qdrantRead('search', () =>
       this.searchClient.queryGroups(this.collection.name, {
         query: Array.from(vector),
         using: DENSE_VECTOR,

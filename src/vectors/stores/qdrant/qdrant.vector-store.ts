@@ -14,7 +14,13 @@ import {
   DENSE_VECTOR,
   QdrantCollection,
 } from './qdrant-collection';
-import { qdrantCall, qdrantClient, type QdrantConnection, shownUrl } from './qdrant-connection';
+import {
+  qdrantCall,
+  qdrantClient,
+  type QdrantConnection,
+  qdrantRead,
+  shownUrl,
+} from './qdrant-connection';
 import { scopeFilter } from './scope-filter';
 import { wireVector } from './wire-vector';
 
@@ -171,7 +177,7 @@ export class QdrantVectorStore implements VectorStore {
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorHit[]> {
     const filter = scopeFilter(options);
-    const result = await qdrantCall('search', () =>
+    const result = await qdrantRead('search', () =>
       this.searchClient.queryGroups(this.collection.name, {
         query: Array.from(vector),
         ...(this.named ? { using: DENSE_VECTOR } : {}),
@@ -189,7 +195,7 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   async check(): Promise<VectorStoreCheck> {
-    const { exists } = await qdrantCall('collection check', () =>
+    const { exists } = await qdrantRead('collection check', () =>
       this.client.collectionExists(this.collection.name),
     );
     return {
