@@ -76,6 +76,18 @@ describeWithQdrant('the Qdrant client on the wire', 'server')(
     const url = testQdrantUrl()!;
     const collection = `wire_${randomBytes(4).toString('hex')}`;
     let relay: TcpRelay;
+    /** The test's collection in the shared layout, through `through` (a relay to the node). */
+    const sharedStore = async (through: string) => {
+      const store = QdrantVectorStore.open({
+        url: through,
+        apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
+        collection,
+        checkCompatibility: false,
+        layout: 'shared',
+      });
+      await store.init({ id: 'local:test', dimensions: 8 });
+      return store;
+    };
 
     beforeAll(async () => {
       relay = await TcpRelay.to(url).start();
@@ -86,14 +98,7 @@ describeWithQdrant('the Qdrant client on the wire', 'server')(
     });
 
     it('asks for answers uncompressed, and each write, search and batch query comes back whole in one read', async () => {
-      const store = QdrantVectorStore.open({
-        url: relay.url,
-        apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
-        collection,
-        checkCompatibility: false,
-        layout: 'shared',
-      });
-      await store.init({ id: 'local:test', dimensions: 8 });
+      const store = await sharedStore(relay.url);
       await store.replaceDocuments(
         Array.from({ length: 6 }, (_, i) => ({
           documentId: `wire/${i}.md`,
@@ -140,14 +145,7 @@ describeWithQdrant('the Qdrant client on the wire', 'server')(
       // unanswered: what happens when a request leaves just as Qdrant closes its connection.
       const crossing = await TcpRelay.to(url, { holdCloses: true }).start();
       try {
-        const store = QdrantVectorStore.open({
-          url: crossing.url,
-          apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
-          collection,
-          checkCompatibility: false,
-          layout: 'shared',
-        });
-        await store.init({ id: 'local:test', dimensions: 8 });
+        const store = await sharedStore(crossing.url);
         const lexical = new QdrantLexicalIndex(store.collection, store.searchClient);
         expect((await store.search(v(1, 2), { limit: 2 })).length).toBe(2);
         await waitFor(
