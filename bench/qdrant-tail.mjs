@@ -20,7 +20,7 @@ import { load, round, startServer, summarize, until } from './lib.mjs';
 import { qdrantMode, startQdrant } from './qdrant.mjs';
 import { buildCorpus } from './retrieval/corpus.mjs';
 import { QUERIES_FILE } from './retrieval/run-retrieval.mjs';
-import { scaleDocument } from './search-scale/documents.mjs';
+import { writeRequest } from './search-scale/documents.mjs';
 import { HEADERS, scaleServer } from './search-scale/scale-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,12 +44,7 @@ try {
     concurrency: 8,
     requests: docs,
     warmup: 0,
-    request: (i) => ({
-      method: 'POST',
-      path: '/documents',
-      headers: { ...HEADERS, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
-      body: scaleDocument(corpus, i),
-    }),
+    request: (i) => writeRequest(corpus, i, HEADERS),
   });
   await after.indexed();
   const indexedS = (performance.now() - started) / 1000;

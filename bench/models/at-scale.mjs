@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { load, round, until } from '../lib.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
-import { scaleDocument } from '../search-scale/documents.mjs';
+import { scaleDocument, writeRequest } from '../search-scale/documents.mjs';
 import {
   BGE,
   QUERY_HISTOGRAM,
@@ -64,12 +64,7 @@ export async function atScale({ own, say, models, rate, rows, headers }) {
       concurrency: 8,
       requests: count,
       warmup: 0,
-      request: (i) => ({
-        method: 'POST',
-        path: '/documents',
-        headers: { ...headers, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
-        body: scaleDocument(corpus, size + i),
-      }),
+      request: (i) => writeRequest(corpus, size + i, headers),
     });
     writes ??= wrote;
     size += count;

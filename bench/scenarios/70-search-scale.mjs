@@ -29,7 +29,7 @@ import { round } from '../lib.mjs';
 import { qdrantBinary, startQdrant } from '../qdrant.mjs';
 import { buildCorpus } from '../retrieval/corpus.mjs';
 import { QUERIES_FILE } from '../retrieval/run-retrieval.mjs';
-import { scaleDocument } from '../search-scale/documents.mjs';
+import { scaleDocument, writeRequest } from '../search-scale/documents.mjs';
 import { HEADERS, scaleServer } from '../search-scale/scale-server.mjs';
 
 export { scaleDocument };
@@ -135,12 +135,7 @@ async function grow(server, corpus, from, count, log) {
     concurrency: WRITE_CONCURRENCY,
     requests: count,
     warmup: 0,
-    request: (i) => ({
-      method: 'POST',
-      path: '/documents',
-      headers: { ...HEADERS, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
-      body: scaleDocument(corpus, from + i),
-    }),
+    request: (i) => writeRequest(corpus, from + i, HEADERS),
   });
   const wroteMs = performance.now() - started;
   await server.indexed();

@@ -25,6 +25,16 @@ export function scaleDocument(corpus, n) {
   };
 }
 
+/** The request that writes the `n`th document through REST, with `headers` (the API key). */
+export function writeRequest(corpus, n, headers) {
+  return {
+    method: 'POST',
+    path: '/documents',
+    headers: { ...headers, 'Content-Type': 'application/json', Prefer: 'return=minimal' },
+    body: scaleDocument(corpus, n),
+  };
+}
+
 /** `text` cut to at most `bytes` UTF-8 bytes, at the last line break before. */
 function cutAt(text, bytes) {
   const cut = Buffer.from(text)
