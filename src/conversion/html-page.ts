@@ -167,6 +167,11 @@ export function charsetOf(contentType: string): string | undefined {
   return /;\s*charset\s*=\s*"?([\w.:-]+)"?/i.exec(contentType)?.[1];
 }
 
+/** Whether bytes served without a type read as an HTML page (a doctype or an opening tag). */
+export function looksLikeHtml(body: Buffer): boolean {
+  return /^\s*<(!doctype\s+html|html|head|body)\b/i.test(body.subarray(0, 2048).toString('latin1'));
+}
+
 /** The charset an HTML page names in a `<meta>` near its start, if any. */
 export function metaCharset(body: Buffer): string | undefined {
   const head = body.subarray(0, 2048).toString('latin1');

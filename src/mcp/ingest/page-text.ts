@@ -1,5 +1,11 @@
 import { DomainError, ErrorCode } from '../../common/domain-error';
-import { charsetOf, decodeText, metaCharset, readHtml } from '../../conversion/html-page';
+import {
+  charsetOf,
+  decodeText,
+  looksLikeHtml,
+  metaCharset,
+  readHtml,
+} from '../../conversion/html-page';
 import type { FetchedPage } from '../../outbound/safe-fetch';
 
 /** The text of a fetched page, ready to store as a document body. */
@@ -28,9 +34,7 @@ const TEXT_TYPES = new Set([
 export function pageText(page: FetchedPage): PageText {
   const type = page.contentType.split(';')[0];
   let mediaType = type.trim().toLowerCase();
-  const head = page.body.subarray(0, 2048).toString('latin1');
-  if (mediaType === '')
-    mediaType = /^\s*<(!doctype\s+html|html|head|body)\b/i.test(head) ? 'text/html' : 'text/plain';
+  if (mediaType === '') mediaType = looksLikeHtml(page.body) ? 'text/html' : 'text/plain';
   const isHtml = HTML_TYPES.has(mediaType);
   if (
     !isHtml &&

@@ -19,7 +19,7 @@ export class SemanticModelRepository {
   async save(model: LsaModel, learntAt: number): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO kb_semantic_model
-              (singleton, analyzer, model_id, learnt_at, dimensions, documents, terms, vectors, idf)
+              (singleton, analyzer, model_id, learnt_at, ${MODEL_COLUMNS})
        VALUES (true, $1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (singleton) DO UPDATE
           SET analyzer = EXCLUDED.analyzer, model_id = EXCLUDED.model_id,

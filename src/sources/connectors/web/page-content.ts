@@ -6,6 +6,7 @@ import {
 import {
   charsetOf,
   decodeText,
+  looksLikeHtml,
   MAX_LINKS,
   metaCharset,
   readHtml,
@@ -99,9 +100,8 @@ function mediaTypeOf(page: FetchedBody): string {
     docx: DOCX,
   };
   if (byExtension[extension]) return byExtension[extension];
-  const head = page.body.subarray(0, 1024).toString('latin1');
-  if (head.startsWith('%PDF-')) return 'application/pdf';
-  if (/^\s*<(!doctype\s+html|html|head|body)\b/i.test(head)) return 'text/html';
+  if (page.body.subarray(0, 5).toString('latin1') === '%PDF-') return 'application/pdf';
+  if (looksLikeHtml(page.body)) return 'text/html';
   return declared || 'application/octet-stream';
 }
 
