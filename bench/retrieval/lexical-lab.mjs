@@ -1,4 +1,4 @@
-// The lexical side measured in-process, without a server (docs/search.md, "What the lexical
+// The lexical side measured in-process, without a server (docs/search.md, "What else the lexical
 // side was measured with"): every document of the benchmark's corpora chunked, recorded and
 // indexed by the build's own code (dist/: markdown-chunker, lexical-record, LexicalIndex and the
 // store's query weighting), then every query ranked as `mode=lexical` ranks it. A change of the
