@@ -10,7 +10,8 @@
 //   --second             also the second corpus (its rows are only ever reported, never tuned on)
 //   --queries A          each query of half A with its nDCG@10 and first three results (grade:id)
 //   --chunk-tokens N     chunks of N tokens at most (358: an embedding model's; default 400)
-//   --k1 X, --b X        BM25's k1 and b (the build's `BM25_K1`, `BM25_B`)
+//   --k1 X, --b X        BM25's k1 and b (the build's `BM25_K1`, `BM25_B`; each term's best
+//                        passage is still chosen with lexical-record.ts's own)
 //   --fields T,H,B       BM25F's title, headings and body weights (`FIELD_WEIGHTS`)
 //   --passage X          the best passage's weight λ (`PASSAGE_WEIGHT`)
 //   --parts-weight W     a query compound's parts weigh W, the compound whole 1
