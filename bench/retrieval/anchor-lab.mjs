@@ -101,9 +101,12 @@ export function inboundLinks(corpus) {
 }
 
 const folderOf = (id) => id.slice(0, id.lastIndexOf('/') + 1);
+/** Which linking documents a target's anchor field reads (`fileOf`: id → the file it came from). */
 const SOURCES = {
   all: () => true,
   subtree: (source, target) => source.startsWith(folderOf(target)),
+  // Links between sections of one file (a table of contents) left out: other pages' links only.
+  'other files': (source, target, fileOf) => fileOf.get(source) !== fileOf.get(target),
 };
 
 /**
@@ -141,12 +144,12 @@ function lexicalOf(corpus) {
 }
 
 /** Per document, its anchor field: term counts and length, from the links `admit` keeps. */
-function anchorFields(docs, inbound, admit) {
+function anchorFields(docs, inbound, admit, fileOf) {
   return docs.map((d) => {
     const tf = new Map();
     let length = 0;
     for (const { source, label } of inbound.get(d.id) ?? []) {
-      if (!admit(source, d.id)) continue;
+      if (!admit(source, d.id, fileOf)) continue;
       analyze(label, (term, stop, word) => {
         tf.set(term, (tf.get(term) ?? 0) + 1);
         if (word && !stop) length++;
@@ -263,16 +266,25 @@ async function main(files, weights, show) {
     for (const c of await corporaOf(dump)) {
       const lex = lexicalOf(c.corpus);
       const inbound = inboundLinks(c.corpus);
+      const fileOf = new Map(
+        c.corpus.map((d) => [
+          d.document_id,
+          d.source ? `${d.source.package}/${d.source.file}` : d.document_id,
+        ]),
+      );
       const links = [...inbound.values()].reduce((s, l) => s + l.length, 0);
       const kept = Object.fromEntries(
         Object.entries(SOURCES).map(([name, admit]) => [
           name,
-          [...inbound].reduce((s, [t, l]) => s + l.filter((x) => admit(x.source, t)).length, 0),
+          [...inbound].reduce(
+            (s, [t, l]) => s + l.filter((x) => admit(x.source, t, fileOf)).length,
+            0,
+          ),
         ]),
       );
       console.log(
         `${c.name} corpus: ${c.corpus.length} documents, ${links} links to ${inbound.size} of them ` +
-          `(subtree rule keeps ${kept.subtree}); ${c.queries.length} queries`,
+          `(the subtree rule keeps ${kept.subtree}, other files' ${kept['other files']}); ${c.queries.length} queries`,
       );
       // The check: without the field, the lexical side is the server's.
       let same = 0;
@@ -322,7 +334,7 @@ async function main(files, weights, show) {
       console.log(`  ${'variant'.padEnd(22)} ${header.map((h) => h.padStart(10)).join('')}`);
       const before = new Map();
       for (const [name, source, w] of variants) {
-        const anchors = anchorFields(lex.docs, inbound, SOURCES[source]);
+        const anchors = anchorFields(lex.docs, inbound, SOURCES[source], fileOf);
         const rows = { lexical: [], hybrid: [] };
         const changed = { lexical: 0, hybrid: 0 };
         for (const q of c.queries) {
