@@ -52,6 +52,7 @@ const require = createRequire(import.meta.url);
 const dist = (path) => require(join(root, 'dist/src', path));
 const { runWork } = dist('vectors/work/vector-work.js');
 const { DEFAULT_CHUNKER_OPTIONS } = dist('vectors/work/markdown-chunker.js');
+const { knownModel, chunkTokensFor } = dist('models/known-models.js');
 const { LexicalIndex } = dist('vectors/lexical/lexical-index.js');
 const { weighedTerms } = dist('vectors/lexical/lexical.store.js');
 const { queryTerms, analyze } = dist('vectors/text/analyzer.js');
@@ -113,12 +114,12 @@ const SOURCES = {
  * The corpus's lexical evidence as the server holds it: the product's index (for the query's
  * weighted terms and the check), and per document its record's postings, for scoring here.
  */
-function lexicalOf(corpus) {
+function lexicalOf(corpus, embedder) {
   const index = new LexicalIndex();
   const { records } = runWork({
     kind: 'prepare',
     documents: corpus.map((d) => ({ id: d.document_id, title: d.title, body: d.body })),
-    chunker: DEFAULT_CHUNKER_OPTIONS,
+    chunker: chunkerFor(embedder),
   });
   const docs = corpus.map((d, i) => {
     const r = records[i];
@@ -141,6 +142,18 @@ function lexicalOf(corpus) {
     passage: Math.max(passageSum / Math.max(passages, 1), 1e-9),
   };
   return { index, docs, averages };
+}
+
+/** The chunker options the server runs with this embedder (vector-batch.processor.ts). */
+function chunkerFor(embedder) {
+  const model = { bge: 'bge-small-en-v1.5', e5: 'e5-small-v2' }[embedder];
+  if (model === undefined) return DEFAULT_CHUNKER_OPTIONS;
+  const tokens = chunkTokensFor(knownModel(model));
+  return {
+    ...DEFAULT_CHUNKER_OPTIONS,
+    targetTokens: Math.min(DEFAULT_CHUNKER_OPTIONS.targetTokens, tokens),
+    maxTokens: tokens,
+  };
 }
 
 /** Per document, its anchor field: term counts and length, from the links `admit` keeps. */
@@ -264,7 +277,7 @@ async function main(files, weights, show) {
     const hybridOf = Object.values(await productRule(dump.embedder, root))[0];
     console.log(`\n== ${file}: ${dump.embedder}, ${dump.store} ==`);
     for (const c of await corporaOf(dump)) {
-      const lex = lexicalOf(c.corpus);
+      const lex = lexicalOf(c.corpus, dump.embedder);
       const inbound = inboundLinks(c.corpus);
       const fileOf = new Map(
         c.corpus.map((d) => [
