@@ -2,13 +2,15 @@
 // hold (the server's own extraction and resolution rules, from dist/), how many name another
 // document of the corpus, and how many documents they point at. Anchor text (the texts of
 // the links pointing at a document) can only move a ranking where documents are linked to, so
-// this says whether a corpus can measure it at all (docs/search.md, "Anchor text").
+// this says whether a corpus can measure it at all (docs/search.md, "Anchor text"): the first
+// two hardly link; the linked corpus (linked-corpus.mjs) was made to.
 //
 //   npm run build && node bench/retrieval/corpus-links.mjs
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus } from './corpus.mjs';
+import { buildLinkedCorpus } from './linked-corpus.mjs';
 import { buildSecondCorpus } from './second-corpus.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -94,3 +96,4 @@ measure('first corpus', await buildCorpus(root, { warn }), [
 measure('second corpus', await buildSecondCorpus(root, { warn }), [
   queries('second-held-back.json'),
 ]);
+measure('linked corpus', await buildLinkedCorpus(root, { warn }), [queries('linked-queries.json')]);

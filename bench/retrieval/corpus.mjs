@@ -13,7 +13,8 @@
 //
 // Document ids: a file of up to SPLIT_ABOVE bytes is one document,
 // `pkg/<package>/<relative path>`. A longer file (a 40 KB README, pino's 56 KB api.md) is
-// split at its level-1 and level-2 headings (level 3 inside a still too long section),
+// split at its level-1 and level-2 headings (level 3 inside a still too long section; deeper
+// levels too when the builder is asked to),
 // small pieces merged with their neighbours, into
 // `pkg/<package>/<relative path without .md>/NN-slug.md` (e.g.
 // `pkg/pino/docs/api/06-logger-instance-logger-child-bindings-options-lo.md`): whole files
@@ -122,11 +123,12 @@ const MARKDOWN = /\.(md|markdown)$/i;
  * @param {string} rootDir the project root (holds package-lock.json and node_modules/)
  * @param {{ warn?: (message: string) => void, packages?: string[], idPrefix?: string,
  *   exclude?: Record<string, string[]>, licences?: string[],
- *   installedAs?: Record<string, string> }} [options] the packages (default PACKAGES), the
+ *   installedAs?: Record<string, string>, deepest?: number }} [options] the packages (default PACKAGES), the
  *   first segment of every id (default `pkg`), files left out per package (default EXCLUDE),
  *   the licences accepted (default PERMISSIVE; a package under an SPDX `(A OR B)` choice is
  *   accepted when one of them is, and recorded with that one) and the folders of node_modules
- *   some packages are installed under (default INSTALLED_AS)
+ *   some packages are installed under (default INSTALLED_AS), and the deepest heading level a
+ *   too long section is split again at (default 3)
  * @returns {Promise<{document_id: string, title: string, body: string, licence: string,
  *   source: {package: string, version: string, file: string, section: number | null,
  *   licence: string, licence_file: string | null}}[]>}
@@ -140,6 +142,7 @@ export async function buildCorpus(
     exclude = EXCLUDE,
     licences = PERMISSIVE,
     installedAs = INSTALLED_AS,
+    deepest = 3,
   } = {},
 ) {
   const lock = JSON.parse(readFileSync(join(rootDir, 'package-lock.json'), 'utf8'));
@@ -185,7 +188,7 @@ export async function buildCorpus(
         continue;
       }
       const stem = `${idPrefix}/${name}/${file.replace(MARKDOWN, '')}`;
-      sections(text).forEach((part, i) => {
+      sections(text, deepest).forEach((part, i) => {
         const n = String(i + 1).padStart(2, '0');
         const heading = part.heading ?? (i === 0 ? null : `part ${i + 1}`);
         const slug = slugOf(heading ?? 'intro');
@@ -344,7 +347,7 @@ function titleOf(text, packageName, file) {
 }
 
 /** Splits a long markdown file into sections: { heading, text }. */
-function sections(text) {
+function sections(text, deepest = 3) {
   const lines = text.split('\n');
   const headings = headingsOf(lines);
   const split = (from, to, level) => {
@@ -370,16 +373,17 @@ function sections(text) {
   const size = (p) => Buffer.byteLength(lines.slice(p.from, p.to).join('\n'));
   let parts = split(0, lines.length, 2);
   if (parts.length === 1) parts = split(0, lines.length, 3);
-  parts = parts.flatMap((p) => {
+  const refine = (level) => (p) => {
     if (size(p) <= MAX_SECTION) return [p];
-    const sub = split(p.from, p.to, 3);
+    const sub = split(p.from, p.to, level);
     if (sub.length === 1) return [p];
     sub[0].heading = p.heading;
     sub[0].level = p.level;
     return sub.map((s, i) =>
       i === 0 ? s : { ...s, heading: p.heading ? `${p.heading} / ${s.heading}` : s.heading },
     );
-  });
+  };
+  for (let level = 3; level <= deepest; level++) parts = parts.flatMap(refine(level));
   // Merge small pieces. A run of small pieces becomes one piece; a small piece (or run)
   // followed by a large one joins the piece before it, so that sections of substance keep
   // their own heading as title, except at the start of the file or for a short level-1

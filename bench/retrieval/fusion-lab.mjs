@@ -4,7 +4,8 @@
 //
 //   node bench/retrieval/fusion-lab.mjs dump --embedder lsa|bge|e5 [--qdrant-url URL] --out FILE
 //       starts a PostgreSQL and a server of their own for each corpus (the first, with its
-//       multilingual notes and held-back set; the second, with its held-back set), with the
+//       multilingual notes and held-back set; the second, with its held-back set; the linked
+//       one, with its queries: linked-corpus.mjs), with the
 //       latent-semantic model, bge-small-en-v1.5 in the server (installed as a user installs
 //       it) or e5-small-v2 behind the bench's embeddings server (EMBEDDINGS_PROVIDER=openai);
 //       with --qdrant-url, LEXICAL_STORE=qdrant on that Qdrant node (a collection per server).
@@ -79,12 +80,14 @@ async function dump({ embedder, qdrantUrl, out }) {
     const stamp = Date.now().toString(36);
     const first = await own('first corpus', `lab_first_${stamp}`);
     const second = await own('second corpus', `lab_second_${stamp}`);
+    const linked = await own('linked corpus', `lab_linked_${stamp}`);
     const outcome = await runRetrieval({
       baseUrl: first.baseUrl,
       headers: HEADERS,
       log,
       print: (line) => process.stderr.write(`${line}\n`),
       secondCorpus: { baseUrl: second.baseUrl, headers: HEADERS },
+      linkedCorpus: { baseUrl: linked.baseUrl, headers: HEADERS },
       keepSides: true,
     });
     writeFileSync(

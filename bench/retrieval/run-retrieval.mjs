@@ -17,16 +17,22 @@
 // second corpus is seeded into the same server after the first corpus has been measured, and
 // its queries are asked within alt/ (the knowledge base then holds both corpora, whose
 // statistics mix).
+// The linked corpus (linked-corpus.mjs, ids under linked/, fastify's documentation whose pages
+// link to one another) and its queries (linked-queries.json) are measured the same way when
+// asked: `--linked-corpus` (or BENCH_LINKED_CORPUS=1), `--linked-base-url URL` (with
+// `--linked-key`) for a server of its own; rows `linked corpus: <mode>`, and by half of the
+// set (`linkedHalfOf`: A tuned on, B only reported).
 //
 // The queries of queries.json are also reported by half, as the fusion weights were tuned on
 // them (`halfOf`: A tuned on, B never looked at): rows `A overall`, `A keyword`, ... `B folder`
 // beside the rows of the whole set, which they do not change.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, corpusFingerprint } from './corpus.mjs';
 import { SECOND_PREFIX, buildSecondCorpus, secondCorpusFingerprint } from './second-corpus.mjs';
+import { LINKED_PREFIX, buildLinkedCorpus, linkedCorpusFingerprint } from './linked-corpus.mjs';
 import { baselineRankers } from './baselines.mjs';
 import { besideSides, scoreQuery, summarise } from './metrics.mjs';
 
@@ -49,6 +55,38 @@ const KINDS = ['keyword', 'question', 'folder', 'multilingual'];
 const SECOND_KINDS = ['keyword', 'question', 'folder', 'cli'];
 /** Prefix of the rows (modes) of the second corpus. */
 export const SECOND_MODE_PREFIX = 'second corpus: ';
+/**
+ * Queries written over the linked corpus (fastify's documentation, whose pages link to one
+ * another: linked-corpus.mjs) to measure anchor text; reported by halves (`linkedHalfOf`).
+ */
+export const LINKED_QUERIES_FILE = join(here, 'linked-queries.json');
+const LINKED_KINDS = ['keyword', 'question', 'folder'];
+/** Prefix of the rows (modes) of the linked corpus. */
+export const LINKED_MODE_PREFIX = 'linked corpus: ';
+
+/** The two corpora measured beside the first, each on a server of its own or under its prefix. */
+const OTHER_CORPORA = {
+  second: {
+    name: 'second corpus',
+    build: buildSecondCorpus,
+    fingerprint: secondCorpusFingerprint,
+    file: SECOND_HELD_BACK_FILE,
+    kinds: SECOND_KINDS,
+    prefix: SECOND_PREFIX,
+    modePrefix: SECOND_MODE_PREFIX,
+    halves: false,
+  },
+  linked: {
+    name: 'linked corpus',
+    build: buildLinkedCorpus,
+    fingerprint: linkedCorpusFingerprint,
+    file: LINKED_QUERIES_FILE,
+    kinds: LINKED_KINDS,
+    prefix: LINKED_PREFIX,
+    modePrefix: LINKED_MODE_PREFIX,
+    halves: true,
+  },
+};
 const SEED_CONCURRENCY = 8;
 const SEARCH_LIMIT = 10;
 
@@ -66,6 +104,9 @@ const SEARCH_LIMIT = 10;
  *   `true` on the same server, seeded under alt/ after the first corpus has been measured and
  *   asked within alt/; `{ baseUrl, headers }` on a server of its own; the baselines index it
  *   alone either way
+ * @param {boolean | {baseUrl: string, headers?: Record<string, string>, seed?: boolean}}
+ *   [context.linkedCorpus]  also measure the linked corpus (default: BENCH_LINKED_CORPUS=1),
+ *   as the second corpus is measured (`true`: seeded under linked/ into the same server)
  * @param {boolean} [context.keepSides]  return each query's candidates of each side (`sides`:
  *   `first` and `second`, by query id, {@link SIDE_DEPTH} of each with their scores), for
  *   evaluating fusion rules offline (fusion-lab.mjs)
@@ -79,6 +120,7 @@ export async function runRetrieval({
   seed = true,
   waitTimeoutMs = 20 * 60_000,
   secondCorpus = process.env.BENCH_SECOND_CORPUS === '1',
+  linkedCorpus = process.env.BENCH_LINKED_CORPUS === '1',
   keepSides = false,
 } = {}) {
   const packages = await buildCorpus(root, { warn: log });
@@ -141,32 +183,44 @@ export async function runRetrieval({
       table.push({ mode, ...s, ...(notes[mode] ? { note: notes[mode] } : {}) });
     }
   }
-  const second = secondCorpus
-    ? await runSecondCorpus({
-        http: baseUrl ? client(baseUrl, headers) : undefined,
-        own:
-          typeof secondCorpus === 'object'
-            ? {
-                http: client(secondCorpus.baseUrl, secondCorpus.headers ?? headers),
-                seed: secondCorpus.seed ?? seed,
-              }
-            : undefined,
-        modes,
-        seed,
-        log,
-        waitTimeoutMs,
-        keepSides,
-      })
-    : undefined;
-  if (second) {
-    for (const mode of [...new Set(second.perQuery.map((r) => r.mode))]) {
-      for (const s of summarise(second.perQuery.filter((r) => r.mode === mode))) {
-        table.push({ mode, ...s, ...(second.notes[mode] ? { note: second.notes[mode] } : {}) });
+  const other = async (spec, asked) =>
+    asked
+      ? await runOtherCorpus(spec, {
+          http: baseUrl ? client(baseUrl, headers) : undefined,
+          own:
+            typeof asked === 'object'
+              ? {
+                  http: client(asked.baseUrl, asked.headers ?? headers),
+                  seed: asked.seed ?? seed,
+                }
+              : undefined,
+          modes,
+          seed,
+          log,
+          waitTimeoutMs,
+          keepSides,
+        })
+      : undefined;
+  const second = await other(OTHER_CORPORA.second, secondCorpus);
+  const linked = await other(OTHER_CORPORA.linked, linkedCorpus);
+  for (const measured of [second, linked]) {
+    if (!measured) continue;
+    for (const mode of [...new Set(measured.perQuery.map((r) => r.mode))]) {
+      for (const s of summarise(measured.perQuery.filter((r) => r.mode === mode))) {
+        table.push({
+          mode,
+          ...s,
+          ...(measured.notes[mode] ? { note: measured.notes[mode] } : {}),
+        });
       }
     }
-    Object.assign(notes, second.notes);
+    Object.assign(notes, measured.notes);
   }
-  table.push(...besideSides(table), ...besideSides(table, SECOND_MODE_PREFIX));
+  table.push(
+    ...besideSides(table),
+    ...besideSides(table, SECOND_MODE_PREFIX),
+    ...besideSides(table, LINKED_MODE_PREFIX),
+  );
   printTable(table, notes, print);
   for (const line of notFirst(perQuery, queries)) print(line);
   if (fusion) printFusion(fusion, print);
@@ -179,38 +233,44 @@ export async function runRetrieval({
     },
     ...(indexing ? { indexing } : {}),
     ...(second ? { secondCorpus: second.summary } : {}),
+    ...(linked ? { linkedCorpus: linked.summary } : {}),
     notes,
     table,
     ...(fusion ? { fusion } : {}),
-    perQuery: second ? [...perQuery, ...second.perQuery] : perQuery,
+    perQuery: [...perQuery, ...(second?.perQuery ?? []), ...(linked?.perQuery ?? [])],
     ...(keepSides && sides
-      ? { sides: { first: Object.fromEntries(sides), second: second?.sides } }
+      ? {
+          sides: {
+            first: Object.fromEntries(sides),
+            second: second?.sides,
+            ...(linked ? { linked: linked.sides } : {}),
+          },
+        }
       : {}),
   };
 }
 
 /**
- * The second corpus and its held-back queries: on a server of its own (`own`), or seeded into
- * the first corpus's server (`http`) under alt/ and asked within alt/, or by the baselines
- * alone (neither); the baselines index the second corpus alone. Rows are modes named
- * `second corpus: <mode>`.
+ * Another corpus (OTHER_CORPORA: the second, the linked) and its queries: on a server of its
+ * own (`own`), or seeded into the first corpus's server (`http`) under its prefix and asked
+ * within it, or by the baselines alone (neither); the baselines index that corpus alone. Rows
+ * are modes named `<corpus>: <mode>` (`second corpus: hybrid`), and for a set with halves
+ * also `A overall`, `A keyword`, ... (`linkedHalfOf`).
  */
-async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs, keepSides }) {
-  const corpus = await buildSecondCorpus(root, { warn: log });
-  const fingerprint = secondCorpusFingerprint(corpus);
-  const text = readFileSync(SECOND_HELD_BACK_FILE, 'utf8');
-  const queries = JSON.parse(text).queries;
-  validateQueries(queries, corpus, { kinds: SECOND_KINDS, file: 'second-held-back.json' });
-  const where = own
-    ? 'own server'
-    : http
-      ? `same server, under ${SECOND_PREFIX}/`
-      : 'baselines only';
-  log(
-    `second corpus: ${corpus.length} documents (${fingerprint.slice(0, 12)}); queries: ${queries.length} (${SECOND_KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(', ')}); ${where}`,
+async function runOtherCorpus(spec, { http, own, modes, seed, log, waitTimeoutMs, keepSides }) {
+  const corpus = await spec.build(root, { warn: log });
+  const fingerprint = spec.fingerprint(corpus);
+  const text = readFileSync(spec.file, 'utf8');
+  const queries = JSON.parse(text).queries.map((q) =>
+    spec.halves ? { ...q, half: linkedHalfOf(q.query) } : q,
   );
-  const named = (mode) => `${SECOND_MODE_PREFIX}${mode}`;
-  const say = (message) => log(`second corpus: ${message}`);
+  validateQueries(queries, corpus, { kinds: spec.kinds, file: basename(spec.file) });
+  const where = own ? 'own server' : http ? `same server, under ${spec.prefix}/` : 'baselines only';
+  log(
+    `${spec.name}: ${corpus.length} documents (${fingerprint.slice(0, 12)}); queries: ${queries.length} (${spec.kinds.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(', ')}); ${where}`,
+  );
+  const named = (mode) => `${spec.modePrefix}${mode}`;
+  const say = (message) => log(`${spec.name}: ${message}`);
   const notes = {};
   const perQuery = [];
   const server = own?.http ?? http;
@@ -223,10 +283,10 @@ async function runSecondCorpus({ http, own, modes, seed, log, waitTimeoutMs, kee
     const { readyAt } = await waitForVectors(server, say, waitTimeoutMs);
     // On a shared server the first corpus was there already: its documents are not counted.
     if (own) indexing = { documents: corpus.length, seeded, readyMs: readyAt - seeding };
-    // On a shared server every query stays within alt/ (a folder query within its folder).
+    // On a shared server every query stays within its prefix (a folder query within its folder).
     const asked = own
       ? queries
-      : queries.map((q) => (q.prefix ? q : { ...q, prefix: `${SECOND_PREFIX}/` }));
+      : queries.map((q) => (q.prefix ? q : { ...q, prefix: `${spec.prefix}/` }));
     for (const mode of modes) {
       const { results, note } = await runMode(server, mode, asked, say);
       if (note) notes[named(mode)] = note;
@@ -405,6 +465,14 @@ export function validateQueries(queries, corpus, { kinds = KINDS, file = 'querie
  */
 export function halfOf(id) {
   return createHash('sha1').update(id).digest()[0] & 1 ? 'B' : 'A';
+}
+
+/**
+ * The half of linked-queries.json a query belongs to: `A` (tuned on) or `B` (only reported),
+ * by the first byte of the SHA-1 of its text.
+ */
+export function linkedHalfOf(query) {
+  return createHash('sha1').update(query).digest()[0] & 1 ? 'B' : 'A';
 }
 
 /** Connection errors after which a request is sent again (a kept-alive socket the server closed). */
@@ -665,17 +733,20 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const baselinesOnly = args.includes('--baselines-only');
   const baseUrl = option('--base-url');
   const secondBaseUrl = option('--second-base-url');
+  const linkedBaseUrl = option('--linked-base-url');
   if (!baselinesOnly && !baseUrl) {
     console.error(
       'usage: node bench/retrieval/run-retrieval.mjs --base-url http://127.0.0.1:PORT --key KEY [--modes hybrid,vector,lexical] [--out file.json] [--no-seed]\n' +
         '         [--second-corpus | --second-base-url http://127.0.0.1:PORT2 [--second-key KEY2]]\n' +
-        '       node bench/retrieval/run-retrieval.mjs --baselines-only [--second-corpus]\n' +
-        '       (BENCH_SECOND_CORPUS=1 stands for --second-corpus)',
+        '         [--linked-corpus | --linked-base-url http://127.0.0.1:PORT3 [--linked-key KEY3]]\n' +
+        '       node bench/retrieval/run-retrieval.mjs --baselines-only [--second-corpus] [--linked-corpus]\n' +
+        '       (BENCH_SECOND_CORPUS=1 stands for --second-corpus, BENCH_LINKED_CORPUS=1 for --linked-corpus)',
     );
     process.exit(2);
   }
   const key = option('--key') ?? process.env.API_KEY;
   const secondKey = option('--second-key') ?? key;
+  const linkedKey = option('--linked-key') ?? key;
   const result = await runRetrieval({
     baseUrl: baselinesOnly ? undefined : baseUrl,
     headers: key ? { 'X-API-Key': key } : {},
@@ -687,6 +758,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
         : args.includes('--second-corpus') ||
           Boolean(secondBaseUrl) ||
           process.env.BENCH_SECOND_CORPUS === '1',
+    linkedCorpus:
+      linkedBaseUrl && !baselinesOnly
+        ? { baseUrl: linkedBaseUrl, headers: linkedKey ? { 'X-API-Key': linkedKey } : {} }
+        : args.includes('--linked-corpus') ||
+          Boolean(linkedBaseUrl) ||
+          process.env.BENCH_LINKED_CORPUS === '1',
   });
   const out = option('--out');
   if (out) {

@@ -3,7 +3,10 @@
 // side, the target (every overall row within 0.01 of local) as PASS and MISS lines, and the
 // queries whose answers differ most, to find out why.
 
-/** The overall rows the target is checked on: the graded set, its halves, held-back, second corpus. */
+/**
+ * The overall rows the target is checked on: the graded set, its halves, held-back, and the
+ * second and linked corpora's overall rows.
+ */
 export const OVERALL_KINDS = ['overall', 'A overall', 'B overall', 'held-back'];
 /** Largest difference allowed on an overall row. */
 export const TARGET_DIFFERENCE = 0.01;
@@ -21,6 +24,7 @@ export function compareStores(local, qdrant, label) {
   const prefixes = [
     '',
     ...(hasMode(local.table, 'second corpus: hybrid') ? ['second corpus: '] : []),
+    ...(hasMode(local.table, 'linked corpus: hybrid') ? ['linked corpus: '] : []),
   ];
   for (const prefix of prefixes) {
     for (const base of MODES) {

@@ -10,7 +10,10 @@
 // `BENCH_DOCS=0 BENCH_ONLY=50 npm run bench` runs it alone.
 // With BENCH_SECOND_CORPUS=1 the second corpus (bench/retrieval/second-corpus.mjs) and its
 // held-back queries are measured too, on a PostgreSQL and a server of their own holding that
-// corpus alone, beside the baselines over it alone: rows `second corpus: <mode>`.
+// corpus alone, beside the baselines over it alone: rows `second corpus: <mode>`. With
+// BENCH_LINKED_CORPUS=1 the same for the linked corpus (bench/retrieval/linked-corpus.mjs,
+// fastify's documentation, whose pages link to one another) and its queries: rows
+// `linked corpus: <mode>`, by half too.
 //
 // The same is measured with the lexical side in Qdrant (LEXICAL_STORE=qdrant: servers of their
 // own, each with a collection of its own on a Qdrant node started here, bench/qdrant.mjs), and
@@ -24,7 +27,11 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib.mjs';
 import { OwnPostgres } from '../own-postgres.mjs';
 import { qdrantBinary, qdrantMode, startQdrant } from '../qdrant.mjs';
-import { SECOND_MODE_PREFIX, runRetrieval } from '../retrieval/run-retrieval.mjs';
+import {
+  LINKED_MODE_PREFIX,
+  SECOND_MODE_PREFIX,
+  runRetrieval,
+} from '../retrieval/run-retrieval.mjs';
 import { compareStores } from '../retrieval/store-comparison.mjs';
 
 const results = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
@@ -32,6 +39,7 @@ const KEY = 'retrieval-key-0123456789abcdef';
 
 export default async function retrieval({ log }) {
   const second = process.env.BENCH_SECOND_CORPUS === '1';
+  const linked = process.env.BENCH_LINKED_CORPUS === '1';
   const stores = (process.env.BENCH_RETRIEVAL_STORES ?? 'local,qdrant').split(',');
   const binary = qdrantBinary();
   if (stores.includes('qdrant') && !binary.path) {
@@ -63,6 +71,7 @@ export default async function retrieval({ log }) {
       };
       const server = await own('', 'retrieval');
       const secondServer = second ? await own('second corpus: ', 'retrieval_second') : undefined;
+      const linkedServer = linked ? await own('linked corpus: ', 'retrieval_linked') : undefined;
       outcomes[store] = await runRetrieval({
         baseUrl: server.baseUrl,
         headers: { 'X-API-Key': KEY },
@@ -70,6 +79,9 @@ export default async function retrieval({ log }) {
         print: (line) => process.stderr.write(`${line}\n`),
         secondCorpus: secondServer
           ? { baseUrl: secondServer.baseUrl, headers: { 'X-API-Key': KEY } }
+          : false,
+        linkedCorpus: linkedServer
+          ? { baseUrl: linkedServer.baseUrl, headers: { 'X-API-Key': KEY } }
           : false,
       });
       // Each store's servers stop before the next one's are measured.
@@ -88,6 +100,9 @@ export default async function retrieval({ log }) {
     for (const line of againstBaselines(outcome.table)) log(`retrieval (${store}): ${line}`);
     if (second)
       for (const line of againstBaselines(outcome.table, SECOND_MODE_PREFIX))
+        log(`retrieval (${store}): ${line}`);
+    if (linked)
+      for (const line of againstBaselines(outcome.table, LINKED_MODE_PREFIX))
         log(`retrieval (${store}): ${line}`);
   }
   if (outcomes.local && outcomes.qdrant) {
