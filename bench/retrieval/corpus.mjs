@@ -29,6 +29,9 @@
 // Titles: the file's first `# ` heading (or an HTML <h1>, or a docs front-matter title);
 // failing that the file name, except that a README without one is titled with the package
 // name. A section's title is "<file title>: <section heading>".
+//
+// Longer than most files: the builder of all three corpora (selection, licence check, splitting
+// and titles) with the first corpus's package list and exclusions.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';

@@ -26,6 +26,10 @@
 // The queries of queries.json are also reported by half, as the fusion weights were tuned on
 // them (`halfOf`: A tuned on, B never looked at): rows `A overall`, `A keyword`, ... `B folder`
 // beside the rows of the whole set, which they do not change.
+//
+// Longer than most files: one run of the three corpora through one server client, its seeding,
+// waiting, modes, fusion sweep and tables sharing the judgements' shapes; what each corpus is
+// (corpus.mjs, second-corpus.mjs, linked-corpus.mjs) and the libraries (baselines.mjs) live apart.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
