@@ -139,6 +139,8 @@ describeWithQdrant('the lexical side in Qdrant', 'server')(
           write_consistency: 1,
           // Qdrant's optimisers keep 8 segments a shard unless QDRANT_SEGMENTS says otherwise.
           segments: 8,
+          // The latent-semantic model ranks: the passages' hashed vectors need no graph.
+          passage_graph: false,
         },
       });
       // Nothing of an index is kept for a restart either.

@@ -30,6 +30,7 @@ interface CollectionInfo {
   config: {
     params: { vectors: unknown; shard_number: number };
     optimizer_config: { default_segment_number: number };
+    hnsw_config: { m: number };
   };
   payload_schema: Record<string, { data_type: string }>;
   points_count: number;
@@ -40,12 +41,13 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
   () => {
     const url = testQdrantUrl()!;
     let made: string[] = [];
-    const store = (collection: string) =>
+    const store = (collection: string, settings?: { passageGraph: boolean }) =>
       QdrantVectorStore.open({
         url,
         apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
         collection,
         checkCompatibility: false,
+        settings,
       });
     /** A collection name this test owns: deleted after it, whoever creates it. */
     const collection = () => {
@@ -138,6 +140,56 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
       ]);
       const [hit] = await store(name).search(v(1), { limit: 1, tags: ['t'] });
       expect(hit).toMatchObject({ documentId: 'kept/a.md', chunkIndex: 0 });
+    });
+
+    it("makes the passages' vectors without a search graph when the latent-semantic model ranks, and still finds them", async () => {
+      const name = collection();
+      const s = store(name, { passageGraph: false });
+      await s.init(EMBEDDER);
+      expect((await info(name)).config.params.vectors).toEqual({
+        size: 8,
+        distance: 'Cosine',
+        hnsw_config: { m: 0, payload_m: 0 },
+      });
+      await expect(s.report()).resolves.toMatchObject({ name, passage_graph: false });
+      await s.replaceDocuments([
+        { documentId: 'a.md', revision: 1, title: 'A', tags: [], chunks: [chunk(0, v(1, 0))] },
+        { documentId: 'b.md', revision: 1, title: 'B', tags: [], chunks: [chunk(0, v(0, 1))] },
+      ]);
+      // Searched exactly: a knowledge base this small has no model yet, and needs no graph.
+      const hits = await s.search(v(0, 1), { limit: 2 });
+      expect(hits.map((hit) => hit.documentId)).toEqual(['b.md', 'a.md']);
+    });
+
+    it("gives an existing collection's passages the graph when they are searched, and leaves one that is not needed", async () => {
+      const name = collection();
+      await store(name, { passageGraph: false }).init(EMBEDDER);
+      await store(name).replaceDocuments([
+        { documentId: 'kept.md', revision: 1, title: 'K', tags: [], chunks: [chunk(0, v(1))] },
+      ]);
+      const said = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      try {
+        // A server whose vector side searches the passages turns the graph on.
+        await store(name).init(EMBEDDER);
+        expect((await info(name)).config.params.vectors).toMatchObject({
+          hnsw_config: { m: 16, payload_m: 16 },
+        });
+        expect(said.mock.calls.map(([m]) => String(m))).toContainEqual(
+          expect.stringContaining(`"${name}" had no search graph over the passages' vectors`),
+        );
+        // One whose vector side does not leaves it, and says how to drop it.
+        said.mockClear();
+        await store(name, { passageGraph: false }).init(EMBEDDER);
+        expect((await info(name)).config.params.vectors).toMatchObject({
+          hnsw_config: { m: 16, payload_m: 16 },
+        });
+        expect(said.mock.calls.map(([m]) => String(m))).toContainEqual(
+          expect.stringContaining(`"${name}" keeps a search graph over the passages' vectors`),
+        );
+      } finally {
+        said.mockRestore();
+      }
+      expect((await info(name)).points_count).toBe(1);
     });
 
     it('refuses a collection of another vector size, saying what to do, and leaves it as it was', async () => {

@@ -70,11 +70,14 @@ export function createEmbedder(
 /**
  * The vector store named by VECTOR_STORE. Throws on a name it does not know.
  * `checkQdrantVersion`: the client asks the server's version at once and warns on a mismatch.
+ * `lsa`: this process searches the store only while the knowledge base is small. `passageGraph`:
+ * a Qdrant collection made now gets a search graph over the passages (not when the vector side
+ * ranks by the latent-semantic model, whoever searches).
  */
 export function createVectorStore(
   config: AppConfig,
   dataSource: DataSource,
-  { checkQdrantVersion = true, lsa = false } = {},
+  { checkQdrantVersion = true, lsa = false, passageGraph = true } = {},
 ): VectorStore {
   const store: string = config.vectorStore;
   switch (store) {
@@ -91,7 +94,7 @@ export function createVectorStore(
         timeoutMs: config.qdrant.timeoutMs,
         searchTimeoutMs: config.qdrant.searchTimeoutMs,
         layout: config.lexicalStore === 'qdrant' ? 'shared' : 'vectors',
-        settings: config.qdrant,
+        settings: { ...config.qdrant, passageGraph },
       });
     default:
       throw new Error(`unknown vector store "${store}" (expected postgres or qdrant)`);
@@ -111,6 +114,7 @@ export const vectorStoreProvider: FactoryProvider<VectorStore> = {
     // A web worker of a cluster never searches the store itself (the vector worker does).
     createVectorStore(config, dataSource, {
       lsa: choice.lsa(config) || config.clusterRole === 'web',
+      passageGraph: !choice.lsa(config),
     }),
 };
 

@@ -41,7 +41,20 @@ export interface CollectionSettings {
   readonly segments: number;
   /** The latent-semantic model's dimensions (the semantic vectors' size). */
   readonly semanticDimensions: number;
+  /**
+   * Whether the passages' dense vectors get Qdrant's search graph (HNSW). Not when the vector
+   * side ranks by the latent-semantic model (the default embedder): its hashed passage vectors
+   * are then searched only while no model exists yet (a knowledge base of under 50 documents,
+   * or its first model being learnt), where Qdrant's exact search is as fast, and building
+   * their graph was most of Qdrant's CPU while documents arrived (docs/operations.md).
+   */
+  readonly passageGraph: boolean;
 }
+
+/** Qdrant's graph settings for vectors searched without a graph: no links, none by payload. */
+const NO_GRAPH = { m: 0, payload_m: 0 } as const;
+/** Qdrant's own defaults, for a graph turned on again. */
+const DEFAULT_GRAPH = { m: 16, payload_m: 16 } as const;
 
 /** Payload fields filtered on, each with a keyword index. */
 const KEYWORD_FIELDS = ['document_id', 'ancestors', 'tags', 'kind'] as const;
@@ -97,6 +110,7 @@ export class QdrantCollection {
         ...params,
         default_segment_number: info.config.optimizer_config?.default_segment_number,
       });
+      await this.checkPassageGraph(params, info.config.hnsw_config.m, layout);
     }
     const schema = info.payload_schema ?? {};
     for (const field of KEYWORD_FIELDS) {
@@ -115,7 +129,11 @@ export class QdrantCollection {
 
   /** Whether the collection was made now (false when another server made it meanwhile). */
   private async create(dimensions: number): Promise<boolean> {
-    const dense = { size: dimensions, distance: 'Cosine' as const };
+    const dense = {
+      size: dimensions,
+      distance: 'Cosine' as const,
+      ...(this.settings.passageGraph ? {} : { hnsw_config: NO_GRAPH }),
+    };
     const semantic = { size: this.settings.semanticDimensions, distance: 'Cosine' as const };
     try {
       await this.client.createCollection(this.name, {
@@ -135,7 +153,7 @@ export class QdrantCollection {
         optimizers_config: { default_segment_number: this.settings.segments },
       });
       this.logger.log(
-        `created the Qdrant collection "${this.name}" (${this.wanted === 'shared' ? 'passages and the lexical side' : 'passages'}; ${this.settings.shards} shards, replication factor ${this.settings.replicationFactor}, write consistency ${this.settings.writeConsistency}, ${this.settings.segments} segments a shard)`,
+        `created the Qdrant collection "${this.name}" (${this.wanted === 'shared' ? 'passages and the lexical side' : 'passages'}; ${this.settings.shards} shards, replication factor ${this.settings.replicationFactor}, write consistency ${this.settings.writeConsistency}, ${this.settings.segments} segments a shard${this.settings.passageGraph ? '' : "; no search graph over the passages' vectors, which the latent-semantic model leaves unsearched"})`,
       );
       return true;
     } catch (error) {
@@ -186,6 +204,36 @@ export class QdrantCollection {
     return layout;
   }
 
+  /**
+   * An existing collection's graph over the passages' vectors, against what this server's
+   * vector side needs: turned on when the passages are searched and it is off (without it
+   * every search reads every passage; Qdrant builds it in the background, nothing is
+   * rewritten), left as it is, with a word, when it is on and no longer needed.
+   */
+  private async checkPassageGraph(
+    params: { vectors?: unknown },
+    collectionM: number,
+    layout: CollectionLayout,
+  ): Promise<void> {
+    const graph = passageGraphOf(params.vectors, collectionM);
+    if (this.settings.passageGraph && !graph) {
+      // The unnamed vector of a passages-only collection is updated under the empty name.
+      const key = layout === 'shared' ? DENSE_VECTOR : '';
+      await qdrantCall('graph of the passages', () =>
+        this.client.updateCollection(this.name, {
+          vectors: { [key]: { hnsw_config: DEFAULT_GRAPH } },
+        }),
+      );
+      this.logger.log(
+        `the Qdrant collection "${this.name}" had no search graph over the passages' vectors, which this server's vector side searches: Qdrant builds it now, in the background`,
+      );
+    } else if (!this.settings.passageGraph && graph) {
+      this.logger.log(
+        `the Qdrant collection "${this.name}" keeps a search graph over the passages' vectors, which the latent-semantic model leaves unsearched: docs/operations.md says how to drop it (Qdrant's CPU and memory)`,
+      );
+    }
+  }
+
   private logDifferences(params: {
     shard_number?: number;
     replication_factor?: number;
@@ -226,6 +274,20 @@ export class QdrantCollection {
       replication_factor: params.replication_factor ?? null,
       write_consistency: params.write_consistency_factor ?? null,
       segments: info.config.optimizer_config?.default_segment_number ?? null,
+      passage_graph: passageGraphOf(params.vectors, info.config.hnsw_config.m),
     };
   }
+}
+
+/**
+ * Whether the passages' vectors have a search graph: their own HNSW settings (the named
+ * `dense` vector, or the unnamed one of a passages-only collection) else the collection's.
+ */
+function passageGraphOf(vectors: unknown, collectionM: number): boolean {
+  const found = (vectors ?? {}) as { size?: number; hnsw_config?: { m?: number | null } | null };
+  const dense =
+    found.size === undefined
+      ? (found as Record<string, typeof found | undefined>)[DENSE_VECTOR]
+      : found;
+  return (dense?.hnsw_config?.m ?? collectionM) > 0;
 }

@@ -95,6 +95,7 @@ export class QdrantVectorStore implements VectorStore {
         writeConsistency: 1,
         segments: 8,
         semanticDimensions: SEMANTIC_DIMENSIONS,
+        passageGraph: true,
         ...options.settings,
       },
     );
