@@ -1,7 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
-import { closeSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { isatty } from 'node:tty';
+import { letGoOfTerminals, standardTerminals } from './common/terminals';
 import { HealthService } from './health/health.service';
 import { ChangeSubscriptions } from './mcp/subscriptions/change-subscriptions';
 
@@ -28,7 +27,7 @@ export function installGracefulShutdown(
 ): void {
   const logger = new Logger('Shutdown');
   // Known now: once the terminal is gone, a stream of it no longer says it is one.
-  const terminals = [0, 1, 2].filter((fd) => isatty(fd));
+  const terminals = standardTerminals();
   const server = app.getHttpServer() as Server;
   let closing = false;
   const inFlight = new Set<ServerResponse>();
@@ -57,7 +56,7 @@ export function installGracefulShutdown(
       clearTimeout(force);
       await app.close();
       logger.log('stopped');
-      if (signal === 'SIGHUP') letGoOf(terminals);
+      if (signal === 'SIGHUP') letGoOfTerminals(terminals);
       process.exit(0);
     } catch (error) {
       logger.error(`shutdown failed: ${(error as Error).message}`);
@@ -70,20 +69,4 @@ export function installGracefulShutdown(
   // end at once, leaving the embedded PostgreSQL running behind it. Where SIGHUP means "read
   // the access policy or sources file again" it keeps that meaning (docs/operations.md).
   if (!hangUpReloads) process.on('SIGHUP', shutdown);
-}
-
-/**
- * Closes the standard streams that were a terminal, once a closed terminal stopped the server.
- * Node 20 puts a terminal's settings back as it exits and aborts (a native stack, exit by
- * SIGABRT) when that fails, which it does once the terminal is gone; a stream it finds closed
- * it leaves alone. Later Node versions ignore the failure.
- */
-function letGoOf(terminals: readonly number[]): void {
-  for (const fd of terminals) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed: nothing to put back either.
-    }
-  }
 }

@@ -305,6 +305,21 @@ describe('agent-data mcp over stdio', () => {
     await waitFor(() => postmasters(dir).length === 0, 'the cluster to stop with its last user');
   });
 
+  it('stops on SIGTERM, SIGINT or SIGHUP (a closed terminal) with its client still holding stdin: exit 0, its PostgreSQL stopped', async () => {
+    const dir = dataDir();
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+      const raw = new RawStdio([], env(dir));
+      await raw.handshake2025();
+      expect(postmasters(dir)).toHaveLength(1);
+      const exited = once(raw.child, 'exit');
+      // stdin stays open: the session ends on the signal alone.
+      raw.child.kill(signal);
+      const [code, killedBy] = await exited;
+      expect({ signal, code, killedBy }).toEqual({ signal, code: 0, killedBy: null });
+      await waitFor(() => postmasters(dir).length === 0, `the cluster to stop after ${signal}`);
+    }
+  });
+
   describe('with API keys and an access policy', () => {
     const KEY = 'stdio-key-0123456789abcdef0123';
     const secured = (dir: string, extra: Record<string, string> = {}) =>

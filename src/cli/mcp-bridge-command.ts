@@ -54,7 +54,7 @@ export async function runBridgedMcp(
     backpressure: pauseStdin,
   });
   try {
-    await serveStdio(session, config.maxRequestBytes);
+    await serveStdio(session, config.maxRequestBytes, { hangUpStops: true });
   } finally {
     relay.close();
   }

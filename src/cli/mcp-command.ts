@@ -4,7 +4,7 @@ import { ApiKeyService, LOCAL_PRINCIPAL, type Principal } from '../auth/api-key.
 import { KEY_REQUIRED_BY_POLICY } from '../auth/local-agent';
 import type { McpProfile } from '../auth/mcp-routes';
 import { createRootLogger, PinoNestLogger } from '../common/logging';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, hangUpReloads } from '../config/app-config';
 import { isStartupRefusal, startupFailure } from '../config/config-values';
 import { AccessPolicyService } from '../documents/access-policy.service';
 import { McpStdioSession } from '../mcp/mcp-stdio';
@@ -53,7 +53,7 @@ export async function runMcp(
       backpressure: pauseStdin,
       subscriptions: app.get(ChangeSubscriptions, { strict: false }),
     });
-    await serveStdio(session, config.maxRequestBytes);
+    await serveStdio(session, config.maxRequestBytes, { hangUpStops: !hangUpReloads(config) });
     await close();
     return 0;
   } catch (error) {

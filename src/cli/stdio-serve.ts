@@ -1,3 +1,4 @@
+import { letGoOfTerminals, standardTerminals } from '../common/terminals';
 import { LineSplitter } from '../transport/stdio-lines';
 
 /** What `agent-data mcp` runs over stdin and stdout, in-process or relaying to a server. */
@@ -55,16 +56,23 @@ export function pauseStdin(paused: boolean): void {
 
 /**
  * Reads stdin until it ends or a signal comes; answers what was received before ending.
- * On SIGINT/SIGTERM, or when stdin or stdout fail (the client went away), the running
- * requests are aborted first.
+ * On SIGINT/SIGTERM (and SIGHUP, a closed terminal, when `hangUpStops`: not where it means
+ * "read the policy file again"), or when stdin or stdout fail (the client went away), the
+ * running requests are aborted first, and stdin is read no more: a client that keeps it open
+ * would otherwise keep the process running after its session ended.
  */
-export function serveStdio(session: StdioSession, maxBytes: number): Promise<void> {
+export function serveStdio(
+  session: StdioSession,
+  maxBytes: number,
+  { hangUpStops }: { hangUpStops: boolean },
+): Promise<void> {
   return new Promise((resolve) => {
     const lines = new LineSplitter(
       maxBytes,
       (line) => session.receive(line),
       (bytes) => session.oversized(bytes, maxBytes),
     );
+    const terminals = standardTerminals();
     let finishing: Promise<void> | undefined;
     const finish = () =>
       (finishing ??= (async () => {
@@ -72,15 +80,18 @@ export function serveStdio(session: StdioSession, maxBytes: number): Promise<voi
         await session.drain();
         resolve();
       })());
-    const stop = () => {
+    const stop = (signal?: NodeJS.Signals) => {
       session.cancelAll();
+      process.stdin.destroy();
+      if (signal === 'SIGHUP') process.once('exit', () => letGoOfTerminals(terminals));
       void finish();
     };
     process.stdin.on('data', (chunk: Buffer) => lines.push(chunk));
     process.stdin.once('end', () => void finish());
-    process.stdin.once('error', stop);
-    process.stdout.once('error', stop);
+    process.stdin.once('error', () => stop());
+    process.stdout.once('error', () => stop());
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    if (hangUpStops) process.once('SIGHUP', stop);
   });
 }
