@@ -69,6 +69,8 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     enabled: boolean;
     training?: Promise<void>;
     lastAttempt: number;
+    /** When this process started (it has waited with its model since then at least). */
+    readonly startedAt: number;
     /** Documents held when the model searched now was learnt. */
     learntAt?: number;
     /** Why the last attempt learnt nothing (too few shared terms), if it failed. */
@@ -107,6 +109,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       enabled:
         choice.lsa(config) && trainer !== undefined && config.clusterRole !== 'web' && !mirror,
       lastAttempt: 0,
+      startedAt: Date.now(),
     };
   }
 
@@ -192,6 +195,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       learntAt,
       lastChange: this.replica.lastChange,
       lastAttempt: this.semantic.lastAttempt,
+      waitingSince: Math.max(this.semantic.lastAttempt, this.semantic.startedAt),
       now: Date.now(),
     });
     if (!due) return;

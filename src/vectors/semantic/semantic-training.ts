@@ -8,13 +8,18 @@ const SEMANTIC_SAMPLE = 5000;
 export const SEMANTIC_DIMENSIONS = 64;
 const SEMANTIC_TERMS = 20_000;
 /**
- * ...and learnt again when their number has doubled or halved, or changed by a tenth and no
- * document has changed for SEMANTIC_QUIET_MS (a bulk load is learnt from once it is over,
- * not every few seconds while it runs: learning takes a worker thread some seconds), at most
- * every SEMANTIC_RETRAIN_MS.
+ * ...and learnt again once the records have been quiet for SEMANTIC_QUIET_MS (no document
+ * indexed, removed or changed) after their number changed by a tenth, or when it has doubled
+ * or halved and the model has waited SEMANTIC_PATIENCE_MS for such a pause, at most every
+ * SEMANTIC_RETRAIN_MS. A model learnt while a bulk load is still being indexed is outdated
+ * within seconds, and each one makes every document's vector be computed and written again
+ * (in Qdrant, every document's point, beside the pipeline's own writes): learning takes a
+ * worker thread some seconds, the rewrite far longer. A knowledge base written to without a pause
+ * still gets a new model when it has doubled, that much later at most.
  */
 const SEMANTIC_RETRAIN_MS = 30_000;
 const SEMANTIC_QUIET_MS = 15_000;
+export const SEMANTIC_PATIENCE_MS = 10 * 60_000;
 /** How often a server asks itself whether a model is due. */
 export const SEMANTIC_CHECK_MS = 5_000;
 
@@ -28,6 +33,11 @@ export interface LearningState {
   readonly lastChange: number;
   /** When learning was last tried (ms since the epoch, 0 never). */
   readonly lastAttempt: number;
+  /**
+   * Since when this process has waited with the model it searches: its last attempt, or its
+   * start when it has not tried (ms since the epoch).
+   */
+  readonly waitingSince: number;
   readonly now: number;
 }
 
@@ -39,7 +49,8 @@ export function modelDue(state: LearningState): boolean {
     const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
     const quiet = state.now - state.lastChange >= SEMANTIC_QUIET_MS;
     const changed = Math.abs(documents - learntAt) >= learntAt / 10;
-    if (!doubled && !(changed && quiet)) return false;
+    const waited = state.now - state.waitingSince >= SEMANTIC_PATIENCE_MS;
+    if (!(changed && quiet) && !(doubled && waited)) return false;
   }
   return state.now - state.lastAttempt >= SEMANTIC_RETRAIN_MS;
 }

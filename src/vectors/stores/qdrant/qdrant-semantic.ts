@@ -50,6 +50,7 @@ export class QdrantSemantic implements SemanticVectors {
   private timer: NodeJS.Timeout | undefined;
   private learning: Promise<void> | undefined;
   private lastAttempt = 0;
+  private readonly startedAt = Date.now();
   private failure: string | undefined;
   private closed = false;
   /** The rebuild in progress in this process, for the status endpoint. */
@@ -188,6 +189,7 @@ export class QdrantSemantic implements SemanticVectors {
         learntAt: active?.learntAt,
         lastChange: totals.changedAt,
         lastAttempt: this.lastAttempt,
+        waitingSince: Math.max(this.lastAttempt, this.startedAt),
         now: Date.now(),
       });
     if (!due || totals.documents < SEMANTIC_MIN_DOCUMENTS) return;
