@@ -9,28 +9,14 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { resolveLink } from './anchor-lab.mjs';
 import { buildCorpus } from './corpus.mjs';
 import { buildLinkedCorpus } from './linked-corpus.mjs';
 import { buildSecondCorpus } from './second-corpus.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { extractLinks } = await import(join(root, 'dist/src/documents/links/markdown-links.js'));
-const { targetOf, endsWithPath, twinOf, titleKey } = await import(
-  join(root, 'dist/src/documents/links/link-targets.js')
-);
-const { nearest } = await import(join(root, 'dist/src/documents/links/link-resolution.js'));
-
-/** The id a link of `sourceId` resolves to among `documents` (alive, all readable), or null. */
-function resolve(target, sourceId, ids, titles) {
-  if (target.rule === 'id') {
-    if (ids.has(target.id)) return target.id;
-    return ids.has(twinOf(target.id)) ? twinOf(target.id) : null;
-  }
-  const byPath = [...ids].filter((id) => endsWithPath(id, target.suffix));
-  if (byPath.length > 0) return nearest(sourceId, byPath);
-  const byTitle = target.title === null ? [] : (titles.get(titleKey(target.title)) ?? []);
-  return byTitle.length > 0 ? nearest(sourceId, byTitle) : null;
-}
+const { targetOf, titleKey } = await import(join(root, 'dist/src/documents/links/link-targets.js'));
 
 function measure(name, corpus, querySets) {
   const ids = new Set(corpus.map((d) => d.document_id));
@@ -56,7 +42,7 @@ function measure(name, corpus, querySets) {
       const target = targetOf(link, d.document_id);
       if (target === null) continue;
       toDocuments++;
-      const id = resolve(target, d.document_id, ids, titles);
+      const id = resolveLink(target, d.document_id, ids, titles);
       if (id === null || id === d.document_id) {
         const path = target.rule === 'path' ? target.suffix : target.id;
         if (

@@ -221,9 +221,13 @@ export async function buildCorpus(
   return documents.sort((a, b) => (a.document_id < b.document_id ? -1 : 1));
 }
 
-/** sha256 (hex) of every id and body, in id order: names the corpus a result was measured on. */
-export function corpusFingerprint(corpus) {
+/**
+ * sha256 (hex) of every id and body, in id order: names the corpus a result was measured on.
+ * `tag` (another corpus's name) comes first, so that no two corpora are taken for one another.
+ */
+export function corpusFingerprint(corpus, tag) {
   const hash = createHash('sha256');
+  if (tag !== undefined) hash.update(`${tag}\0`);
   for (const d of [...corpus].sort((a, b) => (a.document_id < b.document_id ? -1 : 1))) {
     hash.update(d.document_id);
     hash.update('\0');

@@ -21,13 +21,13 @@
 // fixture's README (test/bundler/README.md).
 //
 //   node bench/retrieval/linked-corpus.mjs [--stats] [--list]
-import { createHash } from 'node:crypto';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   PACKAGES as FIRST_PACKAGES,
   PERMISSIVE,
   buildCorpus,
+  corpusFingerprint,
   printCorpusStats,
 } from './corpus.mjs';
 import { SECOND_PACKAGES } from './second-corpus.mjs';
@@ -66,15 +66,7 @@ export async function buildLinkedCorpus(rootDir, { warn } = {}) {
 
 /** sha256 (hex) of the linked corpus: a tag, then every id and body in id order. */
 export function linkedCorpusFingerprint(corpus) {
-  const hash = createHash('sha256');
-  hash.update('linked-corpus\0');
-  for (const d of [...corpus].sort((a, b) => (a.document_id < b.document_id ? -1 : 1))) {
-    hash.update(d.document_id);
-    hash.update('\0');
-    hash.update(d.body);
-    hash.update('\0');
-  }
-  return hash.digest('hex');
+  return corpusFingerprint(corpus, 'linked-corpus');
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces made hyphens. */

@@ -18,13 +18,13 @@
 // dompurify's `(MPL-2.0 OR Apache-2.0)` is used under Apache-2.0.
 //
 //   node bench/retrieval/second-corpus.mjs [--stats] [--list]
-import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   PACKAGES as FIRST_PACKAGES,
   PERMISSIVE,
   buildCorpus,
+  corpusFingerprint,
   printCorpusStats,
 } from './corpus.mjs';
 
@@ -119,15 +119,7 @@ export async function buildSecondCorpus(rootDir, { warn } = {}) {
  * corpus's fingerprint, tagged, so that the two can never be taken for one another).
  */
 export function secondCorpusFingerprint(corpus) {
-  const hash = createHash('sha256');
-  hash.update('second-corpus\0');
-  for (const d of [...corpus].sort((a, b) => (a.document_id < b.document_id ? -1 : 1))) {
-    hash.update(d.document_id);
-    hash.update('\0');
-    hash.update(d.body);
-    hash.update('\0');
-  }
-  return hash.digest('hex');
+  return corpusFingerprint(corpus, 'second-corpus');
 }
 
 // CLI: node bench/retrieval/second-corpus.mjs --stats [--list]
