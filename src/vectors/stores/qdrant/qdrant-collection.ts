@@ -170,14 +170,9 @@ export class QdrantCollection {
     params: { vectors?: unknown; sparse_vectors?: unknown },
     embedder: { id: string; dimensions: number },
   ): CollectionLayout {
-    const vectors = (params.vectors ?? {}) as Record<string, unknown> & {
-      size?: number;
-      distance?: string;
-    };
-    const named = vectors.size === undefined;
-    const dense = (named ? vectors[DENSE_VECTOR] : vectors) as
-      { size?: number; distance?: string } | undefined;
-    const layout: CollectionLayout = named ? 'shared' : 'vectors';
+    const vectors = (params.vectors ?? {}) as Record<string, unknown>;
+    const dense = passageParams(params.vectors);
+    const layout = layoutOf(params.vectors);
     const fix = `set QDRANT_COLLECTION to a new collection (every document is indexed into it), or delete this one`;
     if (dense?.size !== embedder.dimensions || dense.distance !== 'Cosine') {
       throw new Error(
@@ -263,11 +258,7 @@ export class QdrantCollection {
     const params = info.config.params;
     return {
       name: this.name,
-      layout:
-        this.state?.layout ??
-        ((params.vectors as { size?: number } | undefined)?.size === undefined
-          ? 'shared'
-          : 'vectors'),
+      layout: this.state?.layout ?? layoutOf(params.vectors),
       status: info.status,
       points: info.points_count ?? null,
       shards: params.shard_number ?? null,
@@ -279,15 +270,25 @@ export class QdrantCollection {
   }
 }
 
-/**
- * Whether the passages' vectors have a search graph: their own HNSW settings (the named
- * `dense` vector, or the unnamed one of a passages-only collection) else the collection's.
- */
+/** The passages' vector as a collection's config holds it (`vectors`: its params). */
+interface PassageParams {
+  size?: number;
+  distance?: string;
+  hnsw_config?: { m?: number | null } | null;
+}
+
+/** A collection's layout from its vectors: one unnamed vector holds the passages alone. */
+function layoutOf(vectors: unknown): CollectionLayout {
+  return (vectors as PassageParams | undefined)?.size === undefined ? 'shared' : 'vectors';
+}
+
+/** The passages' vector's params: the named `dense` vector, or the unnamed one. */
+function passageParams(vectors: unknown): PassageParams | undefined {
+  const found = (vectors ?? {}) as PassageParams & Record<string, PassageParams | undefined>;
+  return layoutOf(vectors) === 'shared' ? found[DENSE_VECTOR] : found;
+}
+
+/** Whether the passages' vectors have a search graph: their own HNSW settings, else the collection's. */
 function passageGraphOf(vectors: unknown, collectionM: number): boolean {
-  const found = (vectors ?? {}) as { size?: number; hnsw_config?: { m?: number | null } | null };
-  const dense =
-    found.size === undefined
-      ? (found as Record<string, typeof found | undefined>)[DENSE_VECTOR]
-      : found;
-  return (dense?.hnsw_config?.m ?? collectionM) > 0;
+  return (passageParams(vectors)?.hnsw_config?.m ?? collectionM) > 0;
 }
