@@ -195,7 +195,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       learntAt,
       lastChange: this.replica.lastChange,
       lastAttempt: this.semantic.lastAttempt,
-      waitingSince: Math.max(this.semantic.lastAttempt, this.semantic.startedAt),
+      startedAt: this.semantic.startedAt,
       now: Date.now(),
     });
     if (!due) return;

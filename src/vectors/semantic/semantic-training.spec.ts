@@ -9,7 +9,7 @@ describe('when a semantic model is due', () => {
     learntAt: 5000,
     lastChange: now - 1000,
     lastAttempt: now - minute,
-    waitingSince: now - minute,
+    startedAt: now - minute,
     now,
     ...change,
   });
@@ -36,11 +36,9 @@ describe('when a semantic model is due', () => {
 
   it('does not wait for a pause for ever: doubled, a model waited on long enough is replaced', () => {
     const long = now - SEMANTIC_PATIENCE_MS;
-    expect(modelDue(state({ documents: 10_000, waitingSince: long, lastAttempt: long }))).toBe(
-      true,
-    );
+    expect(modelDue(state({ documents: 10_000, startedAt: long, lastAttempt: long }))).toBe(true);
     // A tenth more is not enough without a pause, however long the wait.
-    expect(modelDue(state({ documents: 6000, waitingSince: long, lastAttempt: long }))).toBe(false);
+    expect(modelDue(state({ documents: 6000, startedAt: long, lastAttempt: long }))).toBe(false);
   });
 
   it('tries at most every 30 s', () => {

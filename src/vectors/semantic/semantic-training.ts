@@ -34,10 +34,10 @@ export interface LearningState {
   /** When learning was last tried (ms since the epoch, 0 never). */
   readonly lastAttempt: number;
   /**
-   * Since when this process has waited with the model it searches: its last attempt, or its
-   * start when it has not tried (ms since the epoch).
+   * When this process started (ms since the epoch): it has waited with the model it searches
+   * since its last attempt, or since then when it has not tried.
    */
-  readonly waitingSince: number;
+  readonly startedAt: number;
   readonly now: number;
 }
 
@@ -49,7 +49,7 @@ export function modelDue(state: LearningState): boolean {
     const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
     const quiet = state.now - state.lastChange >= SEMANTIC_QUIET_MS;
     const changed = Math.abs(documents - learntAt) >= learntAt / 10;
-    const waited = state.now - state.waitingSince >= SEMANTIC_PATIENCE_MS;
+    const waited = state.now - Math.max(state.lastAttempt, state.startedAt) >= SEMANTIC_PATIENCE_MS;
     if (!(changed && quiet) && !(doubled && waited)) return false;
   }
   return state.now - state.lastAttempt >= SEMANTIC_RETRAIN_MS;

@@ -189,7 +189,7 @@ export class QdrantSemantic implements SemanticVectors {
         learntAt: active?.learntAt,
         lastChange: totals.changedAt,
         lastAttempt: this.lastAttempt,
-        waitingSince: Math.max(this.lastAttempt, this.startedAt),
+        startedAt: this.startedAt,
         now: Date.now(),
       });
     if (!due || totals.documents < SEMANTIC_MIN_DOCUMENTS) return;
