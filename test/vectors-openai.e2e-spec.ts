@@ -40,20 +40,35 @@ async function statusOf(sql: Client, id: string) {
   };
 }
 
-function settled(sql: Client, id: string, status: string, revision: number, timeoutMs = 20_000) {
-  return waitFor(
-    async () => {
-      const row = await statusOf(sql, id);
-      return (
-        row.vector_status === status &&
-        row.vector_revision === revision &&
-        !row.vector_lease_expires_at &&
-        row
-      );
-    },
-    `${id} ${status} at revision ${revision}`,
-    timeoutMs,
-  );
+async function settled(
+  sql: Client,
+  id: string,
+  status: string,
+  revision: number,
+  timeoutMs = 20_000,
+  context?: () => Promise<unknown>,
+) {
+  let last: Awaited<ReturnType<typeof statusOf>> | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        const row = (last = await statusOf(sql, id));
+        return (
+          row.vector_status === status &&
+          row.vector_revision === revision &&
+          !row.vector_lease_expires_at &&
+          row
+        );
+      },
+      `${id} ${status} at revision ${revision}`,
+      timeoutMs,
+    );
+  } catch (error) {
+    // What the queue held, and what the worker said, make a timeout on a loaded machine
+    // readable from the log alone.
+    const more = context === undefined ? '' : `; then: ${JSON.stringify(await context())}`;
+    throw new Error(`${(error as Error).message}; last read: ${JSON.stringify(last)}${more}`);
+  }
 }
 
 async function metric(t: TestApp, name: string): Promise<number> {
@@ -262,7 +277,12 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
       expect(updated.body).toMatchObject({ revision: 2, vector_status: 'pending' });
       fake.release();
 
-      await settled(sql, 'race/doc.md', 'ready', 2, LOADED_MS);
+      await settled(sql, 'race/doc.md', 'ready', 2, LOADED_MS, async () => ({
+        worker: (await request(t.baseUrl).get('/admin/vectors/status')).body.worker,
+        embedded: fake.embeddedInputs(),
+        held: fake.heldCount,
+        abandoned: fake.abandoned,
+      }));
       const chunks = await sql.query(
         `SELECT revision, content FROM kb_chunk_vectors WHERE document_id = 'race/doc.md'`,
       );
