@@ -306,18 +306,29 @@ describe('agent-data mcp over stdio', () => {
   });
 
   it('stops on SIGTERM, SIGINT or SIGHUP (a closed terminal) with its client still holding stdin: exit 0, its PostgreSQL stopped', async () => {
-    const dir = dataDir();
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-      const raw = new RawStdio([], env(dir));
-      await raw.handshake2025();
-      expect(postmasters(dir)).toHaveLength(1);
-      const exited = once(raw.child, 'exit');
-      // stdin stays open: the session ends on the signal alone.
-      raw.child.kill(signal);
-      const [code, killedBy] = await exited;
-      expect({ signal, code, killedBy }).toEqual({ signal, code: 0, killedBy: null });
-      await waitFor(() => postmasters(dir).length === 0, `the cluster to stop after ${signal}`);
-    }
+    // One agent a signal, each on a DATA_DIR of its own, side by side.
+    const outcomes = await Promise.all(
+      (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map(async (signal) => {
+        const dir = dataDir();
+        const raw = new RawStdio([], env(dir));
+        await raw.handshake2025();
+        const running = postmasters(dir).length;
+        const exited = once(raw.child, 'exit');
+        // stdin stays open: the session ends on the signal alone.
+        raw.child.kill(signal);
+        const [code, killedBy] = await exited;
+        await waitFor(() => postmasters(dir).length === 0, `the cluster to stop after ${signal}`);
+        return { signal, running, code, killedBy };
+      }),
+    );
+    expect(outcomes).toEqual(
+      ['SIGTERM', 'SIGINT', 'SIGHUP'].map((signal) => ({
+        signal,
+        running: 1,
+        code: 0,
+        killedBy: null,
+      })),
+    );
   });
 
   describe('with API keys and an access policy', () => {
