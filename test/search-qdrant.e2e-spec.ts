@@ -400,6 +400,41 @@ describeWithQdrant('the lexical side in Qdrant', 'server')(
       );
       expect(second.building).toBeNull();
       expect(await vectorSearch(b, 'automobile')).toContain('topics/target.md');
+
+      // Once a model was searched, the passages were written without their dense vectors,
+      // which only the warm-up before it searches.
+      const passages = async (withVector: boolean, ids: string[]) =>
+        (
+          await qdrantRequest<{ count: number }>(
+            url,
+            'POST',
+            `/collections/${collection}/points/count`,
+            {
+              exact: true,
+              filter: {
+                must: [
+                  { key: 'kind', match: { value: 'chunk' } },
+                  { key: 'document_id', match: { any: ids } },
+                  ...(withVector ? [{ has_vector: 'dense' }] : []),
+                ],
+                ...(withVector ? {} : { must_not: [{ has_vector: 'dense' }] }),
+              },
+            },
+          )
+        ).count;
+      const later = notes(60, 130).map((note) => note.document_id);
+      // Lexical records come first, the passages after them (the pipeline's next step).
+      await waitFor(
+        async () => (await passages(false, later)) + (await passages(true, later)) >= later.length,
+        "the later notes' passages to be written",
+        60_000,
+      );
+      expect(await passages(true, later)).toBe(0);
+      expect(await passages(false, later)).toBeGreaterThanOrEqual(later.length);
+      const status = (await request(a.baseUrl).get('/admin/vectors/status').expect(200)).body;
+      expect(status.store.collection.passage_vectors).toMatch(
+        /^only until the first semantic model is searched/,
+      );
     });
   },
 );

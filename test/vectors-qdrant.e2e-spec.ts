@@ -41,13 +41,18 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
   () => {
     const url = testQdrantUrl()!;
     let made: string[] = [];
-    const store = (collection: string, settings?: { passageGraph: boolean }) =>
+    const store = (
+      collection: string,
+      settings?: { passageGraph: boolean },
+      layout?: 'vectors' | 'shared',
+    ) =>
       QdrantVectorStore.open({
         url,
         apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
         collection,
         checkCompatibility: false,
         settings,
+        layout,
       });
     /** A collection name this test owns: deleted after it, whoever creates it. */
     const collection = () => {
@@ -190,6 +195,96 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
         said.mockRestore();
       }
       expect((await info(name)).points_count).toBe(1);
+    });
+
+    it("writes the passages' vectors only while they are the vector side, and has them written again for a server that searches them", async () => {
+      const name = collection();
+      const lsa = store(name, { passageGraph: false }, 'shared');
+      await lsa.init(EMBEDDER);
+      // As the latent-semantic model's server says: no model searched yet, then one.
+      let warmUp = true;
+      lsa.writePassageVectorsWhile(() => Promise.resolve(warmUp));
+      const doc = (id: string, ...chunks: ChunkPoint[]) => ({
+        documentId: id,
+        revision: 1,
+        title: id,
+        tags: [],
+        chunks,
+      });
+      await lsa.replaceDocuments([doc('early.md', chunk(0, v(1, 0)), chunk(1, v(1, 1)))]);
+      warmUp = false;
+      await lsa.replaceDocuments([doc('late.md', chunk(0, v(0, 1)))]);
+      const points = await qdrantRequest<{ id: string; vector: Record<string, unknown> }[]>(
+        url,
+        'POST',
+        `/collections/${name}/points`,
+        {
+          ids: [pointId('early.md', 0), pointId('early.md', 1), pointId('late.md', 0)],
+          with_vector: true,
+        },
+      );
+      const vectors = new Map(points.map((p) => [p.id, Object.keys(p.vector)]));
+      expect(vectors).toEqual(
+        new Map([
+          [pointId('early.md', 0), ['dense']],
+          [pointId('early.md', 1), ['dense']],
+          [pointId('late.md', 0), []],
+        ]),
+      );
+      // The passage is still there for what it carries (its heading and text), and its
+      // document's older revisions still go.
+      await lsa.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 2 }]);
+      const early = await qdrantRequest<{ points: { id: string; vector: object }[] }>(
+        url,
+        'POST',
+        `/collections/${name}/points/scroll`,
+        {
+          filter: { must: [{ key: 'document_id', match: { value: 'early.md' } }] },
+          with_vector: true,
+        },
+      );
+      expect(early.points).toEqual([
+        { id: pointId('early.md', 0), vector: {}, payload: expect.anything() },
+      ]);
+      await expect(lsa.report()).resolves.toMatchObject({
+        passage_graph: false,
+        passage_vectors: expect.stringMatching(/^only until the first semantic model is searched/),
+      });
+      // A predicate that cannot answer (its database down) leaves the vectors in.
+      lsa.writePassageVectorsWhile(() => Promise.reject(new Error('database down')));
+      await lsa.replaceDocuments([{ ...doc('late.md', chunk(0, v(0, 1))), revision: 2 }]);
+      const [late] = await qdrantRequest<{ vector: Record<string, unknown> }[]>(
+        url,
+        'POST',
+        `/collections/${name}/points`,
+        { ids: [pointId('late.md', 0)], with_vector: true },
+      );
+      expect(Object.keys(late.vector)).toEqual(['dense']);
+
+      // A server whose vector side is the passages (an embedding model) finds the passage
+      // without its vector and has every document embedded again, and its status says so.
+      lsa.writePassageVectorsWhile(() => Promise.resolve(false));
+      await lsa.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 3 }]);
+      const passages = store(name, { passageGraph: true }, 'shared');
+      const said = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      try {
+        await expect(passages.init(EMBEDDER)).resolves.toEqual({
+          reset: `the Qdrant collection "${name}" holds 1 passages without their vector (written while the latent-semantic model was the vector side), and this server's vector side searches the passages`,
+        });
+      } finally {
+        said.mockRestore();
+      }
+      await expect(passages.report()).resolves.toMatchObject({
+        passage_vectors:
+          "every passage's: 1 found without one at start, their documents queued to be embedded again",
+      });
+      // Written again (as the pipeline does), it is found by its vector, and the next start is quiet.
+      await passages.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 4 }]);
+      const [hit] = await passages.search(v(1, 0), { limit: 1 });
+      expect(hit).toMatchObject({ documentId: 'early.md', revision: 4 });
+      const again = store(name, { passageGraph: true }, 'shared');
+      await expect(again.init(EMBEDDER)).resolves.toEqual({ reset: false });
+      await expect(again.report()).resolves.toMatchObject({ passage_vectors: "every passage's" });
     });
 
     it('refuses a collection of another vector size, saying what to do, and leaves it as it was', async () => {

@@ -143,6 +143,7 @@ export const qdrantSemanticProvider: FactoryProvider<QdrantSemantic | null> = {
     QdrantLexicalIndex,
     LexicalStore,
     VectorWorkPool,
+    VECTOR_STORE,
   ],
   useFactory: (
     config: AppConfig,
@@ -151,6 +152,7 @@ export const qdrantSemanticProvider: FactoryProvider<QdrantSemantic | null> = {
     index: QdrantLexicalIndex | null,
     lexical: LexicalStore,
     pool: VectorWorkPool,
+    store: VectorStore,
   ) => {
     if (index === null || !choice.lsa(config)) return null;
     // Only a process that runs the pipeline learns models; every one searches with them.
@@ -163,6 +165,10 @@ export const qdrantSemanticProvider: FactoryProvider<QdrantSemantic | null> = {
       learns ? pool : undefined,
     );
     index.useSemantic(semantic);
+    // The passages' vectors are the vector side only until a model is searched.
+    (store as QdrantVectorStore).writePassageVectorsWhile(
+      async () => !(await semantic.modelSearched()),
+    );
     return semantic;
   },
 };

@@ -85,6 +85,11 @@ export class QdrantCollection {
     private readonly settings: CollectionSettings,
   ) {}
 
+  /** Whether this server's vector side searches the passages' dense vectors (see `passageGraph`). */
+  get passagesSearched(): boolean {
+    return this.settings.passageGraph;
+  }
+
   /** The layout found or made by {@link ensure}; `undefined` before it succeeded. */
   get layout(): CollectionLayout | undefined {
     return this.state?.layout;

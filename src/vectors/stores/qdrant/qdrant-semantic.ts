@@ -138,6 +138,14 @@ export class QdrantSemantic implements SemanticVectors {
     return { slot: active.slot, vector: embedding.embed(terms) };
   }
 
+  /**
+   * Whether a model is searched: from then on the passages' dense vectors are never searched
+   * (a model is replaced only by another), so the pipeline stops writing them.
+   */
+  async modelSearched(): Promise<boolean> {
+    return (await this.currentSlots()).some((row) => row.state === 'active');
+  }
+
   private async currentSlots(): Promise<SlotRow[]> {
     if (this.slots && Date.now() - this.slots.at < SLOTS_FRESH_MS) return this.slots.rows;
     this.reading ??= this.repository

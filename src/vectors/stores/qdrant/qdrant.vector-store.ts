@@ -68,6 +68,10 @@ export interface ChunkPayload {
 export class QdrantVectorStore implements VectorStore {
   readonly name = 'qdrant' as const;
   private readonly client: QdrantClient;
+  /** Whether a passage written now carries its dense vector (see {@link writePassageVectorsWhile}). */
+  private passageVectorsWanted: () => Promise<boolean> = () => Promise.resolve(true);
+  /** Passages found without their vector at start, queued to be embedded again (the status). */
+  private passagesWithoutVector = 0;
 
   constructor(
     private readonly connection: QdrantConnection,
@@ -110,7 +114,46 @@ export class QdrantVectorStore implements VectorStore {
   async init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }> {
     // A collection made now holds no vector: every document is embedded into it.
     const { created } = await this.collection.ensure(embedder);
-    return { reset: created && `the Qdrant collection "${this.collection.name}" is new` };
+    if (created) return { reset: `the Qdrant collection "${this.collection.name}" is new` };
+    this.passagesWithoutVector = this.collection.passagesSearched
+      ? await this.countPassagesWithoutVector()
+      : 0;
+    if (this.passagesWithoutVector > 0) {
+      // Written while the latent-semantic model was the vector side: a server that searches
+      // the passages would never find those documents by vector until each was written again.
+      return {
+        reset: `the Qdrant collection "${this.collection.name}" holds ${this.passagesWithoutVector} passages without their vector (written while the latent-semantic model was the vector side), and this server's vector side searches the passages`,
+      };
+    }
+    return { reset: false };
+  }
+
+  /**
+   * In a collection that also holds the lexical side, the passages' dense vectors are written
+   * only while `wanted` says so: with the latent-semantic model as the vector side they are
+   * searched only until its first model is (qdrant-semantic.ts), and sending them (768 numbers
+   * of JSON a passage, some 45 KB a document) was most of what the pipeline cost the server
+   * as the collection grew (docs/performance.md). Qdrant's named vectors are optional per
+   * point; a server whose vector side is the passages finds those without one at start and
+   * has them written again ({@link init}).
+   */
+  writePassageVectorsWhile(wanted: () => Promise<boolean>): void {
+    // Asked at each write: the layout is known only once the collection is found (init).
+    this.passageVectorsWanted = wanted;
+  }
+
+  private async countPassagesWithoutVector(): Promise<number> {
+    if (!this.named) return 0;
+    const { count } = await qdrantRead('count of the passages without a vector', () =>
+      this.client.count(this.collection.name, {
+        exact: true,
+        filter: {
+          must: [{ key: 'kind', match: { value: 'chunk' } }],
+          must_not: [{ has_vector: DENSE_VECTOR }],
+        },
+      }),
+    );
+    return count;
   }
 
   private get named(): boolean {
@@ -119,13 +162,15 @@ export class QdrantVectorStore implements VectorStore {
 
   async replaceDocuments(documents: readonly DocumentPoints[]): Promise<void> {
     if (documents.length === 0) return;
+    // Asked of a predicate that may read PostgreSQL: when it cannot tell, the vectors go.
+    const dense = !this.named || (await this.passageVectorsWanted().catch(() => true));
     const points = documents.flatMap((document) => {
       const ancestors = ancestorsOf(document.documentId);
       return document.chunks.map((chunk) => {
-        const vector = wireVector(chunk.vector);
+        const vector = dense ? wireVector(chunk.vector) : undefined;
         return {
           id: pointId(document.documentId, chunk.chunkIndex),
-          vector: this.named ? { [DENSE_VECTOR]: vector } : vector,
+          vector: !this.named ? vector! : vector ? { [DENSE_VECTOR]: vector } : {},
           payload: {
             document_id: document.documentId,
             kind: 'chunk',
@@ -209,8 +254,20 @@ export class QdrantVectorStore implements VectorStore {
     return { name: this.name, url: shownUrl(this.connection), collection: this.collection.name };
   }
 
-  report(): Promise<Record<string, unknown>> {
-    return this.collection.describe();
+  async report(): Promise<Record<string, unknown>> {
+    return {
+      ...(await this.collection.describe()),
+      passage_vectors: this.passageVectorsWritten(),
+    };
+  }
+
+  /** Which passages carry their dense vector, as the status endpoint says it. */
+  private passageVectorsWritten(): string {
+    if (this.passagesWithoutVector > 0) {
+      return `every passage's: ${this.passagesWithoutVector} found without one at start, their documents queued to be embedded again`;
+    }
+    if (!this.named || this.collection.passagesSearched) return "every passage's";
+    return 'only until the first semantic model is searched (the latent-semantic model is the vector side)';
   }
 
   close(): Promise<void> {
