@@ -201,6 +201,15 @@ export class LexicalRecordsRepository {
     }
   }
 
+  /** The terms (one per line) of the same sample as {@link trainingSample}'s. */
+  async termSample(limit: number): Promise<string[]> {
+    const rows: Array<{ terms: string }> = await this.dataSource.query(
+      `SELECT terms FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => row.terms);
+  }
+
   /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
   async trainingSample(limit: number): Promise<TrainingDocument[]> {
     const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(

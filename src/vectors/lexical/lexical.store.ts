@@ -23,6 +23,7 @@ import {
 } from './lexical-index';
 import { LSA_TRAINER, LsaTrainer, type TrainingDocument } from '../semantic/lsa';
 import { LexicalReplica } from './lexical.replica';
+import type { FirstHolds } from './term-table';
 import type { Bm25Averages } from './bm25';
 import { LexicalRecordsRepository, type LexicalTotals } from './lexical-records.repository';
 import {
@@ -352,13 +353,19 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   async search(
     query: string,
     options: LexicalSearchOptions,
-  ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
+  ): Promise<{ hits: LexicalHit[]; terms: string[]; first: FirstHolds }> {
     const index = await this.replica.current();
-    const terms = weighedTerms(index, queryTerms(query));
+    const analysed = queryTerms(query);
+    const terms = weighedTerms(index, analysed);
     const matches = index.search(terms, options.limit + SPARE_MATCHES, filterOf(options));
+    const hits = matches.length === 0 ? [] : await this.results(matches, options.limit);
+    // Which of the query's terms the first document holds: the fusion's coverage (fusion.ts).
+    const asked = [...analysed.terms.keys()].slice(0, MAX_QUERY_TERMS);
+    const held = hits.length === 0 ? undefined : index.termCountsOf(hits[0].documentId);
     return {
-      hits: matches.length === 0 ? [] : await this.results(matches, options.limit),
+      hits,
       terms: terms.map((t) => t.term),
+      first: { terms: asked, held: new Set(asked.filter((term) => held?.has(term))) },
     };
   }
 }
