@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from 'pg';
 import request from 'supertest';
 import { Access } from '../src/documents/access';
-import { lexicalCoverage, TermTable } from '../src/vectors/lexical/term-table';
+import { dfOf, lexicalCoverage, TermTable } from '../src/vectors/search/term-table';
 import { SEARCH_SIDES, type SearchSides } from '../src/vectors/search/search-sides';
 import { startTestApp, TestApp } from './support/app';
 import { deleteCollection } from './support/qdrant-rest';
@@ -109,8 +109,9 @@ describeWithQdrant('the lexical coverage in both stores', 'server')(
 
     it('gives the same first document, terms held and coverage with either store', async () => {
       const [fromQdrant, fromLocal] = [await tableOf(qdrant), await tableOf(local)];
+      expect(fromLocal.ids).toEqual(fromQdrant.ids);
       expect(fromLocal.df).toEqual(fromQdrant.df);
-      expect(fromLocal.df.get('guid')).toBe(DOCUMENTS);
+      expect(dfOf(fromLocal, 'guid')).toBe(DOCUMENTS);
 
       const queries = [
         'nightly pg_dump guide',

@@ -16,7 +16,7 @@ import { LSA_TRAINER } from './semantic/lsa';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
-import { TermTable } from './lexical/term-table';
+import { TermTable } from './search/term-table';
 import { VectorStoreInitializer } from './stores/vector-store.initializer';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { VectorBatchProcessor } from './sync/vector-batch.processor';

@@ -23,7 +23,6 @@ import {
 } from './lexical-index';
 import { LSA_TRAINER, LsaTrainer, type TrainingDocument } from '../semantic/lsa';
 import { LexicalReplica } from './lexical.replica';
-import type { FirstHolds } from './term-table';
 import type { Bm25Averages } from './bm25';
 import { LexicalRecordsRepository, type LexicalTotals } from './lexical-records.repository';
 import {
@@ -368,6 +367,13 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
       first: { terms: asked, held: new Set(asked.filter((term) => held?.has(term))) },
     };
   }
+}
+
+/** Which of the query's terms the lexical side's first document holds. */
+export interface FirstHolds {
+  /** The query's analysed terms, as written (no expansion). */
+  readonly terms: readonly string[];
+  readonly held: ReadonlySet<string>;
 }
 
 /** The folder, tags and readable folders filter of a search, if it has one. */

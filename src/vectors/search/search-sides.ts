@@ -3,7 +3,7 @@ import { faultOf, RETRY_AFTER_SECONDS, safeMessage } from '../../common/fault';
 import { storeDown } from '../stores/vector-store.interface';
 import type { Access } from '../../documents/access';
 import type { Scope } from '../stores/qdrant/scope-filter';
-import type { FirstHolds } from '../lexical/term-table';
+import type { FirstHolds } from '../lexical/lexical.store';
 import type { Candidate } from './fusion';
 
 /** What one side of a search is asked. */

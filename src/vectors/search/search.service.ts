@@ -12,7 +12,7 @@ import { highlight, snippetOf } from './snippet';
 import { folderOf } from '../stores/vector-payload';
 import { type Candidate, fuse, vectorWeightFor } from './fusion';
 import { queryKind, type QueryKind } from './query-kind';
-import { lexicalCoverage, TermTable } from '../lexical/term-table';
+import { lexicalCoverage, TermTable } from './term-table';
 import { type LexicalSide, SEARCH_SIDES, type SearchSides } from './search-sides';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 

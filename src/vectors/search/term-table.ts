@@ -4,30 +4,31 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
+import type { FirstHolds } from '../lexical/lexical.store';
+import { LexicalRecordsRepository } from '../lexical/lexical-records.repository';
 import { modelDue, SEMANTIC_CHECK_MS } from '../semantic/semantic-training';
-import { LexicalRecordsRepository } from './lexical-records.repository';
+import { termId } from '../stores/qdrant/term-ids';
 
 /**
  * Each term's document frequency in a sample of the knowledge base: what the fusion reads to
  * weigh the query's terms by their rarity when it asks how much of the query the lexical side's
  * first document covers (docs/search.md, "Fusion"). The same for both lexical stores: Qdrant
  * keeps no document frequency a search could read, and the local index's exact ones would make
- * the two stores rank apart.
+ * the two stores rank apart. Terms are kept by their ids (term-ids.ts, as Qdrant's sparse
+ * vectors hold them): 8 bytes a term, where a map of their names took some 160 (measured over
+ * 100 000 terms), and a server in qdrant mode is held to 25 MB over an empty one's after a
+ * restart (performance.md). Two terms of one id count as one, as in Qdrant.
  */
 export interface TermFrequencies {
   /** Documents counted. */
   readonly documents: number;
-  /** Documents holding each term (a term not there is rarer than any that is). */
-  readonly df: ReadonlyMap<string, number>;
-}
-
-/** Which of the query's terms the lexical side's first document holds. */
-export interface FirstHolds {
-  /** The query's analysed terms, as written (no expansion). */
-  readonly terms: readonly string[];
-  readonly held: ReadonlySet<string>;
+  /** The terms' ids, ascending. */
+  readonly ids: Uint32Array;
+  /** Documents holding each term of `ids` (a term not there is rarer than any that is). */
+  readonly df: Uint32Array;
 }
 
 /**
@@ -38,19 +39,46 @@ export interface FirstHolds {
  */
 export const TERM_SAMPLE = 5000;
 
+/** Records counted between two turns of the event loop (searches go on meanwhile). */
+const RECORDS_A_TURN = 100;
+
 /** The document frequencies of a sample of records' terms (each record's, one per line). */
-export function frequenciesOf(records: readonly string[]): TermFrequencies {
-  const df = new Map<string, number>();
-  for (const terms of records) {
-    if (terms === '') continue;
-    for (const term of new Set(terms.split('\n'))) df.set(term, (df.get(term) ?? 0) + 1);
+export async function frequenciesOf(records: readonly string[]): Promise<TermFrequencies> {
+  const counts = new Map<number, number>();
+  const seen = new Set<number>();
+  for (let r = 0; r < records.length; r++) {
+    if (r > 0 && r % RECORDS_A_TURN === 0) await nextTurn();
+    if (records[r] === '') continue;
+    seen.clear();
+    for (const term of records[r].split('\n')) {
+      const id = termId(term);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
   }
-  return { documents: records.length, df };
+  const ids = Uint32Array.from(counts.keys()).sort();
+  return { documents: records.length, ids, df: Uint32Array.from(ids, (id) => counts.get(id)!) };
+}
+
+/** How many documents of the sample hold `term`. */
+export function dfOf(table: TermFrequencies, term: string): number {
+  const id = termId(term);
+  let low = 0;
+  let high = table.ids.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = table.ids[middle];
+    if (at === id) return table.df[middle];
+    if (at < id) low = middle + 1;
+    else high = middle - 1;
+  }
+  return 0;
 }
 
 /** A term's inverse document frequency, as BM25 gives it (never negative, larger when rarer). */
 export function idfOf(table: TermFrequencies, term: string): number {
-  const f = table.df.get(term) ?? 0;
+  const f = dfOf(table, term);
   return Math.log(1 + (table.documents - f + 0.5) / (f + 0.5));
 }
 
@@ -134,9 +162,9 @@ export class TermTable implements OnApplicationBootstrap, OnModuleDestroy {
     if (!due || this.closed) return;
     this.lastAttempt = Date.now();
     const sample = await this.records.termSample(TERM_SAMPLE);
-    this.table = { ...frequenciesOf(sample), learntAt: totals.documents };
+    this.table = { ...(await frequenciesOf(sample)), learntAt: totals.documents };
     this.logger.log(
-      `term frequencies counted from ${sample.length} documents (${this.table.df.size} terms) in ${Date.now() - this.lastAttempt} ms`,
+      `term frequencies counted from ${sample.length} documents (${this.table.ids.length} terms) in ${Date.now() - this.lastAttempt} ms`,
     );
   }
 }
