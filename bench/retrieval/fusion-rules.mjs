@@ -195,11 +195,31 @@ export async function productRule(embedder, root) {
       .map((h) => h.documentId);
   };
   let table;
+  let termTable;
   try {
-    table = require(join(root, 'dist/src/vectors/lexical/term-table.js'));
+    table = require(join(root, 'dist/src/vectors/search/term-table.js'));
+    const { termId } = require(join(root, 'dist/src/vectors/stores/qdrant/term-ids.js'));
+    // A lab corpus's sampled statistics as the server's term table (terms by their ids).
+    const tables = new WeakMap();
+    termTable = (statistics) => {
+      if (!tables.has(statistics)) {
+        const byId = new Map();
+        for (const [term, f] of statistics.df)
+          byId.set(termId(term), (byId.get(termId(term)) ?? 0) + f);
+        const ids = Uint32Array.from(byId.keys()).sort();
+        tables.set(statistics, {
+          documents: statistics.n,
+          ids,
+          df: Uint32Array.from(ids, (id) => byId.get(id)),
+        });
+      }
+      return tables.get(statistics);
+    };
   } catch {
     table = undefined;
   }
+  if (fusion.COVERAGE_STRENGTH && !table?.lexicalCoverage)
+    throw new Error(`${root}/dist moves by the coverage but has no term table: build it again`);
   const coverageRules = fusion.COVERAGE_STRENGTH
     ? {}
     : {
@@ -237,9 +257,6 @@ export async function productRule(embedder, root) {
     },
   };
 }
-
-/** A lab corpus's statistics as the server's term table. */
-const termTable = (statistics) => ({ documents: statistics.n, df: statistics.df });
 
 /** Which of an embedder's weights a query of each kind (query-kind.ts) starts from. */
 const PRIOR_OF = {
