@@ -4,7 +4,6 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import type { FirstHolds } from '../lexical/lexical.store';
@@ -39,26 +38,21 @@ export interface TermFrequencies {
  */
 export const TERM_SAMPLE = 5000;
 
-/** Records counted between two turns of the event loop (searches go on meanwhile). */
-const RECORDS_A_TURN = 100;
-
-/** The document frequencies of a sample of records' terms (each record's, one per line). */
-export async function frequenciesOf(records: readonly string[]): Promise<TermFrequencies> {
-  const counts = new Map<number, number>();
-  const seen = new Set<number>();
-  for (let r = 0; r < records.length; r++) {
-    if (r > 0 && r % RECORDS_A_TURN === 0) await nextTurn();
-    if (records[r] === '') continue;
-    seen.clear();
-    for (const term of records[r].split('\n')) {
-      const id = termId(term);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
+/**
+ * The table of a sample of `documents` records from each term's count in it (counted in
+ * PostgreSQL: lexical-records.repository.ts, `termFrequencySample`).
+ */
+export function frequenciesOf(
+  documents: number,
+  counts: ReadonlyArray<{ readonly term: string; readonly df: number }>,
+): TermFrequencies {
+  const byId = new Map<number, number>();
+  for (const { term, df } of counts) {
+    const id = termId(term);
+    byId.set(id, (byId.get(id) ?? 0) + df);
   }
-  const ids = Uint32Array.from(counts.keys()).sort();
-  return { documents: records.length, ids, df: Uint32Array.from(ids, (id) => counts.get(id)!) };
+  const ids = Uint32Array.from(byId.keys()).sort();
+  return { documents, ids, df: Uint32Array.from(ids, (id) => byId.get(id)!) };
 }
 
 /** How many documents of the sample hold `term`. */
@@ -161,10 +155,11 @@ export class TermTable implements OnApplicationBootstrap, OnModuleDestroy {
     });
     if (!due || this.closed) return;
     this.lastAttempt = Date.now();
-    const sample = await this.records.termSample(TERM_SAMPLE);
-    this.table = { ...(await frequenciesOf(sample)), learntAt: totals.documents };
+    const counts = await this.records.termFrequencySample(TERM_SAMPLE);
+    const documents = Math.min(TERM_SAMPLE, totals.documents);
+    this.table = { ...frequenciesOf(documents, counts), learntAt: totals.documents };
     this.logger.log(
-      `term frequencies counted from ${sample.length} documents (${this.table.ids.length} terms) in ${Date.now() - this.lastAttempt} ms`,
+      `term frequencies counted from ${documents} documents (${this.table.ids.length} terms) in ${Date.now() - this.lastAttempt} ms`,
     );
   }
 }
