@@ -172,8 +172,63 @@ export async function productRule(embedder, root) {
         ? variables.MODEL_VECTOR_WEIGHTS
         : variables.OPENAI_VECTOR_WEIGHTS;
   if (!fusion.vectorWeightFor) return {};
+  const name = `product ${weights.keywords}/${weights.sentences}/${weights.codeSentences}`;
+  // The product's rule with the lexical coverage's move added here, with each corpus's exact
+  // document frequencies and with those of a sample of it (LAB_SAMPLE documents by the md5 of
+  // their ids, as the server samples its records), for a build that does not move by it itself.
+  const withCoverage = (label, statistics) => (c) => {
+    const lexical = c.lexical.slice(0, DEPTH);
+    const vector = c.vector.slice(0, DEPTH);
+    const prior =
+      weights[PRIOR_OF[c.queryKind]] ??
+      (c.queryKind === 'sentence' ? weights.sentences : weights.keywords);
+    const w0 = fusion.vectorWeightFor(prior, lexical, vector, DEPTH);
+    const cov = coverage({ ...c, corpus: statistics(c) });
+    const w = w0 > 0 && w0 < 1 ? sigmoid(logit(w0) + (0.5 - cov)) : w0;
+    return fusion
+      .fuse(lexical, vector, w, {
+        floor: 0.25,
+        lexicalFloor: 0.1,
+        depth: DEPTH,
+        vectorFromZero: embedder === 'lsa',
+      })
+      .map((h) => h.documentId);
+  };
+  let table;
+  let termTable;
+  try {
+    table = require(join(root, 'dist/src/vectors/search/term-table.js'));
+    const { termId } = require(join(root, 'dist/src/vectors/stores/qdrant/term-ids.js'));
+    // A lab corpus's sampled statistics as the server's term table (terms by their ids).
+    const tables = new WeakMap();
+    termTable = (statistics) => {
+      if (!tables.has(statistics)) {
+        const byId = new Map();
+        for (const [term, f] of statistics.df)
+          byId.set(termId(term), (byId.get(termId(term)) ?? 0) + f);
+        const ids = Uint32Array.from(byId.keys()).sort();
+        tables.set(statistics, {
+          documents: statistics.n,
+          ids,
+          df: Uint32Array.from(ids, (id) => byId.get(id)),
+        });
+      }
+      return tables.get(statistics);
+    };
+  } catch {
+    table = undefined;
+  }
+  if (fusion.COVERAGE_STRENGTH && !table?.lexicalCoverage)
+    throw new Error(`${root}/dist moves by the coverage but has no term table: build it again`);
+  const coverageRules = fusion.COVERAGE_STRENGTH
+    ? {}
+    : {
+        [`${name} +coverage exact`]: withCoverage('exact', (c) => c.corpus),
+        [`${name} +coverage sample`]: withCoverage('sample', (c) => c.corpus.sampled),
+      };
   return {
-    [`product ${weights.keywords}/${weights.sentences}/${weights.codeSentences}`]: (c) => {
+    ...coverageRules,
+    [name]: (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
       // A build from before sentences naming code had weights of their own read them as keywords.
@@ -182,7 +237,14 @@ export async function productRule(embedder, root) {
         (c.queryKind === 'sentence' || (!c.queryKind && !c.keywords)
           ? weights.sentences
           : weights.keywords);
-      const w = fusion.vectorWeightFor(prior, lexical, vector, DEPTH);
+      // A build that moves by the lexical coverage reads it from the corpus's sampled table.
+      const covered = table?.lexicalCoverage
+        ? table.lexicalCoverage(termTable(c.corpus.sampled), {
+            terms: c.terms,
+            held: c.corpus.terms.get(c.lexical[0]?.documentId) ?? new Set(),
+          })
+        : undefined;
+      const w = fusion.vectorWeightFor(prior, lexical, vector, DEPTH, covered);
       return fusion
         .fuse(lexical, vector, w, {
           floor: 0.25,

@@ -16,6 +16,7 @@ import { LSA_TRAINER } from './semantic/lsa';
 import { SearchController } from './search/search.controller';
 import { SearchMetrics } from './search/search.metrics';
 import { SearchService } from './search/search.service';
+import { TermTable } from './search/term-table';
 import { VectorStoreInitializer } from './stores/vector-store.initializer';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { VectorBatchProcessor } from './sync/vector-batch.processor';
@@ -93,6 +94,7 @@ import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
     VectorSyncListener,
     VectorRecoverySweep,
     SearchService,
+    TermTable,
     VectorsAdminService,
     VectorsHealth,
     VectorWorkerCalls,

@@ -201,6 +201,22 @@ export class LexicalRecordsRepository {
     }
   }
 
+  /**
+   * How many documents of the same sample as {@link trainingSample}'s hold each term, counted
+   * in PostgreSQL (a record's terms are distinct): a row per term, where the records' terms
+   * themselves would bring every document's whole list into the server's heap.
+   */
+  termFrequencySample(limit: number): Promise<Array<{ term: string; df: number }>> {
+    return this.dataSource.query(
+      `SELECT term, count(*)::int AS df
+         FROM (SELECT terms FROM kb_lexical_documents ORDER BY md5(document_id) LIMIT $1) s,
+              unnest(string_to_array(s.terms, E'\\n')) AS term
+        WHERE term <> ''
+        GROUP BY term`,
+      [limit],
+    );
+  }
+
   /** The records of at most `limit` documents, a sample fixed by the hashes of their ids. */
   async trainingSample(limit: number): Promise<TrainingDocument[]> {
     const rows: Array<{ terms: string; postings: Buffer }> = await this.dataSource.query(

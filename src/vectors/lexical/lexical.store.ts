@@ -352,15 +352,28 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   async search(
     query: string,
     options: LexicalSearchOptions,
-  ): Promise<{ hits: LexicalHit[]; terms: string[] }> {
+  ): Promise<{ hits: LexicalHit[]; terms: string[]; first: FirstHolds }> {
     const index = await this.replica.current();
-    const terms = weighedTerms(index, queryTerms(query));
+    const analysed = queryTerms(query);
+    const terms = weighedTerms(index, analysed);
     const matches = index.search(terms, options.limit + SPARE_MATCHES, filterOf(options));
+    const hits = matches.length === 0 ? [] : await this.results(matches, options.limit);
+    // Which of the query's terms the first document holds: the fusion's coverage (fusion.ts).
+    const asked = [...analysed.terms.keys()].slice(0, MAX_QUERY_TERMS);
+    const held = hits.length === 0 ? undefined : index.termCountsOf(hits[0].documentId);
     return {
-      hits: matches.length === 0 ? [] : await this.results(matches, options.limit),
+      hits,
       terms: terms.map((t) => t.term),
+      first: { terms: asked, held: new Set(asked.filter((term) => held?.has(term))) },
     };
   }
+}
+
+/** Which of the query's terms the lexical side's first document holds. */
+export interface FirstHolds {
+  /** The query's analysed terms, as written (no expansion). */
+  readonly terms: readonly string[];
+  readonly held: ReadonlySet<string>;
 }
 
 /** The folder, tags and readable folders filter of a search, if it has one. */

@@ -130,6 +130,27 @@ describe('the weight of each query (vectorWeightFor)', () => {
     expect(vectorWeightFor(0.6, sharp, flat, 20)).toBeLessThan(0.6);
   });
 
+  it("moves towards the vector side when the lexical side's first document covers little of the query", () => {
+    // As sure as each other: only the coverage moves the prior, by 0.5 − coverage in log-odds.
+    expect(vectorWeightFor(0.6, flat, flat, 20, 0.5)).toBeCloseTo(0.6, 12);
+    const odds = (w: number) => Math.log(w / (1 - w));
+    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 0))).toBeCloseTo(odds(0.6) + 0.5, 12);
+    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 1))).toBeCloseTo(odds(0.6) - 0.5, 12);
+    // A prior chosen outright stays.
+    expect(vectorWeightFor(0, flat, flat, 20, 0)).toBe(0);
+  });
+
+  it("lets a sure vector answer pass a lexical first that holds only the query's common words", () => {
+    // The lexical side's first holds the common words, the vector side's first is the answer;
+    // at the prior's weight the lexical first stays first, with the coverage moved it does not.
+    const lexical = [hit('common', 10), hit('answer', 7), hit('other', 6)];
+    const vector = [hit('answer', 0.9), hit('common', 0.7), hit('other', 0.69)];
+    const order = (w: number) => fuse(lexical, vector, w, { depth: 3 }).map((h) => h.documentId);
+    expect(order(vectorWeightFor(0.4, lexical, vector, 3))[0]).toBe('common');
+    expect(order(vectorWeightFor(0.4, lexical, vector, 3, 0.1))[0]).toBe('answer');
+    expect(order(vectorWeightFor(0.4, lexical, vector, 3, 0.9))[0]).toBe('common');
+  });
+
   it("reads the scores' shape, not their scale: BM25 and cosine compare", () => {
     const scaled = sharp.map((h) => ({ ...h, score: h.score * 37 }));
     expect(commitment(scaled, 20)).toBeCloseTo(commitment(sharp, 20), 12);

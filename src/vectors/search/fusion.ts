@@ -78,23 +78,37 @@ export function fuse(
 export const EVIDENCE_STRENGTH = 1;
 
 /**
+ * How far the lexical side's coverage of the query moves the vector side's weight, in
+ * log-odds, from a coverage of one half (docs/search.md, "Fusion": measured on half A of the
+ * retrieval set beside the commitment's move, and kept for the sets not tuned on, where it
+ * took the worst kind of both embedders within 0.01 of the better side).
+ */
+export const COVERAGE_STRENGTH = 1;
+
+/**
  * The vector side's weight for one query: `prior` (the weight the query's kind and the
  * embedder call for) moved by the evidence of this query's two candidate lists, in log-odds,
  * by {@link EVIDENCE_STRENGTH} times the difference of their {@link commitment}s. A side
  * whose first scores stand out from the rest is sure of something; a side whose scores are
  * all alike (a lexical side matching only a common word, a vector side among neighbours of
- * equal distance) has found nothing in particular. A prior of 0 or 1 is kept as it is (a
- * side chosen outright). Uses nothing but the scores, so both lexical stores give the same.
+ * equal distance) has found nothing in particular. With `coverage` (how much of the query the
+ * lexical side's first document holds, its terms weighed by their rarity: term-table.ts), it
+ * moves again by {@link COVERAGE_STRENGTH} times `0.5 − coverage`: towards the lexical side
+ * when its first document holds the query's rare words, towards the vector side when it holds
+ * only the query's common ones. A prior of 0 or 1 is kept as it is (a side chosen outright).
+ * Scores and the coverage are what both lexical stores give alike.
  */
 export function vectorWeightFor(
   prior: number,
   lexical: readonly Candidate[],
   vector: readonly Candidate[],
   depth: number,
+  coverage?: number,
 ): number {
   if (!(prior > 0 && prior < 1)) return prior;
   const lead = commitment(vector, depth) - commitment(lexical, depth);
-  const odds = Math.log(prior / (1 - prior)) + EVIDENCE_STRENGTH * lead;
+  const covered = coverage === undefined ? 0 : COVERAGE_STRENGTH * (0.5 - coverage);
+  const odds = Math.log(prior / (1 - prior)) + EVIDENCE_STRENGTH * lead + covered;
   return 1 / (1 + Math.exp(-odds));
 }
 

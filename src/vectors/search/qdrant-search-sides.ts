@@ -8,10 +8,12 @@ import type { SemanticSlot } from '../stores/qdrant/qdrant-collection';
 import { QdrantFailure } from '../stores/qdrant/qdrant-connection';
 import type {
   QdrantLexicalIndex,
+  SharedAnswer,
   SharedHit,
   SharedSearch,
   VectorQuery,
 } from '../stores/qdrant/qdrant-lexical.index';
+import { termId } from '../stores/qdrant/term-ids';
 import { VectorStoreInitializer } from '../stores/vector-store.initializer';
 import { queryTerms } from '../text/analyzer';
 import type { Candidate } from './fusion';
@@ -84,8 +86,16 @@ export class QdrantSearchSides implements SearchSides {
       failed = error;
       return undefined;
     });
-    const found = await this.ask({ ...scopeOf(request), lexical: queryVector(terms), vector });
-    const lexical = { hits: (found.lexical ?? []).map(candidate), lexemes };
+    const found = await this.ask({
+      ...scopeOf(request),
+      lexical: queryVector(terms),
+      vector,
+      firstTerms: true,
+    });
+    // Which of the query's terms the first document holds, by their ids (term-ids.ts).
+    const ids = found.firstTermIds;
+    const first = { terms: lexemes, held: new Set(lexemes.filter((t) => ids?.has(termId(t)))) };
+    const lexical = { hits: (found.lexical ?? []).map(candidate), lexemes, first };
     if (vector === undefined) return { lexical, vector: { failed } };
     return {
       lexical,
@@ -139,9 +149,7 @@ export class QdrantSearchSides implements SearchSides {
   }
 
   /** One request to Qdrant, bounded in number and time; its failure named for the caller. */
-  private async ask(
-    search: SharedSearch,
-  ): Promise<{ lexical?: SharedHit[]; vector?: SharedHit[] }> {
+  private async ask(search: SharedSearch): Promise<SharedAnswer> {
     if (this.inFlight >= MAX_QDRANT_SEARCHES) {
       throw new DomainError(
         ErrorCode.UNAVAILABLE,

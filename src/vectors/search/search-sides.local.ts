@@ -38,7 +38,7 @@ export class LocalSearchSides implements SearchSides {
       this.lexicalStore.search(request.query, { limit: request.limit, ...request.scope }),
     );
     stop();
-    return { hits: found.hits, lexemes: found.terms };
+    return { hits: found.hits, lexemes: found.terms, first: found.first };
   }
 
   async both(request: SideRequest): Promise<{ lexical: LexicalSide; vector: VectorSide }> {

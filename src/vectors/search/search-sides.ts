@@ -3,6 +3,7 @@ import { faultOf, RETRY_AFTER_SECONDS, safeMessage } from '../../common/fault';
 import { storeDown } from '../stores/vector-store.interface';
 import type { Access } from '../../documents/access';
 import type { Scope } from '../stores/qdrant/scope-filter';
+import type { FirstHolds } from '../lexical/lexical.store';
 import type { Candidate } from './fusion';
 
 /** What one side of a search is asked. */
@@ -20,6 +21,12 @@ export interface SideRequest {
 export interface LexicalSide {
   readonly hits: Candidate[];
   readonly lexemes: string[];
+  /**
+   * The query's analysed terms (at most MAX_QUERY_TERMS, as written: no expansion) and those
+   * of them the first hit's document holds, for the fusion's coverage (term-table.ts); given
+   * by `both`, in the answer the side's search already makes.
+   */
+  readonly first?: FirstHolds;
 }
 
 /**

@@ -12,7 +12,8 @@ import { highlight, snippetOf } from './snippet';
 import { folderOf } from '../stores/vector-payload';
 import { type Candidate, fuse, vectorWeightFor } from './fusion';
 import { queryKind, type QueryKind } from './query-kind';
-import { SEARCH_SIDES, type SearchSides } from './search-sides';
+import { lexicalCoverage, TermTable } from './term-table';
+import { type LexicalSide, SEARCH_SIDES, type SearchSides } from './search-sides';
 import { SEARCH_MODES, type SearchResponse, type SearchResult } from './search.schemas';
 
 export const SEARCH_DEFAULT_LIMIT = 10;
@@ -87,6 +88,7 @@ export class SearchService {
     private readonly config: AppConfig,
     private readonly choice: EmbeddingsChoice,
     private readonly sources: DocumentSources,
+    private readonly terms: TermTable,
   ) {}
 
   /**
@@ -153,10 +155,13 @@ export class SearchService {
       };
     }
     // The query's kind and the embedder set the weight this query starts from; how sharply
-    // each side's scores stand out moves it (docs/search.md, "Fusion").
+    // each side's scores stand out, and how much of the query the lexical side's first
+    // document holds, move it (docs/search.md, "Fusion").
     const weights = this.choice.vectorWeights;
     const prior = weights[PRIOR_OF[queryKind(parsed.query)]];
-    const weight = weights.fixed ? prior : vectorWeightFor(prior, lexical.hits, vector.hits, depth);
+    const weight = weights.fixed
+      ? prior
+      : vectorWeightFor(prior, lexical.hits, vector.hits, depth, this.coverage(lexical));
     const fused = fuse(lexical.hits, vector.hits, weight, {
       floor: VECTOR_ONLY_FLOOR,
       lexicalFloor: LEXICAL_ONLY_FLOOR,
@@ -181,6 +186,16 @@ export class SearchService {
           degraded: true,
           degraded_reason: `${catchingUp} of the results ${catchingUp === 1 ? 'is' : 'are'} not embedded yet (the vector index is catching up): found by their words only`,
         };
+  }
+
+  /**
+   * How much of the query the lexical side's first document covers (term-table.ts), or
+   * `undefined` before the server has counted its terms' frequencies.
+   */
+  private coverage(lexical: LexicalSide): number | undefined {
+    const table = this.terms.current;
+    if (table === undefined || lexical.first === undefined) return undefined;
+    return lexicalCoverage(table, lexical.first);
   }
 
   /**

@@ -68,6 +68,11 @@ export interface SharedSearch {
   /** Documents wanted from each side. */
   readonly limit: number;
   readonly scope: Scope;
+  /**
+   * Also the term ids of the lexical side's first document (its sparse vector's indices), for
+   * the fusion's coverage: a third query of the same batch, one point with its vector.
+   */
+  readonly firstTerms?: boolean;
 }
 
 /** A document found by one side: its score, and with dense vectors its best passage. */
@@ -75,6 +80,16 @@ export interface SharedHit {
   readonly documentId: string;
   readonly score: number;
   readonly passage?: VectorHit;
+}
+
+/**
+ * What a shared search found: each side's documents, and with `firstTerms` the term ids of
+ * the lexical side's first document (empty when it found none).
+ */
+export interface SharedAnswer {
+  readonly lexical?: SharedHit[];
+  readonly vector?: SharedHit[];
+  readonly firstTermIds?: ReadonlySet<number>;
 }
 
 /** The lexical records, as the rebuild of every document's point reads them (lexical.store.ts). */
@@ -202,15 +217,28 @@ export class QdrantLexicalIndex implements LexicalMirror {
    * each document's best (a few passages a document wanted; asked again, grouped by Qdrant,
    * only when they came from too few documents).
    */
-  async search(request: SharedSearch): Promise<{ lexical?: SharedHit[]; vector?: SharedHit[] }> {
+  async search(request: SharedSearch): Promise<SharedAnswer> {
     const filter = scopeFilter(request.scope);
     const searches: Array<Record<string, unknown>> = [];
+    const firstTerms = request.lexical !== undefined && request.firstTerms === true;
     if (request.lexical !== undefined) {
       searches.push({
         query: request.lexical,
         using: LEXICAL_VECTOR,
         limit: request.limit,
         with_payload: ['document_id'],
+        ...(filter ? { filter } : {}),
+      });
+    }
+    if (firstTerms) {
+      // The first point again, with its sparse vector: asking it of the search above would
+      // bring every candidate's vector (thousands of terms a document) for one's.
+      searches.push({
+        query: request.lexical,
+        using: LEXICAL_VECTOR,
+        limit: 1,
+        with_payload: false,
+        with_vector: [LEXICAL_VECTOR],
         ...(filter ? { filter } : {}),
       });
     }
@@ -237,14 +265,16 @@ export class QdrantLexicalIndex implements LexicalMirror {
     );
     const points = answers.map((answer) => answer.points);
     const lexical = request.lexical !== undefined ? points.shift()!.map(documentHit) : undefined;
-    if (vector === undefined) return { lexical, vector: request.vector ? [] : undefined };
+    const first = firstTerms ? termIdsOf(points.shift()![0]) : undefined;
+    const shared = first === undefined ? { lexical } : { lexical, firstTermIds: first };
+    if (vector === undefined) return { ...shared, vector: request.vector ? [] : undefined };
     const found = points.shift()!;
-    if (!dense) return { lexical, vector: found.map(documentHit) };
+    if (!dense) return { ...shared, vector: found.map(documentHit) };
     let best = bestPassages(found.map(chunkHit), request.limit);
     if (best.length < request.limit && found.length === passages) {
       best = await this.densePerDocument(vector.vector, request.limit, filter);
     }
-    return { lexical, vector: best };
+    return { ...shared, vector: best };
   }
 
   private async densePerDocument(
@@ -270,6 +300,12 @@ export class QdrantLexicalIndex implements LexicalMirror {
       return [{ documentId: passage.documentId, score: passage.score, passage }];
     });
   }
+}
+
+/** The term ids of a point's lexical vector; none when there is no point. */
+function termIdsOf(point: { vector?: unknown } | undefined): ReadonlySet<number> {
+  const vectors = point?.vector as Record<string, { indices?: number[] }> | undefined;
+  return new Set(vectors?.[LEXICAL_VECTOR]?.indices ?? []);
 }
 
 function documentHit(point: {
