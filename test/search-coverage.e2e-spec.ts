@@ -144,5 +144,21 @@ describeWithQdrant('the lexical coverage in both stores', 'server')(
       expect(coverage.get('guide zebracorn')).toBeGreaterThan(0);
       expect(coverage.get('guide zebracorn')).toBeLessThan(0.1);
     });
+
+    it('says in the status what term table each server counted, in either store', async () => {
+      for (const app of [qdrant, local]) {
+        const table = await tableOf(app);
+        const { body } = await request(app.baseUrl)
+          .get('/admin/vectors/status')
+          .set(as)
+          .expect(200);
+        expect(body.lexical.term_frequencies).toEqual({
+          documents: DOCUMENTS,
+          terms: table.ids.length,
+          counted_at: expect.any(String),
+        });
+        expect(Date.parse(body.lexical.term_frequencies.counted_at)).not.toBeNaN();
+      }
+    });
   },
 );

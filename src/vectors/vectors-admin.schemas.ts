@@ -65,6 +65,16 @@ export const vectorsStatusSchema = z
           .describe(
             'The latent-semantic model the vector side ranks by with the local embedder (null: none yet, or not used); with qdrant, its slot and a model being written',
           ),
+        term_frequencies: z
+          .object({
+            documents: z.number().int().describe('Documents of the sample it was counted from'),
+            terms: z.number().int().describe('Distinct terms in that sample'),
+            counted_at: z.string().describe('When this server counted it (ISO 8601)'),
+          })
+          .nullable()
+          .describe(
+            "The terms' document frequencies the fusion weighs the lexical side's coverage of a query by, counted by this server from a sample of the records (null: not counted yet, or under 50 documents)",
+          ),
       })
       .describe("The lexical index: this server's copy, or the one in Qdrant"),
     lexical_coverage: z

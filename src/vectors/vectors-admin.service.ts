@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
 import { safeMessage } from '../common/fault';
+import { TermTable } from './search/term-table';
 import { QdrantSemantic } from './stores/qdrant/qdrant-semantic';
 import { callVectorWorker } from '../cluster/vector-worker.client';
 import { AppConfig } from '../config/app-config';
@@ -35,6 +36,7 @@ export class VectorsAdminService {
     private readonly lexical: LexicalStore,
     private readonly choice: EmbeddingsChoice,
     private readonly lane: LexicalFirstLane,
+    private readonly terms: TermTable,
     @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
     @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
   ) {}
@@ -125,6 +127,7 @@ export class VectorsAdminService {
         store: 'local',
         ...this.lexical.stats,
         semantic_model: this.lexical.semanticModel ?? null,
+        term_frequencies: this.terms.describe(),
       };
     }
     const [totals, semantic] = await Promise.all([
@@ -144,6 +147,7 @@ export class VectorsAdminService {
       terms: 0,
       postings: 0,
       semantic_model: semantic ?? null,
+      term_frequencies: this.terms.describe(),
     };
   }
 

@@ -105,7 +105,8 @@ export function lexicalCoverage(table: TermFrequencies, { terms, held }: FirstHo
 export class TermTable implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('TermTable');
   private readonly records: LexicalRecordsRepository;
-  private table: (TermFrequencies & { readonly learntAt: number }) | undefined;
+  private table:
+    (TermFrequencies & { readonly learntAt: number; readonly countedAt: Date }) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private counting: Promise<void> | undefined;
   private lastAttempt = 0;
@@ -121,6 +122,19 @@ export class TermTable implements OnApplicationBootstrap, OnModuleDestroy {
   /** The table searched now, if one has been counted. */
   get current(): TermFrequencies | undefined {
     return this.table;
+  }
+
+  /**
+   * What the status says of it (`/admin/vectors/status`, `lexical.term_frequencies`): the
+   * documents it was counted from, its terms, and when; `null` before the first counting.
+   */
+  describe(): { documents: number; terms: number; counted_at: string } | null {
+    if (this.table === undefined) return null;
+    return {
+      documents: this.table.documents,
+      terms: this.table.ids.length,
+      counted_at: this.table.countedAt.toISOString(),
+    };
   }
 
   onApplicationBootstrap(): void {
@@ -157,7 +171,11 @@ export class TermTable implements OnApplicationBootstrap, OnModuleDestroy {
     this.lastAttempt = Date.now();
     const counts = await this.records.termFrequencySample(TERM_SAMPLE);
     const documents = Math.min(TERM_SAMPLE, totals.documents);
-    this.table = { ...frequenciesOf(documents, counts), learntAt: totals.documents };
+    this.table = {
+      ...frequenciesOf(documents, counts),
+      learntAt: totals.documents,
+      countedAt: new Date(),
+    };
     this.logger.log(
       `term frequencies counted from ${documents} documents (${this.table.ids.length} terms) in ${Date.now() - this.lastAttempt} ms`,
     );
