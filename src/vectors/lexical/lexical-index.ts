@@ -195,6 +195,26 @@ export class LexicalIndex {
     return true;
   }
 
+  /**
+   * Which of `terms` a held document holds: one pass over its term ids against the few asked,
+   * where {@link termCountsOf} would name every term it has (a search asks this of its first
+   * document).
+   */
+  heldTerms(documentId: string, terms: readonly string[]): Set<string> {
+    const asked = new Map<number, string>();
+    for (const term of terms) {
+      const id = this.termIds.get(term);
+      if (id !== undefined) asked.set(id, term);
+    }
+    const held = new Set<string>();
+    if (asked.size === 0) return held;
+    this.termIdsOf(documentId, (id) => {
+      const term = asked.get(id);
+      if (term !== undefined) held.add(term);
+    });
+    return held;
+  }
+
   termName(term: number): string {
     return this.termNames[term];
   }

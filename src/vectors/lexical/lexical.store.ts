@@ -360,12 +360,8 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     const hits = matches.length === 0 ? [] : await this.results(matches, options.limit);
     // Which of the query's terms the first document holds: the fusion's coverage (fusion.ts).
     const asked = [...analysed.terms.keys()].slice(0, MAX_QUERY_TERMS);
-    const held = hits.length === 0 ? undefined : index.termCountsOf(hits[0].documentId);
-    return {
-      hits,
-      terms: terms.map((t) => t.term),
-      first: { terms: asked, held: new Set(asked.filter((term) => held?.has(term))) },
-    };
+    const held = hits.length === 0 ? new Set<string>() : index.heldTerms(hits[0].documentId, asked);
+    return { hits, terms: terms.map((t) => t.term), first: { terms: asked, held } };
   }
 }
 

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
+import { idf } from '../lexical/bm25';
 import type { FirstHolds } from '../lexical/lexical.store';
 import { LexicalRecordsRepository } from '../lexical/lexical-records.repository';
 import { modelDue, SEMANTIC_CHECK_MS } from '../semantic/semantic-training';
@@ -72,8 +73,7 @@ export function dfOf(table: TermFrequencies, term: string): number {
 
 /** A term's inverse document frequency, as BM25 gives it (never negative, larger when rarer). */
 export function idfOf(table: TermFrequencies, term: string): number {
-  const f = dfOf(table, term);
-  return Math.log(1 + (table.documents - f + 0.5) / (f + 0.5));
+  return idf(table.documents, dfOf(table, term));
 }
 
 /**
