@@ -66,6 +66,17 @@ describe('folder and web sources', () => {
       `a run of ${id} to end`,
       { timeoutMs: 30_000, intervalMs: 100 },
     );
+  /** The source's first run, once ended (its watch's runs may follow it at once). */
+  const firstRun = async (id: string): Promise<Run> =>
+    waitFor(
+      async () => {
+        const { body } = await get(`/sources/${id}/runs?limit=50`).expect(200);
+        const run: Run | undefined = body.runs.at(-1);
+        return run !== undefined && !['queued', 'running'].includes(run.status) ? run : undefined;
+      },
+      `the first run of ${id} to end`,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
   const sync = async (id: string): Promise<Run> => {
     const { body } = await request(t.baseUrl).post(`/sources/${id}/sync`).set(AS).expect(202);
     return waitFor(
@@ -112,7 +123,7 @@ describe('folder and web sources', () => {
       .set(AS)
       .send({ id: 'notes', kind: 'folder', path: join(dir, 'notes'), mount: 'notes' })
       .expect(201);
-    const first = await lastRun('notes');
+    const first = await firstRun('notes');
     expect(first.counts).toMatchObject({ created: 6, failed: 0 });
     const one = (await get(idPath('notes/one.md')).expect(200)).body;
     expect(one.metadata).toMatchObject({

@@ -47,20 +47,30 @@ describe('sources on two replicas', () => {
         request(b.baseUrl).post('/sources/notes/sync').set(AS).expect(202),
       ]);
       expect(x.body.id).toBe(y.body.id);
+      // Its own run, not the last: the folder's watch makes runs of its own in between.
       await waitFor(
         async () => {
-          const { body } = await request(a.baseUrl).get('/sources/notes').set(AS);
-          return (
-            body.last_run?.id === x.body.id && !['queued', 'running'].includes(body.last_run.status)
+          const { body } = await request(a.baseUrl).get('/sources/notes/runs?limit=50').set(AS);
+          const run = (body.runs as Array<{ id: string; status: string }>).find(
+            (r) => r.id === x.body.id,
           );
+          return run !== undefined && !['queued', 'running'].includes(run.status);
         },
         'the run to end',
         { timeoutMs: 30_000, intervalMs: 50 },
       );
     }
     const client = await db.client();
-    const { rows } = await client.query(
-      `SELECT id, runner, started_at, finished_at, status FROM kb_source_runs ORDER BY started_at`,
+    // The watch's runs too, once none is waiting or under way.
+    const rows = await waitFor(
+      async () => {
+        const { rows } = await client.query(
+          `SELECT id, runner, started_at, finished_at, status FROM kb_source_runs ORDER BY started_at`,
+        );
+        return rows.every((row) => !['queued', 'running'].includes(row.status)) && rows;
+      },
+      'every run to end',
+      { timeoutMs: 30_000, intervalMs: 50 },
     );
     expect(rows.length).toBeGreaterThanOrEqual(5);
     expect(rows.every((row) => row.status === 'succeeded')).toBe(true);

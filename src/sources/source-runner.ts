@@ -245,6 +245,11 @@ export class SourceRunner implements OnApplicationBootstrap, OnApplicationShutdo
       this.logger.log(
         `source ${source.id}: ${status} in ${Date.now() - started} ms: ${JSON.stringify(result.counts)}`,
       );
+      if (declaration.kind === 'folder' && !this.watches.has(source.id)) {
+        // Watched from the end of its first sync, not from the next look at the watches.
+        this.lastWatchesCheck = 0;
+        this.nudge();
+      }
     } catch (error) {
       const cancelled = signal.aborted;
       const message = messageOf(cancelled ? signal.reason : error);
