@@ -342,9 +342,15 @@ describe('published shapes', () => {
     expect(asked.status).toBe(202);
     const ended = await waitFor(
       async () => {
-        const { body } = await send(t.baseUrl, { path: '/sources/shapes', headers: HEADERS });
-        const run = body.last_run;
-        return run?.id === asked.body.id && !['queued', 'running'].includes(run.status) && run;
+        // Its own run, not the last: the watch its end starts makes a run of its own.
+        const { body } = await send(t.baseUrl, {
+          path: '/sources/shapes/runs?limit=20',
+          headers: HEADERS,
+        });
+        const run = (body.runs as Array<{ id: string; status: string }>).find(
+          (r) => r.id === asked.body.id,
+        );
+        return run !== undefined && !['queued', 'running'].includes(run.status) && run;
       },
       'the sync to end',
       { timeoutMs: 45_000, intervalMs: 100 },
