@@ -58,6 +58,10 @@ async function dump({ embedder, qdrantUrl, out }) {
           OPENAI_BASE_URL: server.baseUrl,
           EMBEDDINGS_MODEL: model.served,
           EMBEDDINGS_MAX_INPUT_TOKENS: String(kit.chunkTokensFor(model.window)),
+          // The three corpora's servers share one embeddings server, which embeds one text
+          // at a time: a batch waits behind the others' past the default 30 s, and each
+          // timeout throws away what was embedded for it and asks again.
+          OPENAI_TIMEOUT_MS: '600000',
         });
       }
     } else if (embedder !== 'lsa') throw new Error(`unknown embedder ${embedder}`);
