@@ -8,6 +8,7 @@ import { ALL_TOOLS } from './support/mcp-expected';
 import { type Json, post, rpc, send } from './support/mcp-http';
 import { modernPost } from './support/mcp-modern';
 import { page, PageServer, startPageServer } from './support/mcp-page-server';
+import { sourceRunEnded } from './support/source-runs';
 import { waitFor } from './support/wait';
 
 const KEY = 'shapes-key-0123456789abcdef';
@@ -340,20 +341,12 @@ describe('published shapes', () => {
       path: '/sources/shapes/sync',
     });
     expect(asked.status).toBe(202);
-    const ended = await waitFor(
-      async () => {
-        // Its own run, not the last: the watch its end starts makes a run of its own.
-        const { body } = await send(t.baseUrl, {
-          path: '/sources/shapes/runs?limit=20',
-          headers: HEADERS,
-        });
-        const run = (body.runs as Array<{ id: string; status: string }>).find(
-          (r) => r.id === asked.body.id,
-        );
-        return run !== undefined && !['queued', 'running'].includes(run.status) && run;
-      },
-      'the sync to end',
-      { timeoutMs: 45_000, intervalMs: 100 },
+    const ended = await sourceRunEnded(
+      t.baseUrl,
+      HEADERS,
+      'shapes',
+      (r) => r.id === asked.body.id,
+      'the sync',
     );
     expect(ended).toMatchObject({ status: 'succeeded', message: null });
     const listed = await rest('/sources', { path: '/sources' });

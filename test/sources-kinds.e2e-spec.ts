@@ -6,6 +6,7 @@ import { idPath } from './documents-helpers';
 import { aSavedPage } from './factories';
 import { startTestApp, TestApp } from './support/app';
 import { html, startLoopbackSite, type LoopbackSite, type Route } from './support/loopback-site';
+import { sourceRunEnded } from './support/source-runs';
 import { waitFor } from './support/wait';
 
 /**
@@ -67,27 +68,11 @@ describe('folder and web sources', () => {
       { timeoutMs: 30_000, intervalMs: 100 },
     );
   /** The source's first run, once ended (its watch's runs may follow it at once). */
-  const firstRun = async (id: string): Promise<Run> =>
-    waitFor(
-      async () => {
-        const { body } = await get(`/sources/${id}/runs?limit=50`).expect(200);
-        const run: Run | undefined = body.runs.at(-1);
-        return run !== undefined && !['queued', 'running'].includes(run.status) ? run : undefined;
-      },
-      `the first run of ${id} to end`,
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+  const firstRun = (id: string): Promise<Run> =>
+    sourceRunEnded<Run>(t.baseUrl, AS, id, () => true, `the first run of ${id}`);
   const sync = async (id: string): Promise<Run> => {
     const { body } = await request(t.baseUrl).post(`/sources/${id}/sync`).set(AS).expect(202);
-    return waitFor(
-      async () => {
-        const { body: runs } = await get(`/sources/${id}/runs`).expect(200);
-        const run = runs.runs.find((r: Run) => r.id === body.id);
-        return run !== undefined && !['queued', 'running'].includes(run.status) ? run : undefined;
-      },
-      `run ${body.id} to end`,
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    return sourceRunEnded<Run>(t.baseUrl, AS, id, (r) => r.id === body.id, `run ${body.id}`);
   };
 
   beforeAll(async () => {

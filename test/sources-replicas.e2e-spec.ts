@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startTestApp, TestApp } from './support/app';
+import { sourceRunEnded } from './support/source-runs';
 import { waitFor } from './support/wait';
 
 /**
@@ -47,18 +48,7 @@ describe('sources on two replicas', () => {
         request(b.baseUrl).post('/sources/notes/sync').set(AS).expect(202),
       ]);
       expect(x.body.id).toBe(y.body.id);
-      // Its own run, not the last: the folder's watch makes runs of its own in between.
-      await waitFor(
-        async () => {
-          const { body } = await request(a.baseUrl).get('/sources/notes/runs?limit=50').set(AS);
-          const run = (body.runs as Array<{ id: string; status: string }>).find(
-            (r) => r.id === x.body.id,
-          );
-          return run !== undefined && !['queued', 'running'].includes(run.status);
-        },
-        'the run to end',
-        { timeoutMs: 30_000, intervalMs: 50 },
-      );
+      await sourceRunEnded(a.baseUrl, AS, 'notes', (r) => r.id === x.body.id, 'the run');
     }
     const client = await db.client();
     // The watch's runs too, once none is waiting or under way.

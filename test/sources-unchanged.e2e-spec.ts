@@ -7,6 +7,7 @@ import { TestRepository } from '../src/sources/connectors/git/git-repository.tes
 import { idPath } from './documents-helpers';
 import { startTestApp, type TestApp } from './support/app';
 import { html, startLoopbackSite, type LoopbackSite } from './support/loopback-site';
+import { sourceRunEnded } from './support/source-runs';
 import { waitFor } from './support/wait';
 
 /**
@@ -107,14 +108,12 @@ class Observer {
     matches: (run: Run) => boolean = () => true,
     what = 'a run',
   ): Promise<Run> {
-    return waitFor(
-      async () => {
-        const { body } = await this.get(`/sources/${source}/runs?limit=20`).expect(200);
-        const run = (body.runs as Run[]).filter((r) => Number(r.id) > after && matches(r)).at(-1);
-        return run !== undefined && !['queued', 'running'].includes(run.status) && run;
-      },
-      `${what} of ${source} after run ${after} to end`,
-      { timeoutMs: 30_000, intervalMs: 100 },
+    return sourceRunEnded<Run>(
+      this.t.baseUrl,
+      AS,
+      source,
+      (r) => Number(r.id) > after && matches(r),
+      `${what} of ${source} after run ${after}`,
     );
   }
 
