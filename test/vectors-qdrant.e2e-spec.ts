@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-store';
+import { SEMANTIC_DIMENSIONS } from '../src/vectors/semantic/semantic-training';
+import { documentPointId } from '../src/vectors/stores/qdrant/qdrant-lexical.index';
 import { pointId } from '../src/vectors/stores/vector-payload';
 import { ChunkPoint } from '../src/vectors/stores/vector-store.interface';
 import { createCollection, deleteCollection, qdrantRequest } from './support/qdrant-rest';
@@ -197,13 +199,13 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
       expect((await info(name)).points_count).toBe(1);
     });
 
-    it("writes the passages' vectors only while they are the vector side, and has them written again for a server that searches them", async () => {
+    it('writes the passages only while they are the vector side, and has them written again for a server that searches them', async () => {
       const name = collection();
       const lsa = store(name, { passageGraph: false }, 'shared');
       await lsa.init(EMBEDDER);
       // As the latent-semantic model's server says: no model searched yet, then one.
       let warmUp = true;
-      lsa.writePassageVectorsWhile(() => Promise.resolve(warmUp));
+      lsa.writePassagesWhile(() => Promise.resolve(warmUp));
       const doc = (id: string, ...chunks: ChunkPoint[]) => ({
         documentId: id,
         revision: 1,
@@ -211,73 +213,95 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
         tags: [],
         chunks,
       });
+      /** The points of a document: their ids and the names of their vectors. */
+      const pointsOf = async (documentId: string) =>
+        new Map(
+          (
+            await qdrantRequest<{ points: { id: string; vector: Record<string, unknown> }[] }>(
+              url,
+              'POST',
+              `/collections/${name}/points/scroll`,
+              {
+                filter: { must: [{ key: 'document_id', match: { value: documentId } }] },
+                with_vector: true,
+              },
+            )
+          ).points.map((p) => [p.id, Object.keys(p.vector)]),
+        );
+      /** A document's own point, as the lexical side writes it under a semantic model. */
+      const documentPoint = (documentId: string) =>
+        qdrantRequest(url, 'PUT', `/collections/${name}/points?wait=true`, {
+          points: [
+            {
+              id: documentPointId(documentId),
+              vector: { semantic_a: Array(SEMANTIC_DIMENSIONS).fill(0.1) },
+              payload: {
+                document_id: documentId,
+                kind: 'document',
+                revision: 1,
+                tags: [],
+                ancestors: [],
+              },
+            },
+          ],
+        });
       await lsa.replaceDocuments([doc('early.md', chunk(0, v(1, 0)), chunk(1, v(1, 1)))]);
       warmUp = false;
       await lsa.replaceDocuments([doc('late.md', chunk(0, v(0, 1)))]);
-      const points = await qdrantRequest<{ id: string; vector: Record<string, unknown> }[]>(
-        url,
-        'POST',
-        `/collections/${name}/points`,
-        {
-          ids: [pointId('early.md', 0), pointId('early.md', 1), pointId('late.md', 0)],
-          with_vector: true,
-        },
-      );
-      const vectors = new Map(points.map((p) => [p.id, Object.keys(p.vector)]));
-      expect(vectors).toEqual(
+      await documentPoint('early.md');
+      await documentPoint('late.md');
+      expect(await pointsOf('early.md')).toEqual(
         new Map([
           [pointId('early.md', 0), ['dense']],
           [pointId('early.md', 1), ['dense']],
-          [pointId('late.md', 0), []],
+          [documentPointId('early.md'), ['semantic_a']],
         ]),
       );
-      // The passage is still there for what it carries (its heading and text), and its
-      // document's older revisions still go.
-      await lsa.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 2 }]);
-      const early = await qdrantRequest<{ points: { id: string; vector: object }[] }>(
-        url,
-        'POST',
-        `/collections/${name}/points/scroll`,
-        {
-          filter: { must: [{ key: 'document_id', match: { value: 'early.md' } }] },
-          with_vector: true,
-        },
+      // No passage is written once a model is searched (nothing would read it); the
+      // document's own point stays.
+      expect(await pointsOf('late.md')).toEqual(
+        new Map([[documentPointId('late.md'), ['semantic_a']]]),
       );
-      expect(early.points).toEqual([
-        { id: pointId('early.md', 0), vector: {}, payload: expect.anything() },
-      ]);
+      // A document written again then loses the passages of its earlier revisions.
+      await lsa.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 2 }]);
+      expect(await pointsOf('early.md')).toEqual(
+        new Map([[documentPointId('early.md'), ['semantic_a']]]),
+      );
       await expect(lsa.report()).resolves.toMatchObject({
         passage_graph: false,
         passage_vectors: expect.stringMatching(/^only until the first semantic model is searched/),
       });
-      // A predicate that cannot answer (its database down) leaves the vectors in.
-      lsa.writePassageVectorsWhile(() => Promise.reject(new Error('database down')));
+      // A predicate that cannot answer (its database down) leaves the passages in.
+      lsa.writePassagesWhile(() => Promise.reject(new Error('database down')));
       await lsa.replaceDocuments([{ ...doc('late.md', chunk(0, v(0, 1))), revision: 2 }]);
-      const [late] = await qdrantRequest<{ vector: Record<string, unknown> }[]>(
-        url,
-        'POST',
-        `/collections/${name}/points`,
-        { ids: [pointId('late.md', 0)], with_vector: true },
+      expect(await pointsOf('late.md')).toEqual(
+        new Map([
+          [pointId('late.md', 0), ['dense']],
+          [documentPointId('late.md'), ['semantic_a']],
+        ]),
       );
-      expect(Object.keys(late.vector)).toEqual(['dense']);
 
-      // A server whose vector side is the passages (an embedding model) finds the passage
-      // without its vector and has every document embedded again, and its status says so.
-      lsa.writePassageVectorsWhile(() => Promise.resolve(false));
-      await lsa.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 3 }]);
+      // A server whose vector side is the passages (an embedding model) finds the documents
+      // written under a semantic model and has every document embedded again, and its status
+      // says so; once they are queued, the marks go.
       const passages = store(name, { passageGraph: true }, 'shared');
       const said = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      let started: Awaited<ReturnType<QdrantVectorStore['init']>>;
       try {
-        await expect(passages.init(EMBEDDER)).resolves.toEqual({
-          reset: `the Qdrant collection "${name}" holds 1 passages without their vector (written while the latent-semantic model was the vector side), and this server's vector side searches the passages`,
-        });
+        started = await passages.init(EMBEDDER);
       } finally {
         said.mockRestore();
       }
+      expect(started).toEqual({
+        reset: `the Qdrant collection "${name}" holds 2 documents written while a latent-semantic model was the vector side (their passages without vectors), and this server's vector side searches the passages`,
+        afterReset: expect.any(Function),
+      });
       await expect(passages.report()).resolves.toMatchObject({
         passage_vectors:
-          "every passage's: 1 found without one at start, their documents queued to be embedded again",
+          "every passage's: 2 documents found without them at start, queued to be embedded again",
       });
+      await started.afterReset!();
+      expect(await pointsOf('early.md')).toEqual(new Map([[documentPointId('early.md'), []]]));
       // Written again (as the pipeline does), it is found by its vector, and the next start is quiet.
       await passages.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 4 }]);
       const [hit] = await passages.search(v(1, 0), { limit: 1 });

@@ -165,10 +165,8 @@ export const qdrantSemanticProvider: FactoryProvider<QdrantSemantic | null> = {
       learns ? pool : undefined,
     );
     index.useSemantic(semantic);
-    // The passages' vectors are the vector side only until a model is searched.
-    (store as QdrantVectorStore).writePassageVectorsWhile(
-      async () => !(await semantic.modelSearched()),
-    );
+    // The passages are the vector side only until a model is searched.
+    (store as QdrantVectorStore).writePassagesWhile(async () => !(await semantic.modelSearched()));
     return semantic;
   },
 };

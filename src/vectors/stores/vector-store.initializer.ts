@@ -52,11 +52,19 @@ export class VectorStoreInitializer {
 
   private async initialise(): Promise<void> {
     try {
-      const { reset } = await this.store.init({
+      const { reset, afterReset } = await this.store.init({
         id: `${this.embedder.provider}:${this.embedder.model}`,
         dimensions: this.embedder.dimensions,
       });
-      if (reset) for (const handler of this.resetHandlers) await handler(reset);
+      if (reset) {
+        for (const handler of this.resetHandlers) await handler(reset);
+        // Left undone, the next start finds the same and queues the documents again.
+        await afterReset?.().catch((error: Error) =>
+          this.logger.warn(
+            `${reset}: not marked as done (${error.message}), asked again at the next start`,
+          ),
+        );
+      }
       this.done = true;
       this.lastFailure = undefined;
       this.logger.log(

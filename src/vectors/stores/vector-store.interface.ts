@@ -88,9 +88,13 @@ export interface VectorStore {
    * Prepares the store for vectors from `embedder` (creating what is missing). Resolves
    * `reset` with the reason when the store holds no vector of the documents any more (another
    * embedder's were discarded, or it was made empty now), so every document must be embedded
-   * again; rejects when the store cannot take these vectors.
+   * again; rejects when the store cannot take these vectors. `afterReset`, when given, is
+   * called once every document is queued again (what marked the store as needing it goes).
    */
-  init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }>;
+  init(embedder: {
+    id: string;
+    dimensions: number;
+  }): Promise<{ reset: false | string; afterReset?: () => Promise<void> }>;
   /**
    * Makes each document's `points` its only points: upserts them (ids are deterministic per
    * document and chunk index) and deletes the document's points of any other revision.

@@ -13,6 +13,7 @@ import {
   type CollectionSettings,
   DENSE_VECTOR,
   QdrantCollection,
+  SEMANTIC_VECTORS,
 } from './qdrant-collection';
 import {
   qdrantCall,
@@ -68,10 +69,10 @@ export interface ChunkPayload {
 export class QdrantVectorStore implements VectorStore {
   readonly name = 'qdrant' as const;
   private readonly client: QdrantClient;
-  /** Whether a passage written now carries its dense vector (see {@link writePassageVectorsWhile}). */
-  private passageVectorsWanted: () => Promise<boolean> = () => Promise.resolve(true);
-  /** Passages found without their vector at start, queued to be embedded again (the status). */
-  private passagesWithoutVector = 0;
+  /** Whether the passages are written now (see {@link writePassagesWhile}). */
+  private passagesWanted: () => Promise<boolean> = () => Promise.resolve(true);
+  /** Documents found without their passages' vectors at start, queued again (the status). */
+  private documentsWithoutPassages = 0;
 
   constructor(
     private readonly connection: QdrantConnection,
@@ -111,49 +112,77 @@ export class QdrantVectorStore implements VectorStore {
     return new QdrantVectorStore(connection, collection, searchClient);
   }
 
-  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }> {
+  async init(embedder: {
+    id: string;
+    dimensions: number;
+  }): Promise<{ reset: false | string; afterReset?: () => Promise<void> }> {
     // A collection made now holds no vector: every document is embedded into it.
     const { created } = await this.collection.ensure(embedder);
     if (created) return { reset: `the Qdrant collection "${this.collection.name}" is new` };
-    this.passagesWithoutVector = this.collection.passagesSearched
-      ? await this.countPassagesWithoutVector()
+    this.documentsWithoutPassages = this.collection.passagesSearched
+      ? await this.countDocumentsWithoutPassages()
       : 0;
-    if (this.passagesWithoutVector > 0) {
+    if (this.documentsWithoutPassages > 0) {
       // Written while the latent-semantic model was the vector side: a server that searches
       // the passages would never find those documents by vector until each was written again.
       return {
-        reset: `the Qdrant collection "${this.collection.name}" holds ${this.passagesWithoutVector} passages without their vector (written while the latent-semantic model was the vector side), and this server's vector side searches the passages`,
+        reset: `the Qdrant collection "${this.collection.name}" holds ${this.documentsWithoutPassages} documents written while a latent-semantic model was the vector side (their passages without vectors), and this server's vector side searches the passages`,
+        afterReset: () => this.forgetSemanticVectors(),
       };
     }
     return { reset: false };
   }
 
   /**
-   * In a collection that also holds the lexical side, the passages' dense vectors are written
-   * only while `wanted` says so: with the latent-semantic model as the vector side they are
-   * searched only until its first model is (qdrant-semantic.ts), and sending them (768 numbers
-   * of JSON a passage, some 45 KB a document) was most of what the pipeline cost the server
-   * as the collection grew (docs/performance.md). Qdrant's named vectors are optional per
-   * point; a server whose vector side is the passages finds those without one at start and
-   * has them written again ({@link init}).
+   * In a collection that also holds the lexical side, the passages are written only while
+   * `wanted` says so: with the latent-semantic model as the vector side they are searched only
+   * until its first model is (qdrant-semantic.ts), and nothing else reads them (the results
+   * shown are read from PostgreSQL). Writing them anyway was most of what the pipeline cost:
+   * their 768 numbers of JSON (some 45 KB a document) in the server, and in Qdrant some five
+   * points a document, their text copied again by every merge of its segments
+   * (docs/performance.md). A document written meanwhile has its latent-semantic vector on its
+   * own point (qdrant-lexical.index.ts): a server whose vector side is the passages counts
+   * those at start and has them embedded again ({@link init}).
    */
-  writePassageVectorsWhile(wanted: () => Promise<boolean>): void {
+  writePassagesWhile(wanted: () => Promise<boolean>): void {
     // Asked at each write: the layout is known only once the collection is found (init).
-    this.passageVectorsWanted = wanted;
+    this.passagesWanted = wanted;
   }
 
-  private async countPassagesWithoutVector(): Promise<number> {
+  /**
+   * The documents whose own point holds a latent-semantic vector: written (or written again
+   * with a new model) while such a model was the vector side, so their passages may have been
+   * left out, or written without a vector by earlier versions.
+   */
+  private async countDocumentsWithoutPassages(): Promise<number> {
     if (!this.named) return 0;
-    const { count } = await qdrantRead('count of the passages without a vector', () =>
-      this.client.count(this.collection.name, {
-        exact: true,
-        filter: {
-          must: [{ key: 'kind', match: { value: 'chunk' } }],
-          must_not: [{ has_vector: DENSE_VECTOR }],
-        },
-      }),
+    const { count } = await qdrantRead(
+      'count of the documents written under a semantic model',
+      () =>
+        this.client.count(this.collection.name, {
+          exact: true,
+          filter: {
+            must: [{ key: 'kind', match: { value: 'document' } }],
+            should: Object.values(SEMANTIC_VECTORS).map((name) => ({ has_vector: name })),
+          },
+        }),
     );
     return count;
+  }
+
+  /**
+   * Once every document is queued to be embedded again: the latent-semantic vectors that
+   * marked them go (this server never searches them), so the next start is quiet. Left in
+   * place on failure: the next start queues the documents again.
+   */
+  private async forgetSemanticVectors(): Promise<void> {
+    await qdrantCall('delete of the latent-semantic vectors', () =>
+      this.client.deleteVectors(this.collection.name, {
+        wait: true,
+        filter: { must: [{ key: 'kind', match: { value: 'document' } }] },
+        vector: Object.values(SEMANTIC_VECTORS),
+      }),
+    );
   }
 
   private get named(): boolean {
@@ -162,29 +191,31 @@ export class QdrantVectorStore implements VectorStore {
 
   async replaceDocuments(documents: readonly DocumentPoints[]): Promise<void> {
     if (documents.length === 0) return;
-    // Asked of a predicate that may read PostgreSQL: when it cannot tell, the vectors go.
-    const dense = !this.named || (await this.passageVectorsWanted().catch(() => true));
-    const points = documents.flatMap((document) => {
-      const ancestors = ancestorsOf(document.documentId);
-      return document.chunks.map((chunk) => {
-        const vector = dense ? wireVector(chunk.vector) : undefined;
-        return {
-          id: pointId(document.documentId, chunk.chunkIndex),
-          vector: !this.named ? vector! : vector ? { [DENSE_VECTOR]: vector } : {},
-          payload: {
-            document_id: document.documentId,
-            kind: 'chunk',
-            chunk_index: chunk.chunkIndex,
-            revision: document.revision,
-            title: document.title,
-            tags: [...document.tags],
-            ancestors,
-            heading: chunk.heading,
-            content: chunk.content,
-          } satisfies ChunkPayload,
-        };
-      });
-    });
+    // Asked of a predicate that may read PostgreSQL: when it cannot tell, the passages go.
+    const written = !this.named || (await this.passagesWanted().catch(() => true));
+    const points = !written
+      ? []
+      : documents.flatMap((document) => {
+          const ancestors = ancestorsOf(document.documentId);
+          return document.chunks.map((chunk) => {
+            const vector = wireVector(chunk.vector);
+            return {
+              id: pointId(document.documentId, chunk.chunkIndex),
+              vector: this.named ? { [DENSE_VECTOR]: vector } : vector,
+              payload: {
+                document_id: document.documentId,
+                kind: 'chunk',
+                chunk_index: chunk.chunkIndex,
+                revision: document.revision,
+                title: document.title,
+                tags: [...document.tags],
+                ancestors,
+                heading: chunk.heading,
+                content: chunk.content,
+              } satisfies ChunkPayload,
+            };
+          });
+        });
     for (let start = 0; start < points.length; start += UPSERT_BATCH) {
       await qdrantCall('upsert', () =>
         this.client.upsert(this.collection.name, {
@@ -193,8 +224,9 @@ export class QdrantVectorStore implements VectorStore {
         }),
       );
     }
-    // Whatever is left of other revisions (a longer earlier version) goes, for every
-    // document of the batch in one request; the document's own point (the lexical side) stays.
+    // Whatever is left of other revisions (a longer earlier version), or every passage when
+    // none is written now, goes, for every document of the batch in one request; the
+    // document's own point (the lexical side) stays.
     await qdrantCall('delete of other revisions', () =>
       this.client.delete(this.collection.name, {
         wait: true,
@@ -202,7 +234,7 @@ export class QdrantVectorStore implements VectorStore {
           should: documents.map((document) => ({
             must: [{ key: 'document_id', match: { value: document.documentId } }],
             must_not: [
-              { key: 'revision', match: { value: document.revision } },
+              ...(written ? [{ key: 'revision', match: { value: document.revision } }] : []),
               { key: 'kind', match: { value: 'document' } },
             ],
           })),
@@ -261,13 +293,13 @@ export class QdrantVectorStore implements VectorStore {
     };
   }
 
-  /** Which passages carry their dense vector, as the status endpoint says it. */
+  /** Which passages are written with their dense vector, as the status endpoint says it. */
   private passageVectorsWritten(): string {
-    if (this.passagesWithoutVector > 0) {
-      return `every passage's: ${this.passagesWithoutVector} found without one at start, their documents queued to be embedded again`;
+    if (this.documentsWithoutPassages > 0) {
+      return `every passage's: ${this.documentsWithoutPassages} documents found without them at start, queued to be embedded again`;
     }
     if (!this.named || this.collection.passagesSearched) return "every passage's";
-    return 'only until the first semantic model is searched (the latent-semantic model is the vector side)';
+    return 'only until the first semantic model is searched: the passages are not written after it (the latent-semantic model is the vector side)';
   }
 
   close(): Promise<void> {
