@@ -4,7 +4,7 @@ import { QdrantVectorStore } from '../src/vectors/stores/qdrant/qdrant.vector-st
 import { SEMANTIC_DIMENSIONS } from '../src/vectors/semantic/semantic-training';
 import { documentPointId } from '../src/vectors/stores/qdrant/qdrant-lexical.index';
 import { pointId } from '../src/vectors/stores/vector-payload';
-import { ChunkPoint } from '../src/vectors/stores/vector-store.interface';
+import { ChunkPoint, StoreReady } from '../src/vectors/stores/vector-store.interface';
 import { createCollection, deleteCollection, qdrantRequest } from './support/qdrant-rest';
 import { describeWithQdrant, QdrantNode, testQdrantUrl } from './support/qdrant';
 
@@ -286,7 +286,7 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
       // says so; once they are queued, the marks go.
       const passages = store(name, { passageGraph: true }, 'shared');
       const said = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-      let started: Awaited<ReturnType<QdrantVectorStore['init']>>;
+      let started: StoreReady;
       try {
         started = await passages.init(EMBEDDER);
       } finally {

@@ -4,6 +4,7 @@ import { PostgresVectorReplica } from './postgres-vector.replica';
 import { ancestorsOf, decodeVector, encodeVectors } from './vector-payload';
 import {
   DocumentPoints,
+  StoreReady,
   VectorHit,
   VectorSearchOptions,
   VectorStore,
@@ -67,7 +68,7 @@ export class PostgresVectorStore implements VectorStore {
     private readonly options: { loadOnFirstSearch?: boolean } = {},
   ) {}
 
-  async init(embedder: { id: string; dimensions: number }): Promise<{ reset: false | string }> {
+  async init(embedder: { id: string; dimensions: number }): Promise<StoreReady> {
     const runner = this.dataSource.createQueryRunner('master');
     await runner.connect();
     let reset: false | string = false;

@@ -78,6 +78,13 @@ export interface VectorStoreCheck {
   readonly detail: Record<string, unknown>;
 }
 
+/** What {@link VectorStore.init} found: whether every document must be embedded again. */
+export interface StoreReady {
+  readonly reset: false | string;
+  /** Called once every document is queued again (what marked the store as needing it goes). */
+  readonly afterReset?: () => Promise<void>;
+}
+
 /**
  * Where chunk vectors live and are searched. Two implementations: `postgres` (a table of
  * this database, searched exactly) and `qdrant`, chosen by VECTOR_STORE.
@@ -88,13 +95,9 @@ export interface VectorStore {
    * Prepares the store for vectors from `embedder` (creating what is missing). Resolves
    * `reset` with the reason when the store holds no vector of the documents any more (another
    * embedder's were discarded, or it was made empty now), so every document must be embedded
-   * again; rejects when the store cannot take these vectors. `afterReset`, when given, is
-   * called once every document is queued again (what marked the store as needing it goes).
+   * again; rejects when the store cannot take these vectors.
    */
-  init(embedder: {
-    id: string;
-    dimensions: number;
-  }): Promise<{ reset: false | string; afterReset?: () => Promise<void> }>;
+  init(embedder: { id: string; dimensions: number }): Promise<StoreReady>;
   /**
    * Makes each document's `points` its only points: upserts them (ids are deterministic per
    * document and chunk index) and deletes the document's points of any other revision.

@@ -2,6 +2,7 @@ import type { QdrantClient } from '@qdrant/js-client-rest';
 import { ancestorsOf, pointId } from '../vector-payload';
 import {
   DocumentPoints,
+  StoreReady,
   VectorHit,
   VectorSearchOptions,
   VectorStore,
@@ -112,10 +113,7 @@ export class QdrantVectorStore implements VectorStore {
     return new QdrantVectorStore(connection, collection, searchClient);
   }
 
-  async init(embedder: {
-    id: string;
-    dimensions: number;
-  }): Promise<{ reset: false | string; afterReset?: () => Promise<void> }> {
+  async init(embedder: { id: string; dimensions: number }): Promise<StoreReady> {
     // A collection made now holds no vector: every document is embedded into it.
     const { created } = await this.collection.ensure(embedder);
     if (created) return { reset: `the Qdrant collection "${this.collection.name}" is new` };
