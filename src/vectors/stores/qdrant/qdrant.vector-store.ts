@@ -191,37 +191,7 @@ export class QdrantVectorStore implements VectorStore {
     if (documents.length === 0) return;
     // Asked of a predicate that may read PostgreSQL: when it cannot tell, the passages go.
     const written = !this.named || (await this.passagesWanted().catch(() => true));
-    const points = !written
-      ? []
-      : documents.flatMap((document) => {
-          const ancestors = ancestorsOf(document.documentId);
-          return document.chunks.map((chunk) => {
-            const vector = wireVector(chunk.vector);
-            return {
-              id: pointId(document.documentId, chunk.chunkIndex),
-              vector: this.named ? { [DENSE_VECTOR]: vector } : vector,
-              payload: {
-                document_id: document.documentId,
-                kind: 'chunk',
-                chunk_index: chunk.chunkIndex,
-                revision: document.revision,
-                title: document.title,
-                tags: [...document.tags],
-                ancestors,
-                heading: chunk.heading,
-                content: chunk.content,
-              } satisfies ChunkPayload,
-            };
-          });
-        });
-    for (let start = 0; start < points.length; start += UPSERT_BATCH) {
-      await qdrantCall('upsert', () =>
-        this.client.upsert(this.collection.name, {
-          wait: true,
-          points: points.slice(start, start + UPSERT_BATCH),
-        }),
-      );
-    }
+    if (written) await this.upsertPassages(documents);
     // Whatever is left of other revisions (a longer earlier version), or every passage when
     // none is written now, goes, for every document of the batch in one request; the
     // document's own point (the lexical side) stays.
@@ -239,6 +209,39 @@ export class QdrantVectorStore implements VectorStore {
         },
       }),
     );
+  }
+
+  /** Each document's passages as points, with their dense vectors, in requests of UPSERT_BATCH. */
+  private async upsertPassages(documents: readonly DocumentPoints[]): Promise<void> {
+    const points = documents.flatMap((document) => {
+      const ancestors = ancestorsOf(document.documentId);
+      return document.chunks.map((chunk) => {
+        const vector = wireVector(chunk.vector);
+        return {
+          id: pointId(document.documentId, chunk.chunkIndex),
+          vector: this.named ? { [DENSE_VECTOR]: vector } : vector,
+          payload: {
+            document_id: document.documentId,
+            kind: 'chunk',
+            chunk_index: chunk.chunkIndex,
+            revision: document.revision,
+            title: document.title,
+            tags: [...document.tags],
+            ancestors,
+            heading: chunk.heading,
+            content: chunk.content,
+          } satisfies ChunkPayload,
+        };
+      });
+    });
+    for (let start = 0; start < points.length; start += UPSERT_BATCH) {
+      await qdrantCall('upsert', () =>
+        this.client.upsert(this.collection.name, {
+          wait: true,
+          points: points.slice(start, start + UPSERT_BATCH),
+        }),
+      );
+    }
   }
 
   async deleteDocuments(documentIds: readonly string[]): Promise<void> {
