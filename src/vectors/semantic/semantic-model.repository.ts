@@ -30,6 +30,17 @@ export class SemanticModelRepository {
     );
   }
 
+  /**
+   * Records that the model kept, if it is still `modelId`, was found as good as a new one at
+   * `learntAt` documents (semantic-training.ts, `stillCurrent`): the count rules start from there.
+   */
+  async confirm(modelId: string, learntAt: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE kb_semantic_model SET learnt_at = $3 WHERE analyzer = $1 AND model_id = $2`,
+      [ANALYZER_VERSION, modelId, learntAt],
+    );
+  }
+
   /** The model kept for this analyzer, if any (and whole). */
   async load(): Promise<KeptModel | undefined> {
     const rows: Array<ModelHead & { model_id: string; learnt_at: number }> =

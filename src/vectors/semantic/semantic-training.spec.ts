@@ -1,4 +1,12 @@
-import { type LearningState, modelDue, SEMANTIC_PATIENCE_MS } from './semantic-training';
+import type { LsaModel } from './lsa';
+import {
+  type LearningState,
+  modelDue,
+  SEMANTIC_PATIENCE_MS,
+  SEMANTIC_SAMPLE,
+  stillCurrent,
+  vocabularyCovered,
+} from './semantic-training';
 
 describe('when a semantic model is due', () => {
   const now = 1_000_000_000_000;
@@ -49,5 +57,51 @@ describe('when a semantic model is due', () => {
     expect(
       modelDue(state({ documents: 10_000, lastChange: quiet, lastAttempt: now - 30_000 })),
     ).toBe(true);
+  });
+});
+
+describe('whether a model learnt again replaces the one searched', () => {
+  /** A model of `documents` documents whose terms are each in `df` of them. */
+  const model = (documents: number, df: Record<string, number>, dimensions = 64): LsaModel => {
+    const terms = Object.keys(df);
+    return {
+      id: terms.join(','),
+      dimensions,
+      documents,
+      terms,
+      vectors: new Float32Array(terms.length * dimensions),
+      idf: Float32Array.from(terms, (term) => Math.log(1 + documents / df[term])),
+    };
+  };
+  const full = SEMANTIC_SAMPLE;
+  const searched = model(full, { log: 2000, level: 1500, pino: 800, child: 60 });
+
+  it('weighs each term of the new vocabulary by the documents that hold it', () => {
+    // The same terms: all known. A term in 400 of 5 000 documents, unknown: its df × idf share.
+    expect(vocabularyCovered(searched, model(full, { log: 2100, level: 1400 }))).toBeCloseTo(1, 6);
+    const learnt = model(full, { log: 2000, level: 1500, invoice: 400 });
+    const weight = (df: number) => df * Math.log(1 + full / df);
+    expect(vocabularyCovered(searched, learnt)).toBeCloseTo(
+      (weight(2000) + weight(1500)) / (weight(2000) + weight(1500) + weight(400)),
+      3,
+    );
+  });
+
+  it('keeps the model searched when the new one says nothing it does not know', () => {
+    expect(stillCurrent(searched, model(full, { log: 1900, level: 1600, pino: 700 }))).toBe(true);
+    // A term it would miss, however rare, that weighs 1 % of the new vocabulary or more.
+    const rare = model(full, { log: 2000, level: 1500, pino: 800, invoice: 30 });
+    expect(vocabularyCovered(searched, rare)).toBeLessThan(0.99);
+    expect(stillCurrent(searched, rare)).toBe(false);
+  });
+
+  it('always replaces a model learnt from fewer documents than a full sample', () => {
+    const small = model(full - 1, { log: 2000, level: 1500, pino: 800, child: 60 });
+    expect(stillCurrent(small, model(full, { log: 2000, level: 1500 }))).toBe(false);
+    expect(stillCurrent(searched, model(full - 1, { log: 2000, level: 1500 }))).toBe(false);
+  });
+
+  it('replaces a model of other dimensions', () => {
+    expect(stillCurrent(searched, model(full, { log: 2000 }, 32))).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import type { LsaModel, LsaTrainer, TrainingDocument } from './lsa';
 /** The latent-semantic model is learnt once the knowledge base holds this many documents... */
 export const SEMANTIC_MIN_DOCUMENTS = 50;
 /** ...from at most this many of them (a sample fixed by their ids' hashes)... */
-const SEMANTIC_SAMPLE = 5000;
+export const SEMANTIC_SAMPLE = 5000;
 /** ...in this many dimensions, over its most frequent terms... */
 export const SEMANTIC_DIMENSIONS = 64;
 const SEMANTIC_TERMS = 20_000;
@@ -22,6 +22,12 @@ const SEMANTIC_QUIET_MS = 15_000;
 export const SEMANTIC_PATIENCE_MS = 10 * 60_000;
 /** How often a server asks itself whether a model is due. */
 export const SEMANTIC_CHECK_MS = 5_000;
+
+/**
+ * A model learnt again from a full sample replaces the one searched only when the one searched
+ * knows less than this share of the new one's vocabulary (see {@link stillCurrent}).
+ */
+export const SEMANTIC_COVERAGE = 0.99;
 
 /** What decides whether a model is to be learnt now. */
 export interface LearningState {
@@ -53,6 +59,44 @@ export function modelDue(state: LearningState): boolean {
     if (!(changed && quiet) && !(doubled && waited)) return false;
   }
   return state.now - state.lastAttempt >= SEMANTIC_RETRAIN_MS;
+}
+
+/**
+ * The share of `learnt`'s vocabulary that `searched` knows, each term weighed as `learnt`'s
+ * sample weighs it: its inverse document frequency over the documents that hold it (df × idf,
+ * df read back from idf = ln(1 + n / df)). 1 when a new sample says nothing the model does
+ * not know; a new subject in the knowledge base brings terms the model searched has never
+ * met (and would give no vector to).
+ */
+export function vocabularyCovered(searched: LsaModel, learnt: LsaModel): number {
+  const known = new Set(searched.terms);
+  let all = 0;
+  let covered = 0;
+  learnt.terms.forEach((term, i) => {
+    const idf = learnt.idf[i];
+    const weight = (learnt.documents / Math.expm1(idf)) * idf;
+    all += weight;
+    if (known.has(term)) covered += weight;
+  });
+  return all === 0 ? 1 : covered / all;
+}
+
+/**
+ * Whether the model searched is still as good a model of the knowledge base as `learnt`, just
+ * learnt again by the count rules above, so that nothing need be written again: both were
+ * learnt from a full sample (past SEMANTIC_SAMPLE documents a model learns from as many
+ * documents however large the knowledge base, and a new one differs only by which documents
+ * it drew) and the one searched knows at least SEMANTIC_COVERAGE of the new one's vocabulary
+ * (the documents written since speak of the same things). Under SEMANTIC_SAMPLE documents a new
+ * model learns from more documents than the one searched and always replaces it.
+ */
+export function stillCurrent(searched: LsaModel, learnt: LsaModel): boolean {
+  return (
+    searched.dimensions === learnt.dimensions &&
+    searched.documents >= SEMANTIC_SAMPLE &&
+    learnt.documents >= SEMANTIC_SAMPLE &&
+    vocabularyCovered(searched, learnt) >= SEMANTIC_COVERAGE
+  );
 }
 
 /**

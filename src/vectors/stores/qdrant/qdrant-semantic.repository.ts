@@ -107,6 +107,18 @@ export class QdrantSemanticRepository {
   }
 
   /**
+   * Records that the searched model `modelId` was found as good as a new one at `learntAt`
+   * documents (semantic-training.ts, `stillCurrent`): the count rules start from there.
+   */
+  async confirm(slot: SemanticSlot, modelId: string, learntAt: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE kb_qdrant_semantic SET learnt_at = $4
+        WHERE collection = $1 AND slot = $2 AND model_id = $3 AND state = 'active'`,
+      [this.collection, slot, modelId, learntAt],
+    );
+  }
+
+  /**
    * Makes the building model the searched one and forgets the one it replaces, once no
    * writer is in a transaction. False when the building model is not `modelId` any more.
    */

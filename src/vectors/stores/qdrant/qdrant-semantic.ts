@@ -9,6 +9,8 @@ import {
   modelDue,
   SEMANTIC_CHECK_MS,
   SEMANTIC_MIN_DOCUMENTS,
+  stillCurrent,
+  vocabularyCovered,
 } from '../../semantic/semantic-training';
 import type { SemanticSlot } from './qdrant-collection';
 import type { QdrantLexicalIndex, RecordPages, SemanticVectors } from './qdrant-lexical.index';
@@ -225,7 +227,16 @@ export class QdrantSemantic implements SemanticVectors {
     if (building === undefined) {
       const model = await learnModel(this.records, this.trainer!);
       if (this.closed) return;
-      if (model.id === active?.modelId) return;
+      const searched = active && (await this.embedding(active))?.model;
+      if (active && searched && (searched.id === model.id || stillCurrent(searched, model))) {
+        // Every document's point would be written again for a model no better.
+        await this.repository.confirm(active.slot, active.modelId, documents);
+        this.slots = undefined;
+        this.logger.log(
+          `semantic model learnt again from ${model.documents} documents in ${Date.now() - started} ms: the one searched (learnt at ${active.learntAt} documents) knows ${(100 * vocabularyCovered(searched, model)).toFixed(2)} % of its vocabulary and stays; nothing written again`,
+        );
+        return;
+      }
       const slot: SemanticSlot = active?.slot === 'a' ? 'b' : 'a';
       await this.repository.build(slot, model, documents);
       building = { slot, state: 'building', modelId: model.id, learntAt: documents };
