@@ -53,6 +53,7 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
    * model learnt from (nearly) all of them, and a first hybrid search answered.
    */
   const searchable = async (size) => {
+    const started = performance.now();
     await until(
       async () => {
         const s = await status().catch(() => ({}));
@@ -65,12 +66,20 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
       10 * 60_000,
       { what: 'the index to be loaded', everyMs: 100 },
     );
+    const loaded = performance.now();
     await semanticModelLearnt(server.baseUrl, HEADERS);
+    const learnt = performance.now();
     await until(
       async () => (await get(`/search?query=${encodeURIComponent(QUESTIONS[0])}`)).status === 200,
       60_000,
       { what: 'a first search', everyMs: 100 },
     );
+    const ms = (from, to) => Math.round(to - from);
+    return {
+      loaded: ms(started, loaded),
+      learnt: ms(loaded, learnt),
+      searched: ms(learnt, performance.now()),
+    };
   };
   const searches = async (n) => {
     // A new connection each: in cluster mode the workers take turns.
@@ -123,20 +132,22 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
       return Math.round(procStatus(server.child.pid, 'VmHWM') / 1024);
     },
     /**
-     * Stops the server, starts it again on the same database: spawn to searchable(size), and
-     * the memory after 40 searches.
+     * Stops the server, starts it again on the same database: spawn to searchable(size) (and
+     * its phases: spawn to /health/ready, to the index loaded or the store ready, to the model
+     * learnt, to a first search answered), and the memory after 40 searches.
      */
     async restart(size) {
       await server.stop();
       const started = performance.now();
       server = await startServer({ databaseUrl: cluster.url, env });
-      await searchable(size);
+      const healthy = Math.round(performance.now() - started);
+      const phases = { healthy, ...(await searchable(size)) };
       const readyMs = Math.round(performance.now() - started);
       // The CPU the process spent to get there: what a machine not shared with others takes,
       // give or take PostgreSQL's share.
       const cpuMs = cpuMilliseconds(server.child.pid);
       await searches(40);
-      return { readyMs, cpuMs, rss: await this.residentMegabytes() };
+      return { readyMs, cpuMs, phases, rss: await this.residentMegabytes() };
     },
     /**
      * The memory of the server's whole process tree with `workers` processes (1: one server;
