@@ -76,6 +76,29 @@ describe('semantic models kept in PostgreSQL', () => {
     expect(await repository.model('a', model.id)).toBeUndefined();
   });
 
+  it('moves the count of a model found still current, and of no other model', async () => {
+    const kept = new SemanticModelRepository(dataSource);
+    await kept.save(aModel('kept-now', 10), 6000);
+    await kept.confirm('replaced-meanwhile', 9000);
+    expect((await kept.load())?.learntAt).toBe(6000);
+    await kept.confirm('kept-now', 12_000);
+    expect((await kept.load())?.learntAt).toBe(12_000);
+
+    const slots = new QdrantSemanticRepository(dataSource, 'kb_confirm');
+    await slots.build('a', aModel('building-now', 10), 6000);
+    // Not searched yet: a model being written is not confirmed.
+    await slots.confirm('a', 'building-now', 9000);
+    expect(await slots.slotsNow()).toEqual([
+      { slot: 'a', state: 'building', modelId: 'building-now', learntAt: 6000 },
+    ]);
+    await slots.activate('a', 'building-now');
+    await slots.confirm('a', 'another-model', 9000);
+    await slots.confirm('a', 'building-now', 12_000);
+    expect(await slots.slotsNow()).toEqual([
+      { slot: 'a', state: 'active', modelId: 'building-now', learntAt: 12_000 },
+    ]);
+  });
+
   it('reads a row whose vectors disagree with its terms as no model', async () => {
     const model = aModel('torn', 100);
     const kept = new SemanticModelRepository(dataSource);
