@@ -74,24 +74,37 @@ describe('whether a model learnt again replaces the one searched', () => {
     };
   };
   const full = SEMANTIC_SAMPLE;
-  const searched = model(full, { log: 2000, level: 1500, pino: 800, child: 60 });
+  /** Its rarest term is in 2 documents: terms in fewer than 10 of a new sample do not count. */
+  const searched = model(full, { log: 2000, level: 1500, pino: 800, child: 60, redact: 2 });
+  const weight = (df: number) => df * Math.log(1 + full / df);
 
   it('weighs each term of the new vocabulary by the documents that hold it', () => {
-    // The same terms: all known. A term in 400 of 5 000 documents, unknown: its df × idf share.
     expect(vocabularyCovered(searched, model(full, { log: 2100, level: 1400 }))).toBeCloseTo(1, 6);
+    // A term in 400 of 5 000 documents, unknown: its df × idf share.
     const learnt = model(full, { log: 2000, level: 1500, invoice: 400 });
-    const weight = (df: number) => df * Math.log(1 + full / df);
     expect(vocabularyCovered(searched, learnt)).toBeCloseTo(
       (weight(2000) + weight(1500)) / (weight(2000) + weight(1500) + weight(400)),
       3,
     );
   });
 
+  it('leaves out terms too rare in the new sample to be sure of, by its edge or ten documents', () => {
+    // In 9 documents: chance whether a sample keeps it.
+    const learnt = model(full, { log: 2000, level: 1500, invoice: 9 });
+    expect(vocabularyCovered(searched, learnt)).toBeCloseTo(1, 6);
+    // A model searched whose rarest term is in 40 documents: under 80 is its edge.
+    const narrow = model(full, { log: 2000, level: 1500, child: 40 });
+    expect(vocabularyCovered(narrow, model(full, { log: 2000, invoice: 79 }))).toBeCloseTo(1, 6);
+    expect(vocabularyCovered(narrow, model(full, { log: 2000, invoice: 81 }))).toBeLessThan(0.99);
+  });
+
   it('keeps the model searched when the new one says nothing it does not know', () => {
     expect(stillCurrent(searched, model(full, { log: 1900, level: 1600, pino: 700 }))).toBe(true);
-    // A term it would miss, however rare, that weighs 1 % of the new vocabulary or more.
+    // An unknown term that weighs more than half a percent of the new vocabulary.
     const rare = model(full, { log: 2000, level: 1500, pino: 800, invoice: 30 });
-    expect(vocabularyCovered(searched, rare)).toBeLessThan(0.99);
+    expect(weight(30) / (weight(2000) + weight(1500) + weight(800) + weight(30))).toBeGreaterThan(
+      0.005,
+    );
     expect(stillCurrent(searched, rare)).toBe(false);
   });
 
