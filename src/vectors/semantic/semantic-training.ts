@@ -107,8 +107,9 @@ function documentFrequency(model: LsaModel, idf: number): number {
  * it drew) and the one searched knows at least SEMANTIC_COVERAGE of what the new one learnt
  * (the documents written since speak of the same things). Under SEMANTIC_SAMPLE documents a
  * new model learns from more documents than the one searched and always replaces it.
- * Measured (docs/search.md): two samples of the same documents 99.6–100 %; one document in
- * eleven on a subject the model searched had not met 99.4 %, one in five 97.3 %.
+ * Measured (docs/search.md, bench/retrieval/drift-lab.mjs): more of the same documents
+ * 99.63–100 %; one document in eleven on a subject the model searched had not met 99.26 %,
+ * one in five 96.99 %.
  */
 export function stillCurrent(searched: LsaModel, learnt: LsaModel): boolean {
   return (
