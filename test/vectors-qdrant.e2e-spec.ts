@@ -283,8 +283,21 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
 
       // A server whose vector side is the passages (an embedding model) finds the documents
       // written under a semantic model and has every document embedded again, and its status
-      // says so; once they are queued, the marks go.
-      const passages = store(name, { passageGraph: true }, 'shared');
+      // says so; once they are queued, the marks go, and first the models they were of (a
+      // server of such a model coming back learns one and writes every vector again).
+      const forgotten: string[] = [];
+      const passages = QdrantVectorStore.open({
+        url,
+        apiKey: process.env.QDRANT_URL ? process.env.QDRANT_API_KEY : undefined,
+        collection: name,
+        checkCompatibility: false,
+        settings: { passageGraph: true },
+        layout: 'shared',
+        forgetSemanticModels: async () => {
+          const early = await pointsOf('early.md');
+          forgotten.push(`models, then ${early.get(documentPointId('early.md'))!.join()}`);
+        },
+      });
       const said = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
       let started: StoreReady;
       try {
@@ -300,7 +313,9 @@ describeWithQdrant('the Qdrant store on a real server', 'server')(
         passage_vectors:
           "every passage's: 2 documents found without them at start, queued to be embedded again",
       });
+      expect(forgotten).toEqual([]);
       await started.afterReset!();
+      expect(forgotten).toEqual(['models, then semantic_a']);
       expect(await pointsOf('early.md')).toEqual(new Map([[documentPointId('early.md'), []]]));
       // Written again (as the pipeline does), it is found by its vector, and the next start is quiet.
       await passages.replaceDocuments([{ ...doc('early.md', chunk(0, v(1, 0))), revision: 4 }]);

@@ -12,6 +12,7 @@ import { chunkTokensFor } from '../models/known-models';
 const DEFAULT_MAX_INPUT_TOKENS = 8191;
 import { PostgresVectorStore } from './stores/postgres.vector-store';
 import { QdrantVectorStore } from './stores/qdrant/qdrant.vector-store';
+import { QdrantSemanticRepository } from './stores/qdrant/qdrant-semantic.repository';
 import { VECTOR_STORE, VectorStore } from './stores/vector-store.interface';
 import { EmbedderMetrics } from './embedders/embedder.metrics';
 import { VectorWorkPool } from './work/vector-work.pool';
@@ -95,6 +96,8 @@ export function createVectorStore(
         searchTimeoutMs: config.qdrant.searchTimeoutMs,
         layout: config.lexicalStore === 'qdrant' ? 'shared' : 'vectors',
         settings: { ...config.qdrant, passageGraph },
+        forgetSemanticModels: () =>
+          new QdrantSemanticRepository(dataSource, config.qdrantCollection).forgetModels(),
       });
     default:
       throw new Error(`unknown vector store "${store}" (expected postgres or qdrant)`);

@@ -118,6 +118,13 @@ export class QdrantSemanticRepository {
     );
   }
 
+  /** Forgets every model of the collection (their vectors are being dropped from its points). */
+  async forgetModels(): Promise<void> {
+    await this.exclusively((manager) =>
+      manager.query(`DELETE FROM kb_qdrant_semantic WHERE collection = $1`, [this.collection]),
+    );
+  }
+
   /**
    * Makes the building model the searched one and forgets the one it replaces, once no
    * writer is in a transaction. False when the building model is not `modelId` any more.

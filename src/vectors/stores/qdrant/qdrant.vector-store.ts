@@ -43,6 +43,11 @@ export interface QdrantStoreOptions {
   readonly layout?: CollectionLayout;
   /** Shards, replication and write consistency of a collection made now (default 1, 1, 1). */
   readonly settings?: Partial<CollectionSettings>;
+  /**
+   * Forgets the latent-semantic models learnt for this collection (their rows in PostgreSQL),
+   * called when their vectors are dropped from its points ({@link QdrantVectorStore.init}).
+   */
+  readonly forgetSemanticModels?: () => Promise<void>;
 }
 
 /** What a passage's point carries. */
@@ -80,6 +85,7 @@ export class QdrantVectorStore implements VectorStore {
     readonly collection: QdrantCollection,
     /** The client a search uses (its own, shorter timeout). */
     readonly searchClient: QdrantClient = collection.client,
+    private readonly forgetSemanticModels: () => Promise<void> = async () => undefined,
   ) {
     this.client = collection.client;
   }
@@ -110,7 +116,12 @@ export class QdrantVectorStore implements VectorStore {
       checkCompatibility: false,
       timeoutMs: options.searchTimeoutMs ?? 3_000,
     });
-    return new QdrantVectorStore(connection, collection, searchClient);
+    return new QdrantVectorStore(
+      connection,
+      collection,
+      searchClient,
+      options.forgetSemanticModels,
+    );
   }
 
   async init(embedder: { id: string; dimensions: number }): Promise<StoreReady> {
@@ -171,9 +182,13 @@ export class QdrantVectorStore implements VectorStore {
   /**
    * Once every document is queued to be embedded again: the latent-semantic vectors that
    * marked them go (this server never searches them), so the next start is quiet. Left in
-   * place on failure: the next start queues the documents again.
+   * place on failure: the next start queues the documents again. The models whose vectors
+   * they were go first: a server of that model coming back would otherwise search a model
+   * whose vectors are gone (a model learnt again that says nothing new is not written again),
+   * where without one it learns a model and writes every document's vector.
    */
   private async forgetSemanticVectors(): Promise<void> {
+    await this.forgetSemanticModels();
     await qdrantCall('delete of the latent-semantic vectors', () =>
       this.client.deleteVectors(this.collection.name, {
         wait: true,
