@@ -73,7 +73,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     lastAttempt: number;
     /** When this process started (it has waited with its model since then at least). */
     readonly startedAt: number;
-    /** Documents held when the model searched now was learnt. */
+    /** Documents held when the model searched now was learnt, or last found still current. */
     learntAt?: number;
     /** Why the last attempt learnt nothing (too few shared terms), if it failed. */
     failure?: string;

@@ -27,7 +27,7 @@ export const SEMANTIC_CHECK_MS = 5_000;
  * A model learnt again from a full sample replaces the one searched only when the one searched
  * misses more than this share of what the new one learnt (see {@link stillCurrent}).
  */
-export const SEMANTIC_COVERAGE = 0.995;
+const SEMANTIC_COVERAGE = 0.995;
 /**
  * Terms held by fewer documents of a sample than this (or than twice the rarest of the model
  * searched) are left out of that share: whether such a term makes a sample's vocabulary is
@@ -39,7 +39,10 @@ const SEMANTIC_RELIABLE_DF = 10;
 export interface LearningState {
   /** Documents the lexical index holds now. */
   readonly documents: number;
-  /** Documents it held when the model searched now was learnt; undefined: no model yet. */
+  /**
+   * Documents it held when the model searched now was learnt, or last found still current
+   * ({@link stillCurrent}); undefined: no model yet.
+   */
   readonly learntAt: number | undefined;
   /** When a document last changed (ms since the epoch). */
   readonly lastChange: number;

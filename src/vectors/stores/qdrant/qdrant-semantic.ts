@@ -233,7 +233,7 @@ export class QdrantSemantic implements SemanticVectors {
         await this.repository.confirm(active.slot, active.modelId, documents);
         this.slots = undefined;
         this.logger.log(
-          `semantic model learnt again from ${model.documents} documents in ${Date.now() - started} ms: the one searched (learnt at ${active.learntAt} documents) knows ${(100 * vocabularyCovered(searched, model)).toFixed(2)} % of its vocabulary and stays; nothing written again`,
+          `semantic model learnt again from ${model.documents} documents in ${Date.now() - started} ms: the one searched (counted at ${active.learntAt} documents before) knows ${(100 * vocabularyCovered(searched, model)).toFixed(2)} % of its vocabulary and stays; nothing written again`,
         );
         return;
       }
