@@ -1,5 +1,4 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
+import type { DataSource } from 'typeorm';
 import type { LsaModel } from '../src/vectors/semantic/lsa';
 import {
   modelOfParts,
@@ -7,7 +6,7 @@ import {
   VECTOR_PART_BYTES,
 } from '../src/vectors/semantic/semantic-model.repository';
 import { QdrantSemanticRepository } from '../src/vectors/stores/qdrant/qdrant-semantic.repository';
-import { createTestDatabase, type TestDatabase } from './support/database';
+import { useTestDataSource } from './support/data-source';
 
 /**
  * A model of `terms` terms in 64 dimensions whose every float is distinct (its vectors' bytes
@@ -39,17 +38,9 @@ function expectSameModel(actual: LsaModel | undefined, expected: LsaModel): void
  * the parts' and the statements', from both of the tables that keep one.
  */
 describe('semantic models kept in PostgreSQL', () => {
-  let db: TestDatabase;
+  const database = useTestDataSource();
   let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(db.url, 4)).initialize();
-  });
-  afterAll(async () => {
-    await dataSource.destroy();
-    await db.drop();
-  });
+  beforeAll(() => (dataSource = database()));
 
   // 1 term: less than a part; 64: exactly one part; 1 000: several statements and a partial
   // part; 20 000: the largest model learnt (5 MB of vectors).

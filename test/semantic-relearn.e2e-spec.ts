@@ -1,7 +1,6 @@
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
 import type { EmbeddingsChoice } from '../src/config/embeddings-choice';
-import { dataSourceOptions } from '../src/database/data-source-options';
 import { LexicalStore } from '../src/vectors/lexical/lexical.store';
 import type { LsaModel, LsaTrainer } from '../src/vectors/semantic/lsa';
 import { SemanticModelRepository } from '../src/vectors/semantic/semantic-model.repository';
@@ -12,7 +11,7 @@ import type {
 } from '../src/vectors/stores/qdrant/qdrant-lexical.index';
 import { QdrantSemantic } from '../src/vectors/stores/qdrant/qdrant-semantic';
 import { QdrantSemanticRepository } from '../src/vectors/stores/qdrant/qdrant-semantic.repository';
-import { createTestDatabase, type TestDatabase } from './support/database';
+import { useTestDataSource } from './support/data-source';
 
 /** A model learnt from a full sample whose terms are each in `df` of its documents. */
 function aModel(id: string, df: Record<string, number>): LsaModel {
@@ -48,17 +47,9 @@ function trainerOf(...models: LsaModel[]): LsaTrainer & { left: LsaModel[] } {
  * and the writing of the documents' vectors watched.
  */
 describe('a semantic model learnt again from a full sample', () => {
-  let db: TestDatabase;
+  const database = useTestDataSource();
   let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(db.url, 4)).initialize();
-  });
-  afterAll(async () => {
-    await dataSource.destroy();
-    await db.drop();
-  });
+  beforeAll(() => (dataSource = database()));
 
   it('in Qdrant: writes no point again for a model no better, and does for one that knows more', async () => {
     const trainer = trainerOf(first, again, invoices);
