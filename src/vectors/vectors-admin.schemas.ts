@@ -55,7 +55,13 @@ export const vectorsStatusSchema = z
         postings: z.number().int().describe("Postings of this server's copy (0 with qdrant)"),
         semantic_model: z
           .object({
-            documents: z.number().int().nullable().describe('Documents held when it was learnt'),
+            documents: z
+              .number()
+              .int()
+              .nullable()
+              .describe(
+                'Documents held when it was learnt, or when a model learnt again from as many knew nothing it did not',
+              ),
             sample: z.number().int().nullable().describe('Documents it was learnt from'),
             terms: z.number().int().nullable(),
             dimensions: z.number().int().nullable(),
