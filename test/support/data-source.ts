@@ -8,15 +8,16 @@ import { createTestDatabase, type TestDatabase } from './database';
  * What it gives is the DataSource, once the tests run.
  */
 export function useTestDataSource(): () => DataSource {
-  let db: TestDatabase;
-  let dataSource: DataSource;
+  let db: TestDatabase | undefined;
+  let dataSource: DataSource | undefined;
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(dataSourceOptions(db.url, 4)).initialize();
   });
   afterAll(async () => {
-    await dataSource.destroy();
-    await db.drop();
+    // Whatever was made, if the making failed half-way (its error is the one to see).
+    await dataSource?.destroy();
+    await db?.drop();
   });
-  return () => dataSource;
+  return () => dataSource!;
 }

@@ -89,13 +89,21 @@ describe('whether a model learnt again replaces the one searched', () => {
   });
 
   it('leaves out terms too rare in the new sample to be sure of, by its edge or ten documents', () => {
-    // In 9 documents: chance whether a sample keeps it.
-    const learnt = model(full, { log: 2000, level: 1500, invoice: 9 });
-    expect(vocabularyCovered(searched, learnt)).toBeCloseTo(1, 6);
-    // A model searched whose rarest term is in 40 documents: under 80 is its edge.
+    // In 9 documents: chance whether a sample keeps it; in 10, it counts.
+    expect(vocabularyCovered(searched, model(full, { log: 2000, invoice: 9 }))).toBeCloseTo(1, 6);
+    expect(vocabularyCovered(searched, model(full, { log: 2000, invoice: 10 }))).toBeLessThan(1);
+    // A model searched whose rarest term is in 40 documents: from 80 on, a term counts.
     const narrow = model(full, { log: 2000, level: 1500, child: 40 });
     expect(vocabularyCovered(narrow, model(full, { log: 2000, invoice: 79 }))).toBeCloseTo(1, 6);
-    expect(vocabularyCovered(narrow, model(full, { log: 2000, invoice: 81 }))).toBeLessThan(0.99);
+    expect(vocabularyCovered(narrow, model(full, { log: 2000, invoice: 80 }))).toBeLessThan(1);
+  });
+
+  it('says nothing agrees when no term of the new sample is sure enough to count', () => {
+    // The rarest term of the one searched in 1 000 documents: nothing under 2 000 counts.
+    const narrow = model(full, { log: 2000, level: 1500, child: 1000 });
+    expect(vocabularyCovered(narrow, model(full, { log: 2000, level: 1500 }))).toBe(1);
+    expect(vocabularyCovered(narrow, model(full, { level: 1500, child: 1999 }))).toBe(0);
+    expect(stillCurrent(narrow, model(full, { level: 1500, child: 1999 }))).toBe(false);
   });
 
   it('keeps the model searched when the new one says nothing it does not know', () => {
@@ -106,6 +114,14 @@ describe('whether a model learnt again replaces the one searched', () => {
       0.005,
     );
     expect(stillCurrent(searched, rare)).toBe(false);
+  });
+
+  it('replaces the model searched when a subject it knew has left the knowledge base', () => {
+    const before = model(full, { log: 2000, level: 1500, pino: 800, invoice: 700, child: 60 });
+    const after = model(full, { log: 2100, level: 1600, pino: 900, child: 70 });
+    expect(vocabularyCovered(before, after)).toBeCloseTo(1, 6);
+    expect(vocabularyCovered(after, before)).toBeLessThan(0.995);
+    expect(stillCurrent(before, after)).toBe(false);
   });
 
   it('always replaces a model learnt from fewer documents than a full sample', () => {
