@@ -1,6 +1,6 @@
 // When a latent-semantic model learnt again replaces the one searched (docs/search.md, "The
 // vector side without a model"): past 5 000 documents both learn from a sample of that size, and
-// the one searched stays unless it misses more than half a percent of what the new one learnt,
+// the one searched stays unless it misses more than 2 % of what the new one learnt,
 // or the new one of what it learnt (`vocabularyCovered` and `stillCurrent` in
 // src/vectors/semantic/semantic-training.ts). This measures both shares, with the build's own
 // code (dist/: the lexical records, the trainer, the rule), on knowledge bases of 100 000
