@@ -236,7 +236,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     const model = await learnModel(this.records, this.trainer!);
     if (!this.semantic.enabled) return;
     const searched = this.replica.semanticModel;
-    if (searched !== undefined && (searched.id === model.id || stillCurrent(searched, model))) {
+    if (searched !== undefined && stillCurrent(searched, model)) {
       // Nothing to compute again: the model searched is as good; counted from here on.
       this.semantic.learntAt = documentsHeld;
       await this.kept

@@ -120,6 +120,7 @@ function documentFrequency(model: LsaModel, idf: number): number {
  * until the vocabulary moves). Measured in docs/search.md (bench/retrieval/drift-lab.mjs).
  */
 export function stillCurrent(searched: LsaModel, learnt: LsaModel): boolean {
+  if (searched.id === learnt.id) return true; // the same model learnt again
   return (
     searched.dimensions === learnt.dimensions &&
     searched.documents >= SEMANTIC_SAMPLE &&

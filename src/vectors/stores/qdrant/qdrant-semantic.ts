@@ -228,7 +228,7 @@ export class QdrantSemantic implements SemanticVectors {
       const model = await learnModel(this.records, this.trainer!);
       if (this.closed) return;
       const searched = active && (await this.embedding(active))?.model;
-      if (active && searched && (searched.id === model.id || stillCurrent(searched, model))) {
+      if (active && searched && stillCurrent(searched, model)) {
         // Every document's point would be written again for a model no better.
         await this.repository.confirm(active.slot, active.modelId, documents);
         this.slots = undefined;
