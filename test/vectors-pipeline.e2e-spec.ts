@@ -4,6 +4,7 @@ import request from 'supertest';
 import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/sync/vector-queue.repository';
 import { LISTEN_APPLICATION_NAME as LISTENER_APPLICATION_NAME } from '../src/database/listen-connection';
 import { VectorRecoverySweep } from '../src/vectors/sync/vector-recovery.sweep';
+import { VectorSyncWorker } from '../src/vectors/sync/vector-sync.worker';
 import { aDocument } from './factories';
 import { startTestApp, TestApp } from './support/app';
 import { waitFor } from './support/wait';
@@ -331,6 +332,39 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
       .join('\n');
     expect(plan).toContain('kb_documents_vector_pending_order');
     expect(plan).not.toMatch(/Seq Scan on kb_documents/);
+  });
+
+  it('claims a pending document while another transaction holds its row by a foreign key', async () => {
+    // Writing a document's passages, lexical record or vectors checks their foreign key to
+    // kb_documents, which locks its row FOR KEY SHARE until that transaction ends (the lexical
+    // pass writes a new revision's while a batch may finish). A claim that skipped such a row
+    // found nothing, and a worker with nothing due slept until the next notification.
+    const id = 'locks/held-by-a-reference.md';
+    await request(t.baseUrl)
+      .post('/documents')
+      .send(aDocument({ document_id: id, body: 'Kittiwakes nest on narrow ledges.' }))
+      .expect(201);
+    await settled(id, 'ready', 1);
+    const holder = await t.db.client();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM kb_documents WHERE document_id = $1 FOR KEY SHARE`, [id]);
+      // Queued again without a notification, then the worker is woken once, as a finishing
+      // batch wakes it.
+      await sql.query(
+        `UPDATE kb_documents SET vector_status = 'pending', vector_queued_at = now()
+          WHERE document_id = $1`,
+        [id],
+      );
+      expect((await row(id)).vector_status).toBe('pending');
+      t.app.get(VectorSyncWorker).wake();
+      // Done while the reference still holds the row.
+      await settled(id, 'ready', 1);
+      expect((await row(id)).vector_attempts).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
   });
 });
 

@@ -66,10 +66,17 @@ export class VectorQueueRepository {
   /**
    * Claims up to `limit` pending documents, oldest first, for one worker: documents not
    * held under another worker's unexpired lease and past their retry time (a content change
-   * resets `vector_attempts` to 0, which cancels any backoff). `FOR UPDATE SKIP LOCKED` lets
-   * several workers claim at once without waiting on, or taking, each other's rows; the
-   * lease then keeps the document theirs until they finish, even across content changes.
-   * Each claim counts one attempt.
+   * resets `vector_attempts` to 0, which cancels any backoff). `FOR NO KEY UPDATE SKIP
+   * LOCKED` lets several workers claim at once without waiting on, or taking, each other's
+   * rows; the lease then keeps the document theirs until they finish, even across content
+   * changes. Each claim counts one attempt.
+   *
+   * Not `FOR UPDATE`: that also skips a row some transaction merely references, since
+   * writing a document's passages, lexical record or vectors locks its row `FOR KEY SHARE`
+   * (their foreign keys) until it commits. A claim running beside such a write found nothing,
+   * and a worker with nothing due then slept until the next notification, the document
+   * pending meanwhile. A document's writer still takes `FOR UPDATE`, which this waits out by
+   * skipping: its commit notifies the workers again.
    */
   async claim(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
     return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
@@ -353,7 +360,7 @@ export const CLAIM_VECTOR_WORK_SQL = `
             OR vector_next_attempt_at <= clock_timestamp())
      ORDER BY vector_queued_at
      LIMIT $1
-     FOR UPDATE SKIP LOCKED)
+     FOR NO KEY UPDATE SKIP LOCKED)
   UPDATE kb_documents d
      SET vector_claimed_at = clock_timestamp(),
          vector_lease_id = gen_random_uuid(),

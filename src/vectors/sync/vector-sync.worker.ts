@@ -38,7 +38,7 @@ interface Batch {
 
 /**
  * The sync worker's loop: claims pending documents in batches (several workers and
- * processes share the queue through `FOR UPDATE SKIP LOCKED` and a lease that keeps a
+ * processes share the queue through `FOR NO KEY UPDATE SKIP LOCKED` and a lease that keeps a
  * document with one worker until it is done, even across content changes) and hands each
  * batch to {@link VectorBatchProcessor}. At most `VECTOR_WORKER_CONCURRENCY` batches are in
  * progress at once.
