@@ -201,6 +201,14 @@ export async function evaluate(dumps, names) {
       )
       .join(' ‖ ');
     console.log(`${'rule'.padEnd(34)} ${header} ‖ ml`);
+    // The best of the libraries on each kind by itself (a rule is to be at least that).
+    const libraryCells = SETS.filter((s) => library[s])
+      .map((s) => {
+        const values = [...kindsOf(s), 'overall'].map((k) => library[s][k].toFixed(3).slice(1));
+        return `${values.join(' ')} |           `;
+      })
+      .join(' ‖ ');
+    console.log(`${'best library, each kind'.padEnd(34)} ${libraryCells} ‖`);
     for (const name of chosen) {
       const t = scoreRule(contexts, rules[name]);
       const cells = SETS.filter((s) => t[s])

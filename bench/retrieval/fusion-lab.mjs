@@ -13,7 +13,10 @@
 //       candidates of each side (`sides`, 50 a side with their scores). Needs dist/.
 //   node bench/retrieval/fusion-lab.mjs evaluate FILE... [--rules name,name]
 //       scores the rules of fusion-rules.mjs on the dumps: nDCG@10 per set and kind, the
-//       server's own hybrid beside them, and each rule's "hybrid − best side" per kind.
+//       server's own hybrid beside them, and each rule's "hybrid − best side" per kind, under
+//       the best library's score on each kind. FUSION_VARIANTS=1 adds the product's rule with
+//       one part changed (the coverage's or the commitments' strength, z-scores);
+//       FUSION_GRID=1 with it, both strengths over a grid (`g eE cC`).
 //
 // The halves of queries.json are those of run-retrieval.mjs (`halfOf`): rules are chosen on
 // half A; half B, the held-back set and the second corpus are only reported.

@@ -226,6 +226,90 @@ export async function productRule(embedder, root) {
         [`${name} +coverage exact`]: withCoverage('exact', (c) => c.corpus),
         [`${name} +coverage sample`]: withCoverage('sample', (c) => c.corpus.sampled),
       };
+  // The product's rule with one of its parts changed, for the embedder whose dump this is:
+  // the coverage's move `a` times as strong, or z-scores in place of min–max under the
+  // product's weight (FUSION_VARIANTS=1; measured on half A, docs/search.md "Fusion").
+  const coverageOf = (c) =>
+    table?.lexicalCoverage
+      ? table.lexicalCoverage(termTable(c.corpus.sampled), {
+          terms: c.terms,
+          held: c.corpus.terms.get(c.lexical[0]?.documentId) ?? new Set(),
+        })
+      : undefined;
+  const priorOf = (c) =>
+    weights[PRIOR_OF[c.queryKind]] ??
+    (c.queryKind === 'sentence' || (!c.queryKind && !c.keywords)
+      ? weights.sentences
+      : weights.keywords);
+  const variants = {};
+  if (process.env.FUSION_VARIANTS && table?.lexicalCoverage) {
+    const fuseAt = (c, w) =>
+      fusion
+        .fuse(c.lexical.slice(0, DEPTH), c.vector.slice(0, DEPTH), w, {
+          floor: 0.25,
+          lexicalFloor: 0.1,
+          depth: DEPTH,
+          vectorFromZero: embedder === 'lsa',
+        })
+        .map((h) => h.documentId);
+    for (const a of [0.5, 1.5, 2, 3]) {
+      variants[`${name} cov×${a}`] = (c) => {
+        const w0 = fusion.vectorWeightFor(
+          priorOf(c),
+          c.lexical.slice(0, DEPTH),
+          c.vector.slice(0, DEPTH),
+          DEPTH,
+        );
+        const w = w0 > 0 && w0 < 1 ? sigmoid(logit(w0) + a * (0.5 - coverageOf(c))) : w0;
+        return fuseAt(c, w);
+      };
+    }
+    for (const e of [0, 0.5, 1.5, 2, 3]) {
+      variants[`${name} evidence×${e}`] = (c) => {
+        const lexical = c.lexical.slice(0, DEPTH);
+        const vector = c.vector.slice(0, DEPTH);
+        const prior = priorOf(c);
+        const lead = fusion.commitment(vector, DEPTH) - fusion.commitment(lexical, DEPTH);
+        const w = sigmoid(logit(prior) + e * lead + (0.5 - coverageOf(c)));
+        return fuseAt(c, w);
+      };
+    }
+    // Both sides' commitment over as many candidates (a side that ran out in a folder has
+    // fewer, its last ones weak matches, which reads as commitment).
+    for (const e of [1, 1.5, 2]) {
+      variants[`${name} ev${e} same`] = (c) => {
+        const lexical = c.lexical.slice(0, DEPTH);
+        const vector = c.vector.slice(0, DEPTH);
+        const n = Math.max(1, Math.min(lexical.length, vector.length));
+        const lead = fusion.commitment(vector, n) - fusion.commitment(lexical, n);
+        const w = sigmoid(logit(priorOf(c)) + e * lead + (0.5 - coverageOf(c)));
+        return fuseAt(c, w);
+      };
+    }
+    if (process.env.FUSION_GRID) {
+      for (const e of [1, 1.5, 2, 2.5, 3]) {
+        for (const a of [0.5, 1, 1.5, 2]) {
+          variants[`g e${e} c${a}`] = (c) => {
+            const lexical = c.lexical.slice(0, DEPTH);
+            const vector = c.vector.slice(0, DEPTH);
+            const lead = fusion.commitment(vector, DEPTH) - fusion.commitment(lexical, DEPTH);
+            const w = sigmoid(logit(priorOf(c)) + e * lead + a * (0.5 - coverageOf(c)));
+            return fuseAt(c, w);
+          };
+        }
+      }
+    }
+    variants[`${name} z-scores`] = (c) => {
+      const lexical = c.lexical.slice(0, DEPTH);
+      const vector = c.vector.slice(0, DEPTH);
+      const w = fusion.vectorWeightFor(priorOf(c), lexical, vector, DEPTH, coverageOf(c));
+      return combine(zScores(lexical), zScores(vector), w, {
+        missing: -2,
+        floor: 0.25,
+        lexicalFloor: 0.1,
+      });
+    };
+  }
   return {
     ...coverageRules,
     [name]: (c) => {
@@ -255,6 +339,7 @@ export async function productRule(embedder, root) {
         })
         .map((h) => h.documentId);
     },
+    ...variants,
   };
 }
 
