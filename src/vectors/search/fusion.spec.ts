@@ -130,6 +130,13 @@ describe('the weight of each query (vectorWeightFor)', () => {
     expect(vectorWeightFor(0.6, sharp, flat, 20)).toBeLessThan(0.6);
   });
 
+  it('moves by twice the difference of the two commitments, in log-odds', () => {
+    const odds = (w: number) => Math.log(w / (1 - w));
+    const lead = commitment(sharp, 20) - commitment(flat, 20);
+    expect(odds(vectorWeightFor(0.3, flat, sharp, 20))).toBeCloseTo(odds(0.3) + 2 * lead, 12);
+    expect(odds(vectorWeightFor(0.3, sharp, flat, 20))).toBeCloseTo(odds(0.3) - 2 * lead, 12);
+  });
+
   it("moves towards the vector side when the lexical side's first document covers little of the query", () => {
     // As sure as each other: only the coverage moves the prior, by 0.5 − coverage in log-odds.
     expect(vectorWeightFor(0.6, flat, flat, 20, 0.5)).toBeCloseTo(0.6, 12);
