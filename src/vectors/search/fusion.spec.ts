@@ -130,19 +130,20 @@ describe('the weight of each query (vectorWeightFor)', () => {
     expect(vectorWeightFor(0.6, sharp, flat, 20)).toBeLessThan(0.6);
   });
 
-  it('moves by twice the difference of the two commitments, in log-odds', () => {
+  it('moves by three times the difference of the two commitments, in log-odds', () => {
     const odds = (w: number) => Math.log(w / (1 - w));
     const lead = commitment(sharp, 20) - commitment(flat, 20);
-    expect(odds(vectorWeightFor(0.3, flat, sharp, 20))).toBeCloseTo(odds(0.3) + 2 * lead, 12);
-    expect(odds(vectorWeightFor(0.3, sharp, flat, 20))).toBeCloseTo(odds(0.3) - 2 * lead, 12);
+    expect(odds(vectorWeightFor(0.3, flat, sharp, 20))).toBeCloseTo(odds(0.3) + 3 * lead, 12);
+    expect(odds(vectorWeightFor(0.3, sharp, flat, 20))).toBeCloseTo(odds(0.3) - 3 * lead, 12);
   });
 
   it("moves towards the vector side when the lexical side's first document covers little of the query", () => {
-    // As sure as each other: only the coverage moves the prior, by 0.5 − coverage in log-odds.
+    // As sure as each other: only the coverage moves the prior, by 1.5 · (0.5 − coverage) in
+    // log-odds.
     expect(vectorWeightFor(0.6, flat, flat, 20, 0.5)).toBeCloseTo(0.6, 12);
     const odds = (w: number) => Math.log(w / (1 - w));
-    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 0))).toBeCloseTo(odds(0.6) + 0.5, 12);
-    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 1))).toBeCloseTo(odds(0.6) - 0.5, 12);
+    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 0))).toBeCloseTo(odds(0.6) + 0.75, 12);
+    expect(odds(vectorWeightFor(0.6, flat, flat, 20, 1))).toBeCloseTo(odds(0.6) - 0.75, 12);
     // A prior chosen outright stays.
     expect(vectorWeightFor(0, flat, flat, 20, 0)).toBe(0);
   });

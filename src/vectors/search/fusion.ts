@@ -72,20 +72,20 @@ export function fuse(
 
 /**
  * How far the difference of the two sides' commitments moves the vector side's weight, in
- * log-odds (docs/search.md, "Fusion"): chosen on half A of the retrieval set with the three
- * embedders measured (the latent-semantic model, bge-small-en-v1.5 in the server, e5-small-v2
- * behind the OpenAI-compatible path), where 1 left e5's folder questions 0.017 below its
- * lexical side and 2 keeps every embedder's worst kind within 0.001 of its better side.
+ * log-odds (docs/search.md, "Fusion", the fourth round): chosen with {@link COVERAGE_STRENGTH}
+ * on half A of the retrieval set over the three embedders measured (the latent-semantic model,
+ * bge-small-en-v1.5 in the server, e5-small-v2 behind the OpenAI-compatible path), by the worst
+ * "hybrid − best side" of any of them, then their mean nDCG. At 1 e5's folder questions were
+ * 0.017 below its lexical side; here every embedder's worst kind is within 0.001 of its better
+ * side.
  */
-export const EVIDENCE_STRENGTH = 2;
+export const EVIDENCE_STRENGTH = 3;
 
 /**
  * How far the lexical side's coverage of the query moves the vector side's weight, in
- * log-odds, from a coverage of one half (docs/search.md, "Fusion": measured on half A of the
- * retrieval set beside the commitment's move, and kept for the sets not tuned on, where it
- * took the worst kind of both embedders within 0.01 of the better side).
+ * log-odds, from a coverage of one half (chosen with {@link EVIDENCE_STRENGTH}).
  */
-export const COVERAGE_STRENGTH = 1;
+export const COVERAGE_STRENGTH = 1.5;
 
 /**
  * The vector side's weight for one query: `prior` (the weight the query's kind and the
