@@ -134,8 +134,8 @@ export class LinkResolver {
 
   /**
    * The documents linking to `documentId` (never itself), after `after`, `want` of them, and
-   * how many there are in all. The keys whose links resolve to it from anywhere are one GIN
-   * query; the others ask, for each document holding them, whether it is nearer to
+   * how many there are in all. The keys whose links resolve to it from anywhere are two GIN
+   * queries at once (the page, the count); the others ask, for each document holding them, whether it is nearer to
    * `documentId` than to the other documents of the same path or title.
    */
   async sources(
@@ -147,7 +147,11 @@ export class LinkResolver {
     const { documentId, keys } = linking;
     const { always, nearest } = keys;
     if (nearest.length === 0) {
-      return this.repository.linkingPage(always, documentId, after, want, readable);
+      const [ids, count] = await Promise.all([
+        this.repository.linkingPage(always, documentId, after, want, readable),
+        this.repository.linkingCount(always, documentId, readable),
+      ]);
+      return { ids, count };
     }
     const rows = await this.repository.linkingWithKeys(
       [...always, ...nearest.map((n) => n.key)],
