@@ -135,8 +135,9 @@ export class LinkResolver {
   /**
    * The documents linking to `documentId` (never itself), after `after`, `want` of them, and
    * how many there are in all. The keys whose links resolve to it from anywhere are two GIN
-   * queries at once (the page, the count); the others ask, for each document holding them, whether it is nearer to
-   * `documentId` than to the other documents of the same path or title.
+   * queries at once (the page, the count); the others ask, for each document holding them,
+   * whether it is nearer to `documentId` than to the other documents of the same path or
+   * title.
    */
   async sources(
     linking: Linking,

@@ -76,8 +76,8 @@ export function fuse(
  * on half A of the retrieval set over the three embedders measured (the latent-semantic model,
  * bge-small-en-v1.5 in the server, e5-small-v2 behind the OpenAI-compatible path), by the worst
  * "hybrid − best side" of any of them, then their mean nDCG. At 1 e5's folder questions were
- * 0.017 below its lexical side; here every embedder's worst kind is within 0.001 of its better
- * side.
+ * 0.017 below its lexical side; here every embedder's worst kind on A is within 0.001 of its
+ * better side.
  */
 export const EVIDENCE_STRENGTH = 3;
 
