@@ -51,7 +51,6 @@ describe('plans of the reads of links', () => {
     await repository.named([{ key: 'doc-1', lo: 'f1/', hi: 'f10' }], null);
     await repository.titled([{ key: 'title 1', lo: '', hi: null }], ['f1/%']);
     await repository.linkingPage(['~doc-5'], 'f5/doc-5.md', null, 21, null);
-    await repository.linkingCount(['~doc-5'], 'f5/doc-5.md', null);
     await repository.candidatesOf('f1/doc-1.md', 'f1/doc-1', 'doc-1', null);
     await repository.anyLinking(['~doc-5'], 'f5/doc-5.md', ['f3/%']);
     await repository.candidates(
@@ -85,7 +84,6 @@ describe('plans of the reads of links', () => {
     ['kb_links_named', /Index (Only )?Scan kb_documents_alive_name/],
     ['kb_links_titled', /Index (Only )?Scan kb_documents_alive_title/],
     ['kb_links_linking_page', /Bitmap Index Scan kb_links_keys/],
-    ['kb_links_linking_count', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_candidates_of', /Index (Only )?Scan kb_documents_alive_name/],
     ['kb_links_candidates_of', /Index (Only )?Scan kb_documents_alive_title/],
     ['kb_links_any_linking', /Bitmap Index Scan kb_links_keys/],

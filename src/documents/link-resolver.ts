@@ -134,10 +134,9 @@ export class LinkResolver {
 
   /**
    * The documents linking to `documentId` (never itself), after `after`, `want` of them, and
-   * how many there are in all. The keys whose links resolve to it from anywhere are two GIN
-   * queries at once (the page, the count); the others ask, for each document holding them,
-   * whether it is nearer to `documentId` than to the other documents of the same path or
-   * title.
+   * how many there are in all. The keys whose links resolve to it from anywhere are one GIN
+   * query; the others ask, for each document holding them, whether it is nearer to
+   * `documentId` than to the other documents of the same path or title.
    */
   async sources(
     linking: Linking,
@@ -148,11 +147,7 @@ export class LinkResolver {
     const { documentId, keys } = linking;
     const { always, nearest } = keys;
     if (nearest.length === 0) {
-      const [ids, count] = await Promise.all([
-        this.repository.linkingPage(always, documentId, after, want, readable),
-        this.repository.linkingCount(always, documentId, readable),
-      ]);
-      return { ids, count };
+      return this.repository.linkingPage(always, documentId, after, want, readable);
     }
     const rows = await this.repository.linkingWithKeys(
       [...always, ...nearest.map((n) => n.key)],

@@ -152,12 +152,10 @@ export class LinksRepository {
 
   /**
    * The alive documents the caller may read (but `except`) whose links hold one of `keys`,
-   * after `after` in byte order of id, the first `limit`. The matches are collected whole
-   * from the GIN index first (`OFFSET 0` keeps the planner from walking the ids in order and
-   * testing each, which reads every linking document for a rare key), then the first are
-   * kept by a top-N sort. {@link linkingCount} counts them: a backlinks page asks both at
-   * once, on two connections (one statement doing both kept every match in a tuplestore to
-   * read it twice, a third again as long).
+   * after `after` in byte order of id, the first `limit`, and how many there are in all. The
+   * matches are collected whole from the GIN index first (a materialised CTE), then counted
+   * and sorted: walking the ids in order and testing each would read every linking document
+   * for a rare key.
    */
   async linkingPage(
     keys: readonly string[],
@@ -165,30 +163,20 @@ export class LinksRepository {
     after: string | null,
     limit: number,
     readable: Readable,
-  ): Promise<string[]> {
-    const rows = await this.statements.query<{ source_id: string }>(
+  ): Promise<{ ids: string[]; count: number }> {
+    const [row] = await this.statements.query<{ ids: string[]; count: string }>(
       'kb_links_linking_page',
-      `SELECT source_id FROM (
+      `WITH linking AS MATERIALIZED (
          SELECT source_id FROM kb_links
-          WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(5)}
-         OFFSET 0) AS linking
-        WHERE $3::text IS NULL OR source_id > $3::text COLLATE "C"
-        ORDER BY source_id COLLATE "C"
-        LIMIT $4`,
+          WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(5)})
+       SELECT ARRAY(SELECT source_id FROM linking
+                     WHERE $3::text IS NULL OR source_id > $3::text COLLATE "C"
+                     ORDER BY source_id COLLATE "C"
+                     LIMIT $4) AS ids,
+              (SELECT count(*) FROM linking) AS count`,
       [keys, except, after, limit, readable],
     );
-    return rows.map((row) => row.source_id);
-  }
-
-  /** How many alive documents the caller may read (but `except`) have links holding one of `keys`. */
-  async linkingCount(keys: readonly string[], except: string, readable: Readable): Promise<number> {
-    const [row] = await this.statements.query<{ count: string }>(
-      'kb_links_linking_count',
-      `SELECT count(*) FROM kb_links
-        WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}`,
-      [keys, except, readable],
-    );
-    return Number(row.count);
+    return { ids: row.ids, count: Number(row.count) };
   }
 
   /**
