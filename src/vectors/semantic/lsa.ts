@@ -156,12 +156,29 @@ function trainCompact(
       vectors[t * options.dimensions + j] = svd.left[j * terms.length + t] * scale;
     }
   }
-  const id = createHash('sha256')
+  const hash = createHash('sha256')
     .update(`${options.dimensions}\0${terms.join('\0')}\0`)
     .update(Buffer.from(vectors.buffer))
     .digest('hex')
     .slice(0, 16);
+  const id = LSA_VERSION === 1 ? hash : `v${LSA_VERSION}-${hash}`;
   return { id, dimensions: options.dimensions, documents: n, terms, vectors, idf };
+}
+
+/**
+ * How models are learnt: this file's algorithm and the parameters semantic-training.ts gives
+ * it. A model is kept in place of one learnt again only when both were learnt the same way
+ * (semantic-training.ts, `stillCurrent`): bump this with any change that would learn another
+ * model from the same documents, and every knowledge base's next model replaces the one it
+ * searches. The version is in the model's id: version 1's ids are the bare hash (models stored
+ * before there was a version), later ones `v2-…`.
+ */
+export const LSA_VERSION: number = 1;
+
+/** The {@link LSA_VERSION} a model of this id was learnt by. */
+export function lsaVersionOf(id: string): number {
+  const versioned = /^v(\d+)-/.exec(id);
+  return versioned === null ? 1 : Number(versioned[1]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { LsaModel } from './lsa';
+import { type LsaModel, lsaVersionOf } from './lsa';
 import {
   type LearningState,
   modelDue,
@@ -132,5 +132,16 @@ describe('whether a model learnt again replaces the one searched', () => {
 
   it('replaces a model of other dimensions', () => {
     expect(stillCurrent(searched, model(full, { log: 2000 }, 32))).toBe(false);
+  });
+
+  it('replaces a model learnt another way, whatever it knows', () => {
+    const same = model(full, { log: 1900, level: 1600, pino: 700 });
+    expect(stillCurrent(searched, same)).toBe(true);
+    expect(stillCurrent(searched, { ...same, id: `v2-${same.id}` })).toBe(false);
+    expect(stillCurrent({ ...searched, id: `v2-${searched.id}` }, { ...same, id: `v2-x` })).toBe(
+      true,
+    );
+    expect(lsaVersionOf('0123456789abcdef')).toBe(1);
+    expect(lsaVersionOf('v12-0123456789abcdef')).toBe(12);
   });
 });

@@ -1,4 +1,4 @@
-import type { LsaModel, LsaTrainer, TrainingDocument } from './lsa';
+import { type LsaModel, type LsaTrainer, lsaVersionOf, type TrainingDocument } from './lsa';
 
 /** The latent-semantic model is learnt once the knowledge base holds this many documents... */
 export const SEMANTIC_MIN_DOCUMENTS = 50;
@@ -117,11 +117,13 @@ function documentFrequency(model: LsaModel, idf: number): number {
  * learnt (no subject has left). Under SEMANTIC_SAMPLE documents a new model learns from more
  * documents than the one searched and always replaces it. What this does not see: a subject
  * the model knows growing or shrinking in share with no term coming or going (the model stays
- * until the vocabulary moves). Measured in docs/search.md (bench/retrieval/drift-lab.mjs).
+ * until the vocabulary moves). A model learnt another way (lsa.ts, `LSA_VERSION`) is always
+ * replaced. Measured in docs/search.md (bench/retrieval/drift-lab.mjs).
  */
 export function stillCurrent(searched: LsaModel, learnt: LsaModel): boolean {
   if (searched.id === learnt.id) return true; // the same model learnt again
   return (
+    lsaVersionOf(searched.id) === lsaVersionOf(learnt.id) &&
     searched.dimensions === learnt.dimensions &&
     searched.documents >= SEMANTIC_SAMPLE &&
     learnt.documents >= SEMANTIC_SAMPLE &&
