@@ -227,8 +227,10 @@ export async function productRule(embedder, root) {
         [`${name} +coverage sample`]: withCoverage('sample', (c) => c.corpus.sampled),
       };
   // The product's rule with one of its parts changed, for the embedder whose dump this is:
-  // the coverage's move `a` times as strong, or z-scores in place of min–max under the
-  // product's weight (FUSION_VARIANTS=1; measured on half A, docs/search.md "Fusion").
+  // the coverage's strength `cov×a` or the commitments' `evidence×e` (the other part as the
+  // build has it), or z-scores in place of min–max under the product's weight
+  // (FUSION_VARIANTS=1; FUSION_GRID=1 adds both strengths over a grid, `g eE cC`; measured on
+  // half A, docs/search.md "Fusion", the fourth round).
   const coverageOf = (c) =>
     table?.lexicalCoverage
       ? table.lexicalCoverage(termTable(c.corpus.sampled), {
@@ -270,7 +272,9 @@ export async function productRule(embedder, root) {
         const vector = c.vector.slice(0, DEPTH);
         const prior = priorOf(c);
         const lead = fusion.commitment(vector, DEPTH) - fusion.commitment(lexical, DEPTH);
-        const w = sigmoid(logit(prior) + e * lead + (0.5 - coverageOf(c)));
+        const w = sigmoid(
+          logit(prior) + e * lead + fusion.COVERAGE_STRENGTH * (0.5 - coverageOf(c)),
+        );
         return fuseAt(c, w);
       };
     }
@@ -282,7 +286,9 @@ export async function productRule(embedder, root) {
         const vector = c.vector.slice(0, DEPTH);
         const n = Math.max(1, Math.min(lexical.length, vector.length));
         const lead = fusion.commitment(vector, n) - fusion.commitment(lexical, n);
-        const w = sigmoid(logit(priorOf(c)) + e * lead + (0.5 - coverageOf(c)));
+        const w = sigmoid(
+          logit(priorOf(c)) + e * lead + fusion.COVERAGE_STRENGTH * (0.5 - coverageOf(c)),
+        );
         return fuseAt(c, w);
       };
     }
