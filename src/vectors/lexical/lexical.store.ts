@@ -195,6 +195,7 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     const due = modelDue({
       documents,
       learntAt,
+      modelId: this.replica.semanticModel?.id,
       lastChange: this.replica.lastChange,
       lastAttempt: this.semantic.lastAttempt,
       startedAt: this.semantic.startedAt,

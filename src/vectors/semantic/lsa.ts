@@ -169,9 +169,10 @@ function trainCompact(
  * How models are learnt: this file's algorithm and the parameters semantic-training.ts gives
  * it. A model is kept in place of one learnt again only when both were learnt the same way
  * (semantic-training.ts, `stillCurrent`): bump this with any change that would learn another
- * model from the same documents, and every knowledge base's next model replaces the one it
- * searches. The version is in the model's id: version 1's ids are the bare hash (models stored
- * before there was a version), later ones `v2-…`.
+ * model from the same documents, and every knowledge base learns a model again soon after the
+ * upgrade (`modelDue`), which replaces the one it searched. The version is in the model's id:
+ * version 1's ids are the bare hash (models stored before there was a version), later ones
+ * `v2-…`.
  */
 export const LSA_VERSION: number = 1;
 

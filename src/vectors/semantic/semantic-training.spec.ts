@@ -22,6 +22,17 @@ describe('when a semantic model is due', () => {
     ...change,
   });
 
+  it('learns again soon after an upgrade whose learning is another version, nothing having changed', () => {
+    // Learnt at 5 000 documents, 5 000 now, long quiet: no count rule calls for a model.
+    const settled = { lastChange: now - 3_600_000, lastAttempt: now - 3_600_000 };
+    expect(modelDue(state({ ...settled, modelId: '0123456789abcdef' }))).toBe(false);
+    expect(modelDue(state({ ...settled, modelId: 'v2-0123456789abcdef' }))).toBe(true);
+    // Still no more often than any learning is tried.
+    expect(modelDue(state({ modelId: 'v2-0123456789abcdef', lastAttempt: now - 1000 }))).toBe(
+      false,
+    );
+  });
+
   it('learns the first model once 50 documents are held, writes or not', () => {
     expect(modelDue(state({ documents: 49, learntAt: undefined, lastAttempt: 0 }))).toBe(false);
     expect(modelDue(state({ documents: 50, learntAt: undefined, lastAttempt: 0 }))).toBe(true);

@@ -1,4 +1,10 @@
-import { type LsaModel, type LsaTrainer, lsaVersionOf, type TrainingDocument } from './lsa';
+import {
+  LSA_VERSION,
+  type LsaModel,
+  type LsaTrainer,
+  lsaVersionOf,
+  type TrainingDocument,
+} from './lsa';
 
 /** The latent-semantic model is learnt once the knowledge base holds this many documents... */
 export const SEMANTIC_MIN_DOCUMENTS = 50;
@@ -46,6 +52,8 @@ export interface LearningState {
    * ({@link stillCurrent}); undefined: no model yet.
    */
   readonly learntAt: number | undefined;
+  /** The id of the model searched (lsa.ts, `lsaVersionOf`): one learnt by another version is due. */
+  readonly modelId?: string;
   /** When a document last changed (ms since the epoch). */
   readonly lastChange: number;
   /** When learning was last tried (ms since the epoch, 0 never). */
@@ -61,7 +69,8 @@ export interface LearningState {
 /** Whether a (new) model is due: see SEMANTIC_RETRAIN_MS. */
 export function modelDue(state: LearningState): boolean {
   if (state.documents < SEMANTIC_MIN_DOCUMENTS) return false;
-  if (state.learntAt !== undefined) {
+  const otherVersion = state.modelId !== undefined && lsaVersionOf(state.modelId) !== LSA_VERSION;
+  if (state.learntAt !== undefined && !otherVersion) {
     const { documents, learntAt } = state;
     const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
     const quiet = state.now - state.lastChange >= SEMANTIC_QUIET_MS;

@@ -75,8 +75,10 @@ export class VectorQueueRepository {
    * writing a document's passages, lexical record or vectors locks its row `FOR KEY SHARE`
    * (their foreign keys) until it commits. A claim running beside such a write found nothing,
    * and a worker with nothing due then slept until the next notification, the document
-   * pending meanwhile. A document's writer still takes `FOR UPDATE`, which this waits out by
-   * skipping: its commit notifies the workers again.
+   * pending meanwhile. A document's writer still takes `FOR UPDATE`, which this passes over:
+   * a write's commit notifies the workers again; a row held `FOR UPDATE` by what then writes
+   * nothing (a move refused, the links job) waits for the next notification or the recovery
+   * sweep.
    */
   async claim(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
     return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);

@@ -197,6 +197,7 @@ export class QdrantSemantic implements SemanticVectors {
       modelDue({
         documents: totals.documents,
         learntAt: active?.learntAt,
+        modelId: active?.modelId,
         lastChange: totals.changedAt,
         lastAttempt: this.lastAttempt,
         startedAt: this.startedAt,
