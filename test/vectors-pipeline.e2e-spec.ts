@@ -1,7 +1,10 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Client } from 'pg';
 import request from 'supertest';
-import { CLAIM_VECTOR_WORK_SQL } from '../src/vectors/sync/vector-queue.repository';
+import {
+  CLAIM_VECTOR_WORK_SQL,
+  VectorQueueRepository,
+} from '../src/vectors/sync/vector-queue.repository';
 import { LISTEN_APPLICATION_NAME as LISTENER_APPLICATION_NAME } from '../src/database/listen-connection';
 import { VectorRecoverySweep } from '../src/vectors/sync/vector-recovery.sweep';
 import { VectorSyncWorker } from '../src/vectors/sync/vector-sync.worker';
@@ -364,6 +367,44 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
       await holder.query('ROLLBACK');
       await holder.end();
     }
+  });
+
+  it('looks again soon at a pending document that a transaction held and let go without writing', async () => {
+    // A move refused or the links job locks a document FOR UPDATE and may end writing nothing:
+    // no notification follows, so the worker that passed over it must look again by itself.
+    const id = 'locks/held-then-released.md';
+    await request(t.baseUrl)
+      .post('/documents')
+      .send(aDocument({ document_id: id, body: 'Guillemots crowd the cliff tops.' }))
+      .expect(201);
+    await settled(id, 'ready', 1);
+    // Queued again without a notification: the worker sleeps until woken.
+    await sql.query(
+      `UPDATE kb_documents SET vector_status = 'pending', vector_queued_at = now()
+        WHERE document_id = $1`,
+      [id],
+    );
+    const queue = t.app.get(VectorQueueRepository);
+    const claim = queue.claim.bind(queue);
+    const claimed: number[] = [];
+    const spy = jest.spyOn(queue, 'claim').mockImplementation(async (limit, leaseMs) => {
+      const rows = await claim(limit, leaseMs);
+      claimed.push(rows.length);
+      return rows;
+    });
+    const holder = await t.db.client();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM kb_documents WHERE document_id = $1 FOR UPDATE`, [id]);
+      t.app.get(VectorSyncWorker).wake();
+      await waitFor(() => claimed.includes(0), 'a claim that passes over the held document');
+      expect((await row(id)).vector_status).toBe('pending');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+      spy.mockRestore();
+    }
+    await settled(id, 'ready', 1);
   });
 });
 

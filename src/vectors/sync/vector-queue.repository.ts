@@ -76,9 +76,8 @@ export class VectorQueueRepository {
    * (their foreign keys) until it commits. A claim running beside such a write found nothing,
    * and a worker with nothing due then slept until the next notification, the document
    * pending meanwhile. A document's writer still takes `FOR UPDATE`, which this passes over:
-   * a write's commit notifies the workers again; a row held `FOR UPDATE` by what then writes
-   * nothing (a move refused, the links job) waits for the next notification or the recovery
-   * sweep.
+   * a write's commit notifies the workers again, and for a row held by what then writes
+   * nothing (a move refused, the links job) {@link nextWorkAt} has the worker look again soon.
    */
   async claim(limit: number, leaseMs: number): Promise<VectorWorkRow[]> {
     return this.returning<VectorWorkRow>(CLAIM_VECTOR_WORK_SQL, [limit, leaseMs]);
@@ -323,18 +322,22 @@ export class VectorQueueRepository {
 
   /**
    * When the next pending document becomes claimable: its retry time, or the expiry of a
-   * lease another worker holds. `null` when nothing pending is waiting on either. Reads the
-   * partial index of pending documents.
+   * lease another worker holds. A pending document claimable already, which the claim just
+   * before this passed over, is held by some transaction ({@link claim}): it is looked at
+   * again `lockedRecheckMs` from now, since a transaction that writes nothing notifies no one.
+   * `null` when nothing is pending. Reads the partial index of pending documents.
    */
-  async nextWorkAt(): Promise<Date | null> {
+  async nextWorkAt(lockedRecheckMs: number): Promise<Date | null> {
     const rows: { at: Date | null }[] = await this.dataSource.query(
-      `SELECT min(GREATEST(
-                CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
-                vector_lease_expires_at)) AS at
+      `SELECT min(CASE
+                WHEN vector_lease_expires_at > clock_timestamp()
+                  OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp())
+                THEN GREATEST(CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
+                              vector_lease_expires_at)
+                ELSE clock_timestamp() + make_interval(secs => $1::float8 / 1000) END) AS at
          FROM kb_documents
-        WHERE vector_status = 'pending'
-          AND (vector_lease_expires_at > clock_timestamp()
-               OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp()))`,
+        WHERE vector_status = 'pending'`,
+      [lockedRecheckMs],
     );
     return rows[0]?.at ?? null;
   }

@@ -24,6 +24,11 @@ const STOP_GRACE_MS = 5000;
 const QUEUE_ERROR: Backoff = { firstMs: 100, maxMs: 1000, jitter: 0.2 };
 /** Longest sleep before looking at a due retry again (clocks of servers may differ a little). */
 const MAX_IDLE_MS = 60_000;
+/**
+ * How soon a claim that passed over pending documents (held by another transaction) looks
+ * again: what held them may end without writing, and so without a notification.
+ */
+const LOCKED_RECHECK_MS = 1000;
 /** A batch running this long is stuck (a hung request): it is aborted, counted as an attempt. */
 const BATCH_DEADLINE_MS = 10 * 60 * 1000;
 /** How often a failing embedder (or store) is asked whether it answers again. */
@@ -261,10 +266,13 @@ export class VectorSyncWorker {
     this.wake();
   }
 
-  /** Milliseconds until the next retry or lease expiry (capped), `undefined` when none. */
+  /**
+   * Milliseconds until the next retry, lease expiry or look at a document another transaction
+   * held (capped), `undefined` when nothing is pending.
+   */
   private async nextDue(): Promise<number | undefined> {
     try {
-      const at = await this.queue.nextWorkAt();
+      const at = await this.queue.nextWorkAt(LOCKED_RECHECK_MS);
       return at === null
         ? undefined
         : Math.min(MAX_IDLE_MS, Math.max(10, at.getTime() - Date.now() + 20));
