@@ -337,29 +337,36 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
     expect(plan).not.toMatch(/Seq Scan on kb_documents/);
   });
 
+  /**
+   * A document written and embedded, then queued again by SQL alone: no notification, so the
+   * worker sleeps until something wakes it.
+   */
+  const embeddedThenQueuedQuietly = async (id: string, body: string) => {
+    await request(t.baseUrl)
+      .post('/documents')
+      .send(aDocument({ document_id: id, body }))
+      .expect(201);
+    await settled(id, 'ready', 1);
+    await sql.query(
+      `UPDATE kb_documents SET vector_status = 'pending', vector_queued_at = now()
+        WHERE document_id = $1`,
+      [id],
+    );
+    expect((await row(id)).vector_status).toBe('pending');
+  };
+
   it('claims a pending document while another transaction holds its row by a foreign key', async () => {
     // Writing a document's passages, lexical record or vectors checks their foreign key to
     // kb_documents, which locks its row FOR KEY SHARE until that transaction ends (the lexical
     // pass writes a new revision's while a batch may finish). A claim that skipped such a row
     // found nothing, and a worker with nothing due slept until the next notification.
     const id = 'locks/held-by-a-reference.md';
-    await request(t.baseUrl)
-      .post('/documents')
-      .send(aDocument({ document_id: id, body: 'Kittiwakes nest on narrow ledges.' }))
-      .expect(201);
-    await settled(id, 'ready', 1);
+    await embeddedThenQueuedQuietly(id, 'Kittiwakes nest on narrow ledges.');
     const holder = await t.db.client();
     try {
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM kb_documents WHERE document_id = $1 FOR KEY SHARE`, [id]);
-      // Queued again without a notification, then the worker is woken once, as a finishing
-      // batch wakes it.
-      await sql.query(
-        `UPDATE kb_documents SET vector_status = 'pending', vector_queued_at = now()
-          WHERE document_id = $1`,
-        [id],
-      );
-      expect((await row(id)).vector_status).toBe('pending');
+      // Woken once, as a finishing batch wakes it.
       t.app.get(VectorSyncWorker).wake();
       // Done while the reference still holds the row.
       await settled(id, 'ready', 1);
@@ -373,17 +380,7 @@ describe('vector pipeline: local embedder, PostgreSQL store', () => {
     // A move refused or the links job locks a document FOR UPDATE and may end writing nothing:
     // no notification follows, so the worker that passed over it must look again by itself.
     const id = 'locks/held-then-released.md';
-    await request(t.baseUrl)
-      .post('/documents')
-      .send(aDocument({ document_id: id, body: 'Guillemots crowd the cliff tops.' }))
-      .expect(201);
-    await settled(id, 'ready', 1);
-    // Queued again without a notification: the worker sleeps until woken.
-    await sql.query(
-      `UPDATE kb_documents SET vector_status = 'pending', vector_queued_at = now()
-        WHERE document_id = $1`,
-      [id],
-    );
+    await embeddedThenQueuedQuietly(id, 'Guillemots crowd the cliff tops.');
     const queue = t.app.get(VectorQueueRepository);
     const claim = queue.claim.bind(queue);
     const claimed: number[] = [];
