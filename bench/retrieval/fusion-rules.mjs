@@ -230,7 +230,9 @@ export async function productRule(embedder, root) {
   // the coverage's strength `cov×a` or the commitments' `evidence×e` (the other part as the
   // build has it), or z-scores in place of min–max under the product's weight
   // (FUSION_VARIANTS=1; FUSION_GRID=1 adds both strengths over a grid, `g eE cC`; measured on
-  // half A, docs/search.md "Fusion", the fourth round).
+  // half A, docs/search.md "Fusion", the fourth round). A build that moves by the lexical
+  // coverage reads it from the corpus's sampled table; a build from before sentences naming
+  // code had weights of their own read them as keywords.
   const coverageOf = (c) =>
     table?.lexicalCoverage
       ? table.lexicalCoverage(termTable(c.corpus.sampled), {
@@ -243,17 +245,26 @@ export async function productRule(embedder, root) {
     (c.queryKind === 'sentence' || (!c.queryKind && !c.keywords)
       ? weights.sentences
       : weights.keywords);
+  const fuseAt = (c, w) =>
+    fusion
+      .fuse(c.lexical.slice(0, DEPTH), c.vector.slice(0, DEPTH), w, {
+        floor: 0.25,
+        lexicalFloor: 0.1,
+        depth: DEPTH,
+        // As the server: a cosine of 0 means no match for the latent-semantic model only.
+        vectorFromZero: embedder === 'lsa',
+      })
+      .map((h) => h.documentId);
+  // The product's weight with its two strengths `e` (commitments, over the first `n` of each
+  // side) and `a` (coverage) given.
+  const weightAt = (c, e, a, n = DEPTH) => {
+    const lead =
+      fusion.commitment(c.vector.slice(0, DEPTH), n) -
+      fusion.commitment(c.lexical.slice(0, DEPTH), n);
+    return sigmoid(logit(priorOf(c)) + e * lead + a * (0.5 - coverageOf(c)));
+  };
   const variants = {};
   if (process.env.FUSION_VARIANTS && table?.lexicalCoverage) {
-    const fuseAt = (c, w) =>
-      fusion
-        .fuse(c.lexical.slice(0, DEPTH), c.vector.slice(0, DEPTH), w, {
-          floor: 0.25,
-          lexicalFloor: 0.1,
-          depth: DEPTH,
-          vectorFromZero: embedder === 'lsa',
-        })
-        .map((h) => h.documentId);
     for (const a of [0.5, 1.5, 2, 3]) {
       variants[`${name} cov×${a}`] = (c) => {
         const w0 = fusion.vectorWeightFor(
@@ -266,45 +277,26 @@ export async function productRule(embedder, root) {
         return fuseAt(c, w);
       };
     }
-    for (const e of [0, 0.5, 1.5, 2, 3]) {
-      variants[`${name} evidence×${e}`] = (c) => {
-        const lexical = c.lexical.slice(0, DEPTH);
-        const vector = c.vector.slice(0, DEPTH);
-        const prior = priorOf(c);
-        const lead = fusion.commitment(vector, DEPTH) - fusion.commitment(lexical, DEPTH);
-        const w = sigmoid(
-          logit(prior) + e * lead + fusion.COVERAGE_STRENGTH * (0.5 - coverageOf(c)),
-        );
-        return fuseAt(c, w);
-      };
-    }
+    for (const e of [0, 0.5, 1.5, 2, 3])
+      variants[`${name} evidence×${e}`] = (c) =>
+        fuseAt(c, weightAt(c, e, fusion.COVERAGE_STRENGTH));
     // Both sides' commitment over as many candidates (a side that ran out in a folder has
     // fewer, its last ones weak matches, which reads as commitment).
-    for (const e of [1, 1.5, 2]) {
-      variants[`${name} ev${e} same`] = (c) => {
-        const lexical = c.lexical.slice(0, DEPTH);
-        const vector = c.vector.slice(0, DEPTH);
-        const n = Math.max(1, Math.min(lexical.length, vector.length));
-        const lead = fusion.commitment(vector, n) - fusion.commitment(lexical, n);
-        const w = sigmoid(
-          logit(priorOf(c)) + e * lead + fusion.COVERAGE_STRENGTH * (0.5 - coverageOf(c)),
+    for (const e of [1, 1.5, 2])
+      variants[`${name} ev${e} same`] = (c) =>
+        fuseAt(
+          c,
+          weightAt(
+            c,
+            e,
+            fusion.COVERAGE_STRENGTH,
+            Math.max(1, Math.min(c.lexical.length, c.vector.length, DEPTH)),
+          ),
         );
-        return fuseAt(c, w);
-      };
-    }
-    if (process.env.FUSION_GRID) {
-      for (const e of [1, 1.5, 2, 2.5, 3]) {
-        for (const a of [0.5, 1, 1.5, 2]) {
-          variants[`g e${e} c${a}`] = (c) => {
-            const lexical = c.lexical.slice(0, DEPTH);
-            const vector = c.vector.slice(0, DEPTH);
-            const lead = fusion.commitment(vector, DEPTH) - fusion.commitment(lexical, DEPTH);
-            const w = sigmoid(logit(priorOf(c)) + e * lead + a * (0.5 - coverageOf(c)));
-            return fuseAt(c, w);
-          };
-        }
-      }
-    }
+    if (process.env.FUSION_GRID)
+      for (const e of [1, 1.5, 2, 2.5, 3])
+        for (const a of [0.5, 1, 1.5, 2])
+          variants[`g e${e} c${a}`] = (c) => fuseAt(c, weightAt(c, e, a));
     variants[`${name} z-scores`] = (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
@@ -318,33 +310,17 @@ export async function productRule(embedder, root) {
   }
   return {
     ...coverageRules,
-    [name]: (c) => {
-      const lexical = c.lexical.slice(0, DEPTH);
-      const vector = c.vector.slice(0, DEPTH);
-      // A build from before sentences naming code had weights of their own read them as keywords.
-      const prior =
-        weights[PRIOR_OF[c.queryKind]] ??
-        (c.queryKind === 'sentence' || (!c.queryKind && !c.keywords)
-          ? weights.sentences
-          : weights.keywords);
-      // A build that moves by the lexical coverage reads it from the corpus's sampled table.
-      const covered = table?.lexicalCoverage
-        ? table.lexicalCoverage(termTable(c.corpus.sampled), {
-            terms: c.terms,
-            held: c.corpus.terms.get(c.lexical[0]?.documentId) ?? new Set(),
-          })
-        : undefined;
-      const w = fusion.vectorWeightFor(prior, lexical, vector, DEPTH, covered);
-      return fusion
-        .fuse(lexical, vector, w, {
-          floor: 0.25,
-          lexicalFloor: 0.1,
-          depth: DEPTH,
-          // As the server: a cosine of 0 means no match for the latent-semantic model only.
-          vectorFromZero: embedder === 'lsa',
-        })
-        .map((h) => h.documentId);
-    },
+    [name]: (c) =>
+      fuseAt(
+        c,
+        fusion.vectorWeightFor(
+          priorOf(c),
+          c.lexical.slice(0, DEPTH),
+          c.vector.slice(0, DEPTH),
+          DEPTH,
+          coverageOf(c),
+        ),
+      ),
     ...variants,
   };
 }
