@@ -3,6 +3,7 @@
 // fourth field of its lexical record beside the title, the headings and the body.
 //
 //   node bench/retrieval/anchor-lab.mjs DUMP... [--weights 0.5,1,2] [--show 'all 8']
+//   (ANCHOR_CAP=3: each term's count in the field capped, as a posting's bits would.)
 //
 // (`--show VARIANT`: each query whose nDCG@10 that variant changes, and by how much.)
 // DUMP: a dump of fusion-lab.mjs (`dump`: every corpus's queries asked of real servers, each
@@ -31,6 +32,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus } from './corpus.mjs';
+import { statisticsOf } from './fusion-evaluate.mjs';
 import { productRule } from './fusion-rules.mjs';
 import { buildLinkedCorpus } from './linked-corpus.mjs';
 import { ndcgAt } from './metrics.mjs';
@@ -168,6 +170,8 @@ function anchorFields(docs, inbound, admit, fileOf) {
         if (word && !stop) length++;
       });
     }
+    const cap = Number(process.env.ANCHOR_CAP ?? Infinity);
+    for (const [t, c] of tf) tf.set(t, Math.min(c, cap));
     return { tf, length };
   });
 }
@@ -272,12 +276,24 @@ const mean = (values) =>
 
 async function main(files, weights, show) {
   const { queryKind, readsAsKeywords } = dist('vectors/search/query-kind.js');
+  const { termCounts } = dist('vectors/text/analyzer.js');
   for (const file of files) {
     const dump = JSON.parse(readFileSync(file, 'utf8'));
     const hybridOf = Object.values(await productRule(dump.embedder, root))[0];
     console.log(`\n== ${file}: ${dump.embedder}, ${dump.store} ==`);
     for (const c of await corporaOf(dump)) {
       const lex = lexicalOf(c.corpus, dump.embedder);
+      // What the product's fusion reads besides the sides (its coverage: the query's terms, the
+      // terms the lexical side's first document holds, the corpus's document frequencies).
+      const without = await statisticsOf(c.corpus, termCounts);
+      const statistics = () => without;
+      const contextOf = (q, sides) => ({
+        ...sides,
+        queryKind: queryKind?.(q.query),
+        keywords: readsAsKeywords(q.query),
+        terms: [...queryTerms(q.query).terms.keys()],
+        corpus: without,
+      });
       const inbound = inboundLinks(c.corpus);
       const fileOf = new Map(
         c.corpus.map((d) => [
@@ -327,11 +343,7 @@ async function main(files, weights, show) {
       for (const q of c.queries) {
         const sides = c.sides[q.id];
         if (!sides || !served.has(q.id)) continue;
-        const context = {
-          ...sides,
-          queryKind: queryKind?.(q.query),
-          keywords: readsAsKeywords(q.query),
-        };
+        const context = contextOf(q, sides);
         if (hybridOf(context).slice(0, 10).join('\n') === served.get(q.id).slice(0, 10).join('\n'))
           fused++;
       }
@@ -354,12 +366,7 @@ async function main(files, weights, show) {
           const vector = c.sides[q.id]?.vector;
           if (!vector) continue;
           const lexical = lexicalSide(lex, anchors, w, q.query, q.prefix);
-          const context = {
-            lexical,
-            vector,
-            queryKind: queryKind?.(q.query),
-            keywords: readsAsKeywords(q.query),
-          };
+          const context = { ...contextOf(q, { lexical, vector }), corpus: statistics(w) };
           const hybrid = hybridOf(context);
           // Queries whose top 10 the field changed, against the run without it.
           const tops = {

@@ -89,33 +89,38 @@ async function corpusStatistics(termCounts) {
   const { buildCorpus } = await import('./corpus.mjs');
   const { buildSecondCorpus } = await import('./second-corpus.mjs');
   const multilingual = JSON.parse(readFileSync(MULTILINGUAL_FILE, 'utf8')).documents;
+  const quiet = { warn: () => undefined };
+  return {
+    first: await statisticsOf([...(await buildCorpus(root, quiet)), ...multilingual], termCounts),
+    second: await statisticsOf(await buildSecondCorpus(root, quiet), termCounts),
+  };
+}
+
+/**
+ * One corpus's evidence as a rule reads it (`c.corpus`): each document's terms, the terms'
+ * document frequencies, and the same over the sample the server learns its statistics from.
+ */
+export async function statisticsOf(documents, termCounts) {
   const sample = Number(process.env.LAB_SAMPLE ?? 5000);
   const { createHash } = await import('node:crypto');
   const md5 = (id) => createHash('md5').update(id).digest('hex');
-  const of = (documents) => {
-    const terms = new Map();
-    for (const d of documents)
-      terms.set(d.document_id, new Set(termCounts(`${d.title}\n${d.body}`).tf.keys()));
-    const frequencies = (ids) => {
-      const df = new Map();
-      for (const id of ids) for (const t of terms.get(id)) df.set(t, (df.get(t) ?? 0) + 1);
-      const n = ids.length;
-      const idf = (t) => {
-        const f = df.get(t) ?? 0;
-        return Math.log(1 + (n - f + 0.5) / (f + 0.5));
-      };
-      return { terms, df, n, idf };
+  const terms = new Map();
+  for (const d of documents)
+    terms.set(d.document_id, new Set(termCounts(`${d.title}\n${d.body}`).tf.keys()));
+  const frequencies = (ids) => {
+    const df = new Map();
+    for (const id of ids) for (const t of terms.get(id)) df.set(t, (df.get(t) ?? 0) + 1);
+    const n = ids.length;
+    const idf = (t) => {
+      const f = df.get(t) ?? 0;
+      return Math.log(1 + (n - f + 0.5) / (f + 0.5));
     };
-    const ids = documents.map((d) => d.document_id);
-    // As the server samples its records: the first `sample` by the md5 of their ids.
-    const sampled = [...ids].sort((a, b) => (md5(a) < md5(b) ? -1 : 1)).slice(0, sample);
-    return { ...frequencies(ids), sampled: frequencies(sampled) };
+    return { terms, df, n, idf };
   };
-  const quiet = { warn: () => undefined };
-  return {
-    first: of([...(await buildCorpus(root, quiet)), ...multilingual]),
-    second: of(await buildSecondCorpus(root, quiet)),
-  };
+  const ids = documents.map((d) => d.document_id);
+  // As the server samples its records: the first `sample` by the md5 of their ids.
+  const sampled = [...ids].sort((a, b) => (md5(a) < md5(b) ? -1 : 1)).slice(0, sample);
+  return { ...frequencies(ids), sampled: frequencies(sampled) };
 }
 
 /**
