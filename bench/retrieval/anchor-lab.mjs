@@ -285,8 +285,7 @@ async function main(files, weights, show) {
       const lex = lexicalOf(c.corpus, dump.embedder);
       // What the product's fusion reads besides the sides (its coverage: the query's terms, the
       // terms the lexical side's first document holds, the corpus's document frequencies).
-      const without = await statisticsOf(c.corpus, termCounts);
-      const statistics = () => without;
+      const without = statisticsOf(c.corpus, termCounts);
       const contextOf = (q, sides) => ({
         ...sides,
         queryKind: queryKind?.(q.query),
@@ -366,7 +365,7 @@ async function main(files, weights, show) {
           const vector = c.sides[q.id]?.vector;
           if (!vector) continue;
           const lexical = lexicalSide(lex, anchors, w, q.query, q.prefix);
-          const context = { ...contextOf(q, { lexical, vector }), corpus: statistics(w) };
+          const context = contextOf(q, { lexical, vector });
           const hybrid = hybridOf(context);
           // Queries whose top 10 the field changed, against the run without it.
           const tops = {

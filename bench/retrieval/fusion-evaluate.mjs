@@ -1,5 +1,6 @@
 // The offline half of fusion-lab.mjs: the queries of a dump as contexts a fusion rule ranks,
 // and the scoring of rules per set and kind.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,8 +92,8 @@ async function corpusStatistics(termCounts) {
   const multilingual = JSON.parse(readFileSync(MULTILINGUAL_FILE, 'utf8')).documents;
   const quiet = { warn: () => undefined };
   return {
-    first: await statisticsOf([...(await buildCorpus(root, quiet)), ...multilingual], termCounts),
-    second: await statisticsOf(await buildSecondCorpus(root, quiet), termCounts),
+    first: statisticsOf([...(await buildCorpus(root, quiet)), ...multilingual], termCounts),
+    second: statisticsOf(await buildSecondCorpus(root, quiet), termCounts),
   };
 }
 
@@ -100,9 +101,8 @@ async function corpusStatistics(termCounts) {
  * One corpus's evidence as a rule reads it (`c.corpus`): each document's terms, the terms'
  * document frequencies, and the same over the sample the server learns its statistics from.
  */
-export async function statisticsOf(documents, termCounts) {
+export function statisticsOf(documents, termCounts) {
   const sample = Number(process.env.LAB_SAMPLE ?? 5000);
-  const { createHash } = await import('node:crypto');
   const md5 = (id) => createHash('md5').update(id).digest('hex');
   const terms = new Map();
   for (const d of documents)

@@ -329,13 +329,11 @@ export class VectorQueueRepository {
    */
   async nextWorkAt(lockedRecheckMs: number): Promise<Date | null> {
     const rows: { at: Date | null }[] = await this.dataSource.query(
-      `SELECT min(CASE
-                WHEN vector_lease_expires_at > clock_timestamp()
-                  OR (vector_attempts > 0 AND vector_next_attempt_at > clock_timestamp())
-                THEN GREATEST(CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
-                              vector_lease_expires_at)
-                ELSE clock_timestamp() + make_interval(secs => $1::float8 / 1000) END) AS at
-         FROM kb_documents
+      `SELECT min(CASE WHEN w.at > clock_timestamp() THEN w.at
+                       ELSE clock_timestamp() + make_interval(secs => $1::float8 / 1000) END) AS at
+         FROM kb_documents,
+              LATERAL (SELECT GREATEST(CASE WHEN vector_attempts > 0 THEN vector_next_attempt_at END,
+                                       vector_lease_expires_at) AS at) w
         WHERE vector_status = 'pending'`,
       [lockedRecheckMs],
     );
