@@ -20,6 +20,7 @@ import { LexicalSnapshot1763800180000 } from './1763800180000-lexical-snapshot';
 import { LexicalStatistics1763800190000 } from './1763800190000-lexical-statistics';
 import { Links1763800200000 } from './1763800200000-links';
 import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-indexes';
+import { AnchorText1763800210000 } from './1763800210000-anchor-text';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   LexicalStatistics1763800190000,
   Links1763800200000,
   LinkTargetIndexes1763800200001,
+  AnchorText1763800210000,
 ];

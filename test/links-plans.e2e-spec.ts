@@ -58,7 +58,7 @@ describe('plans of the reads of links', () => {
       null,
     );
     await repository.linkingWithKeys(['~doc-5'], 'f5/doc-5.md', null);
-    await repository.anchorTexts(['~doc-5'], null);
+    await repository.linkingRows(['~doc-5'], 'f5/doc-5.md', ['f5/%']);
     await repository.bodies(['f1/doc-1.md'], null);
     await repository.linkingUnder('f1/', 'f10', null, 200, null);
   }, 300_000);
@@ -90,7 +90,7 @@ describe('plans of the reads of links', () => {
     ['kb_links_candidates', /Index (Only )?Scan kb_documents_alive_name/],
     ['kb_links_candidates', /Index (Only )?Scan kb_documents_alive_title/],
     ['kb_links_linking_with_keys', /Bitmap Index Scan kb_links_keys/],
-    ['kb_links_anchor_texts', /Bitmap Index Scan kb_links_keys/],
+    ['kb_links_linking_rows', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_bodies', /Index (Only )?Scan kb_documents_(pkey|alive_id)/],
     ['kb_links_linking_under', /Index (Only )?Scan kb_links_pkey/],
   ])('%s reads through its index', async (name, index) => {

@@ -95,5 +95,25 @@ describeWithQdrant('links with the lexical side in Qdrant', 'server')(
         'ops/zephyrine.md',
       ]);
     });
+
+    it('finds a document by the texts of the links to it (its anchor field) in Qdrant', async () => {
+      await write('ops/nebula.md', '# Nebula\n\nThe service that renders star maps.');
+      await write('ops/index.md', '# Ops\n\n- [the glimmerwick renderer](nebula.md)');
+      await waitFor(
+        async () => (await lexical('glimmerwick')).includes('ops/nebula.md'),
+        'the link text to find its target',
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+      // Written again without the link: the target loses the words in Qdrant too.
+      await request(t.baseUrl)
+        .put(idPath('ops/index.md'))
+        .send({ body: '# Ops\n\nNothing here.' })
+        .expect(200);
+      await waitFor(
+        async () => (await lexical('glimmerwick')).length === 0,
+        'the words to go with the link',
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+    });
   },
 );

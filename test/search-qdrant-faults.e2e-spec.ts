@@ -214,7 +214,7 @@ describeWithQdrant('the Qdrant fault tests', 'binary')(
           record: lexicalRecord(`Large ${d}`, content, [{ headings: [], content }]),
         };
       });
-      const averages = { title: 2, headings: 1, body: 12_000, passage: 12_000 };
+      const averages = { title: 2, headings: 1, body: 12_000, anchor: 1, passage: 12_000 };
       // No semantic model: the transaction is not needed.
       await index.mirror(undefined as never, documents, [], averages);
       for (const d of [0, 9]) {

@@ -138,6 +138,7 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   kb_folder_count_deltas: 'pending changes of the folder counts',
   kb_links: 'read again from each document’s body after a restore',
   kb_links_pending: 'the documents whose links are still to be read',
+  kb_anchors_due: 'anchor fields still to be read, queued again as the pipeline indexes a restore',
   kb_rate_limits: 'transient budgets of the rate limits',
   kb_lexical_snapshot: 'the lexical index as a server held it, saved to start faster',
   kb_lexical_snapshot_parts: 'the parts of that saved lexical index',

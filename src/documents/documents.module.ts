@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { AccessPolicyService } from './access-policy.service';
+import { AnchorTextReader } from './anchor-texts';
 import { ChangeFeedRepository } from './change-feed.repository';
 import { ChangeFeedService } from './change-feed.service';
 import { DocumentChangesListener } from './document-changes.listener';
@@ -23,6 +24,7 @@ import { LinksService } from './links.service';
   // LinksController first: its routes would otherwise be taken by `GET /documents/{id}`.
   controllers: [LinksController, DocumentsController],
   providers: [
+    AnchorTextReader,
     DocumentsRepository,
     DocumentListingsRepository,
     FolderCountsRepository,
@@ -46,6 +48,7 @@ import { LinksService } from './links.service';
     DocumentSources,
     DocumentChangesListener,
     LinksService,
+    AnchorTextReader,
   ],
 })
 export class DocumentsModule {}

@@ -216,19 +216,21 @@ export class LinksRepository {
   }
 
   /**
-   * The texts of the links holding one of `keys`, in documents the caller may read: what the
-   * links to a document call it (its anchor texts), in one indexed query.
+   * The link rows of the alive readable documents (but `except`) holding one of `keys`, whole
+   * (every key and text): what the links to a document call it (its anchor texts) are read
+   * from them, in one indexed query.
    */
-  async anchorTexts(keys: readonly string[], readable: Readable): Promise<string[]> {
-    const rows = await this.statements.query<{ label: string }>(
-      'kb_links_anchor_texts',
-      `SELECT l.labels[i] AS label
-         FROM kb_links l, generate_subscripts(l.keys, 1) AS i
-        WHERE l.keys && $1::text[] AND l.alive AND l.keys[i] = ANY($1::text[])
-          AND ${readableSources(2)}`,
-      [keys, readable],
+  async linkingRows(
+    keys: readonly string[],
+    except: string,
+    readable: Readable,
+  ): Promise<Array<{ source_id: string; keys: string[]; labels: string[] }>> {
+    return this.statements.query(
+      'kb_links_linking_rows',
+      `SELECT source_id, keys, labels FROM kb_links
+        WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}`,
+      [keys, except, readable],
     );
-    return rows.map((row) => row.label);
   }
 
   /** The alive documents among `ids` the caller may read, with their bodies. */
@@ -302,7 +304,13 @@ export class LinksRepository {
          ON CONFLICT (source_id) DO UPDATE
            SET alive = EXCLUDED.alive, keys = EXCLUDED.keys, labels = EXCLUDED.labels),
        unlinked AS (
-         DELETE FROM kb_links WHERE source_id = ANY($5::text[]))
+         DELETE FROM kb_links WHERE source_id = ANY($5::text[])),
+       -- Where the links read point is read again for the anchor fields (docs/search.md).
+       due AS (
+         INSERT INTO kb_anchors_due (document_id, kind)
+         SELECT DISTINCT id, 'source' FROM unnest($6::text[]) AS id ORDER BY id
+         ON CONFLICT (document_id, kind)
+           DO UPDATE SET queued_at = clock_timestamp(), claimed_until = NULL)
        DELETE FROM kb_links_pending WHERE document_id = ANY($6::text[])`,
       [
         linked.map((row) => row.document_id),

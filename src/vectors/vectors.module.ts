@@ -1,3 +1,4 @@
+import { AnchorFieldsJob } from './sync/anchor-fields.job';
 import {
   Inject,
   Logger,
@@ -98,6 +99,7 @@ import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
     VectorsAdminService,
     VectorsHealth,
     VectorWorkerCalls,
+    AnchorFieldsJob,
   ],
   exports: [SearchService, VectorsAdminService],
 })

@@ -5,7 +5,7 @@ import { setImmediate } from 'node:timers/promises';
 import type { LexicalRecord } from './lexical-record';
 import { packPosting, passageCount, passageIndex, PostingStore } from './posting-store';
 import { readDocTerms, writeDocTerms } from './doc-terms';
-import { type Bm25Averages, idf, passageShare, termShare } from './bm25';
+import { type Bm25Averages, FIELDS, idf, passageShare, termShare } from './bm25';
 import type { LexicalIndexState } from './index-state';
 import { topSlots } from './top-slots';
 import { admits, type DocumentFilter } from './document-filter';
@@ -37,6 +37,11 @@ export interface IndexedLexicalDocument extends LexicalRecord {
   readonly documentId: string;
   readonly revision: number;
   readonly tags: readonly string[];
+  /**
+   * How many times its anchor field was written (`anchor_stamp`): with the revision, what tells
+   * a copy of the index that the stored record changed. 0 when never.
+   */
+  readonly anchorStamp?: number;
 }
 
 export interface WeightedTerm {
@@ -82,6 +87,8 @@ export class LexicalIndex {
   /** Every term's postings (posting-store.ts), by term id. */
   private store = new PostingStore();
   private readonly slots = new Map<string, number>();
+  /** Documents whose anchor field was written, and how many times (few: a map, not a column). */
+  private readonly anchorStamps = new Map<string, number>();
   /** The ids under each folder and with each tag, and what filters made of them (kept). */
   private readonly groups = new DocumentGroups();
   /** Changes with every document set or removed: what the groups' kept answers were built at. */
@@ -107,10 +114,10 @@ export class LexicalIndex {
   private revisions: Int32Array = new Int32Array(16);
   private alive: Uint8Array = new Uint8Array(16);
   /** Title, headings and body lengths of each slot, back to back. */
-  private lengths: Float64Array = new Float64Array(48);
+  private lengths: Float64Array = new Float64Array(16 * FIELDS);
   private slotCount = 0;
   private liveCount = 0;
-  private readonly lengthSums = [0, 0, 0];
+  private readonly lengthSums = [0, 0, 0, 0];
   private passageLengthSum = 0;
   private passageCount = 0;
   private postingCount = 0;
@@ -130,14 +137,22 @@ export class LexicalIndex {
   /** The mean lengths of the fields and passages held, that BM25 normalises by. */
   get averages(): Bm25Averages {
     const n = Math.max(this.liveCount, 1);
-    const [title, headings, body] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
+    const [title, headings, body, anchor] = this.lengthSums.map((sum) => Math.max(sum / n, 1e-9));
     const passage = Math.max(this.passageLengthSum / Math.max(this.passageCount, 1), 1e-9);
-    return { title, headings, body, passage };
+    return { title, headings, body, anchor, passage };
   }
 
   versionOf(documentId: string): number | undefined {
     const slot = this.slots.get(documentId);
     return slot === undefined ? undefined : this.revisions[slot];
+  }
+
+  /**
+   * The anchor stamp of a held document (see {@link IndexedLexicalDocument}); 0 when never
+   * written, or not known (an index restored from a snapshot: a later change reads it again).
+   */
+  anchorStampOf(documentId: string): number {
+    return this.anchorStamps.get(documentId) ?? 0;
   }
 
   /** Documents (live ones) holding `term`. */
@@ -233,7 +248,7 @@ export class LexicalIndex {
       passageCounts: this.passageCounts.subarray(0, slots),
       revisions: this.revisions.subarray(0, slots),
       alive: this.alive.subarray(0, slots),
-      lengths: this.lengths.subarray(0, slots * 3),
+      lengths: this.lengths.subarray(0, slots * FIELDS),
     };
   }
 
@@ -249,7 +264,7 @@ export class LexicalIndex {
     const sized = [state.tags, state.docTerms, state.passageStart, state.passageCounts];
     if (
       [...sized, state.revisions, state.alive].some((column) => column.length !== slots) ||
-      state.lengths.length !== slots * 3 ||
+      state.lengths.length !== slots * FIELDS ||
       state.store.head.length !== state.terms.length
     ) {
       throw new Error('an index of inconsistent sizes');
@@ -283,7 +298,7 @@ export class LexicalIndex {
       index.slots.set(documentId, slot);
       index.groups.group(documentId, tags, true);
       index.liveCount++;
-      for (let f = 0; f < 3; f++) index.lengthSums[f] += state.lengths[slot * 3 + f];
+      for (let f = 0; f < FIELDS; f++) index.lengthSums[f] += state.lengths[slot * FIELDS + f];
       for (let p = start; p < start + count; p++) index.passageLengthSum += state.passageLengths[p];
       index.passageCount += count;
       readDocTerms(terms, () => index.postingCount++);
@@ -307,7 +322,7 @@ export class LexicalIndex {
     this.passageLengths.set(document.passageLengths, this.passageEnd);
     this.passageEnd += document.passageLengths.length;
     this.alive = grow(this.alive, this.slotCount);
-    this.lengths = grow(this.lengths, this.slotCount * 3);
+    this.lengths = grow(this.lengths, this.slotCount * FIELDS);
     this.slots.set(document.documentId, slot);
     this.version++;
     this.groups.group(document.documentId, document.tags, true);
@@ -315,6 +330,7 @@ export class LexicalIndex {
     this.tags[slot] = document.tags;
     this.revisions[slot] = document.revision;
     this.alive[slot] = 1;
+    if (document.anchorStamp) this.anchorStamps.set(document.documentId, document.anchorStamp);
     const ids = new Array<number>(document.terms.length);
     const counts = new Array<number>(document.terms.length);
     document.terms.forEach((term, i) => {
@@ -329,8 +345,8 @@ export class LexicalIndex {
       this.store.add(id, slot, packPosting(document.fields[i], document.passages[i]));
     });
     this.docTerms[slot] = writeDocTerms(ids, counts);
-    for (let f = 0; f < 3; f++) {
-      this.lengths[slot * 3 + f] = document.lengths[f];
+    for (let f = 0; f < FIELDS; f++) {
+      this.lengths[slot * FIELDS + f] = document.lengths[f];
       this.lengthSums[f] += document.lengths[f];
     }
     for (const length of document.passageLengths) this.passageLengthSum += length;
@@ -343,11 +359,12 @@ export class LexicalIndex {
     const slot = this.slots.get(documentId);
     if (slot === undefined) return;
     this.slots.delete(documentId);
+    this.anchorStamps.delete(documentId);
     this.version++;
     this.groups.group(documentId, this.tags[slot]!, false);
     this.alive[slot] = 0;
     this.liveCount--;
-    for (let f = 0; f < 3; f++) this.lengthSums[f] -= this.lengths[slot * 3 + f];
+    for (let f = 0; f < FIELDS; f++) this.lengthSums[f] -= this.lengths[slot * FIELDS + f];
     const start = this.passageStart[slot];
     for (let p = 0; p < this.passageCounts[slot]; p++) {
       this.passageLengthSum -= this.passageLengths[start + p];
@@ -396,7 +413,7 @@ export class LexicalIndex {
     const add = (slot: number, packed: number, w: number) => {
       const plen = passageLengths[passageStart[slot] + passageIndex(packed)];
       if (scores[slot] === 0) touched[count++] = slot;
-      scores[slot] += w * termShare(packed, lengths, slot * 3, plen, averages);
+      scores[slot] += w * termShare(packed, lengths, slot * FIELDS, plen, averages);
     };
     const store = this.store;
 
@@ -516,7 +533,7 @@ export class LexicalIndex {
     this.tags = keep(this.tags.slice(0, this.slotCount));
     this.docTerms = keep(this.docTerms.slice(0, this.slotCount));
     const revisions = new Int32Array(Math.max(16, next));
-    const lengths = new Float64Array(Math.max(48, next * 3));
+    const lengths = new Float64Array(Math.max(16 * FIELDS, next * FIELDS));
     const passageStart = new Int32Array(Math.max(16, next));
     const passageCounts = new Int32Array(Math.max(16, next));
     const passageLengths = new Int32Array(Math.max(64, this.passageCount));
@@ -525,7 +542,7 @@ export class LexicalIndex {
       if (!this.alive[slot]) continue;
       const to = renumber[slot];
       revisions[to] = this.revisions[slot];
-      lengths.set(this.lengths.subarray(slot * 3, slot * 3 + 3), to * 3);
+      lengths.set(this.lengths.subarray(slot * FIELDS, (slot + 1) * FIELDS), to * FIELDS);
       const from = this.passageStart[slot];
       passageLengths.set(
         this.passageLengths.subarray(from, from + this.passageCounts[slot]),

@@ -1,10 +1,14 @@
+import { LexicalIndex } from './lexical-index';
+import { anchorCount, packPosting } from './posting-store';
 import {
+  anchorFieldOf,
   decodePostings,
   encodePostings,
   joinTerms,
   lexicalRecord,
   postingAt,
   termIndexOf,
+  withAnchorField,
 } from './lexical-record';
 
 describe('termIndexOf', () => {
@@ -46,5 +50,57 @@ describe('postingAt', () => {
         passage: decoded.passages[i],
       });
     });
+  });
+});
+
+describe('the anchor field', () => {
+  const record = lexicalRecord('Quasar', 'Serves the telemetry feed.', [
+    { headings: ['Quasar'], content: 'Serves the telemetry feed.' },
+  ]);
+
+  it('counts the words of link texts, sorted, and their length without stop words', () => {
+    expect(anchorFieldOf(['the telemetry daemon', 'Telemetry'])).toEqual({
+      terms: ['daemon', 'telemetri', 'the'],
+      counts: [1, 2, 1],
+      length: 3,
+    });
+  });
+
+  it('adds its counts to a record: a word of the document keeps its own counts, a new one is held', () => {
+    const merged = withAnchorField(record, anchorFieldOf(['the telemetry daemon']));
+    const at = (term: string) => merged.terms.indexOf(term);
+    expect(merged.terms.slice(0, record.terms.length)).toEqual(record.terms);
+    expect(merged.lengths).toEqual([...record.lengths.slice(0, 3), 2]);
+    const telemetry = at('telemetri');
+    expect(merged.fields[telemetry]).toBe(record.fields[telemetry]);
+    expect(merged.passages[telemetry] & 0x0fffffff).toBe(record.passages[telemetry]);
+    expect(anchorCount(packPosting(merged.fields[telemetry], merged.passages[telemetry]))).toBe(1);
+    const daemon = at('daemon');
+    expect(daemon).toBeGreaterThanOrEqual(record.terms.length);
+    expect(merged.fields[daemon]).toBe(0);
+    expect(anchorCount(packPosting(0, merged.passages[daemon]))).toBe(1);
+    // No links: the record itself.
+    expect(withAnchorField(record, anchorFieldOf([]))).toBe(record);
+  });
+
+  it('ranks a document named by the links to it, and keeps its words its own', () => {
+    const index = new LexicalIndex();
+    const other = lexicalRecord('Pulsar', 'A queue for the telemetry feed, and a daemon.', [
+      { headings: ['Pulsar'], content: 'A queue for the telemetry feed, and a daemon.' },
+    ]);
+    index.set({ ...other, documentId: 'pulsar', revision: 1, tags: [] });
+    index.set({
+      ...withAnchorField(record, anchorFieldOf(['the zorbulator daemon'])),
+      documentId: 'quasar',
+      revision: 1,
+      tags: [],
+    });
+    const ids = (term: string) =>
+      index.search([{ term, weight: 1 }], 10).map((match) => match.documentId);
+    expect(ids('zorbul')).toEqual(['quasar']);
+    // The links say "daemon" of quasar; pulsar's body says it once: the links weigh more.
+    expect(ids('daemon')).toEqual(['quasar', 'pulsar']);
+    expect(index.averages.anchor).toBe(1);
+    expect(index.termCountsOf('quasar')!.get('zorbul')).toBe(0);
   });
 });

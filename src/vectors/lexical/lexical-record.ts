@@ -14,10 +14,13 @@ export interface LexicalRecord {
    * (16-31), each capped at its width.
    */
   readonly fields: Int32Array;
-  /** Per term: the index of the passage that holds it best (bits 0-15), its count there (16-31). */
+  /**
+   * Per term: the index of the passage that holds it best (bits 0-15), its count there
+   * (16-27), and its count in the anchor field (28-31: see {@link withAnchorField}).
+   */
   readonly passages: Int32Array;
-  /** Words in the title, the headings and the body. */
-  readonly lengths: readonly [number, number, number];
+  /** Words in the title, the headings, the body and the anchor field. */
+  readonly lengths: readonly [number, number, number, number];
   /** Words in each passage (heading path and content), by passage index. */
   readonly passageLengths: readonly number[];
 }
@@ -56,7 +59,7 @@ export function lexicalRecord(
     return counts[at];
   };
   const headings = [...new Set(passages.flatMap((p) => p.headings))].join('\n');
-  const lengths: [number, number, number] = [0, 0, 0];
+  const lengths: [number, number, number, number] = [0, 0, 0, 0];
   [title, headings, body].forEach((text, field) =>
     analyze(text, (term, stop, word) => {
       slot(term)[field]++;
@@ -86,7 +89,7 @@ export function lexicalRecord(
       const share = count / (count + norm);
       if (share > best[at]) {
         best[at] = share;
-        passageOf[at] = Math.min(p, 0xffff) | (Math.min(count, 0xffff) << 16);
+        passageOf[at] = Math.min(p, 0xffff) | (Math.min(count, 0xfff) << 16);
       }
     }
   });
@@ -95,6 +98,75 @@ export function lexicalRecord(
     fields[at] = Math.min(t, 0xff) | (Math.min(h, 0xff) << 8) | (Math.min(b, 0xffff) << 16);
   });
   return { terms, fields, passages: passageOf, lengths, passageLengths };
+}
+
+/**
+ * The anchor field of a document: the words of the texts of the links that point at it (those
+ * a shared index may use: docs/search.md, "Anchor text"), each term with how often they say
+ * it (terms sorted; counts capped at 255, as stored), and their length in words that are not
+ * stop words.
+ */
+export interface AnchorField {
+  readonly terms: readonly string[];
+  readonly counts: readonly number[];
+  readonly length: number;
+}
+
+/** The anchor field of links with these texts. */
+export function anchorFieldOf(labels: readonly string[]): AnchorField {
+  const counts = new Map<string, number>();
+  let length = 0;
+  for (const label of labels) {
+    analyze(label, (term, stop, word) => {
+      counts.set(term, (counts.get(term) ?? 0) + 1);
+      if (word && !stop) length++;
+    });
+  }
+  const terms = [...counts.keys()].sort();
+  return { terms, counts: terms.map((term) => Math.min(counts.get(term)!, 0xff)), length };
+}
+
+/** Whether two anchor fields are the same. */
+export function sameAnchorField(a: AnchorField, b: AnchorField): boolean {
+  return (
+    a.length === b.length &&
+    a.terms.length === b.terms.length &&
+    a.terms.every((term, i) => term === b.terms[i] && a.counts[i] === b.counts[i])
+  );
+}
+
+/**
+ * A record with an anchor field: each of its terms counted in the passage word's top bits
+ * (capped at 15; the index keeps 3), a term only the links say added with no other count
+ * (the document then holds it), and the field's length as the fourth.
+ */
+export function withAnchorField(record: LexicalRecord, field: AnchorField): LexicalRecord {
+  if (field.terms.length === 0) return record;
+  const at = new Map(record.terms.map((term, i) => [term, i]));
+  const added = field.terms.filter((term) => !at.has(term));
+  const size = record.terms.length + added.length;
+  const fields = new Int32Array(size);
+  fields.set(record.fields);
+  const passages = new Int32Array(size);
+  passages.set(record.passages);
+  added.forEach((term, k) => at.set(term, record.terms.length + k));
+  field.terms.forEach((term, k) => {
+    const i = at.get(term)!;
+    passages[i] = (passages[i] & 0x0fffffff) | (Math.min(field.counts[k], 0xf) << 28);
+  });
+  const [title, headings, body] = record.lengths;
+  return {
+    terms: [...record.terms, ...added],
+    fields,
+    passages,
+    lengths: [title, headings, body, field.length],
+    passageLengths: record.passageLengths,
+  };
+}
+
+/** An anchor field's counts as stored: a byte a term. */
+export function encodeAnchorCounts(field: AnchorField): Buffer {
+  return Buffer.from(field.counts.map((count) => Math.min(count, 0xff)));
 }
 
 /** A record's per-term numbers as stored: `fields` then `passages`, little-endian int32. */

@@ -3,8 +3,14 @@ import { escapeLike } from '../../documents/document-id';
 import { ANALYZER_VERSION } from '../text/analyzer';
 import { type Bm25Averages, passageShare } from './bm25';
 import type { IndexedLexicalDocument, WeightedTerm } from './lexical-index';
-import { encodePostings, joinTerms, postingAt, termIndexOf } from './lexical-record';
-import { documentOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
+import {
+  encodePostings,
+  joinTerms,
+  postingAt,
+  termIndexOf,
+  withAnchorField,
+} from './lexical-record';
+import { anchorFieldOfRow, documentOf, type LexicalRow, SELECT_DOCUMENTS } from './lexical-rows';
 import type { TrainingDocument } from '../semantic/lsa';
 import { packPosting, passageCount, passageIndex } from './posting-store';
 import type { LexicalHit, LexicalMirror, LexicalWrite } from './lexical-side';
@@ -43,22 +49,33 @@ export class LexicalRecordsRepository {
   /**
    * Makes these passages and records the documents' only ones, and removes those of
    * `removed` (deleted or skipped documents), in one transaction; an older revision never
-   * replaces a newer one; the ids of the records written. With `mirror`, the index outside
+   * replaces a newer one; the documents whose records were written, each with its anchor
+   * field kept beside it (docs/search.md, "Anchor text"). With `mirror`, the index outside
    * this database is told inside the transaction.
    */
   async write(
     documents: readonly LexicalWrite[],
     removed: readonly string[],
     mirror?: LexicalMirror | null,
-  ): Promise<Set<string>> {
+  ): Promise<LexicalWrite[]> {
     return this.dataSource.transaction(async (manager) => {
       // The records first: a document whose newer revision is already indexed (another
       // worker's, after a lease expired) keeps its record and its passages.
       const kept = await storeRecords(manager, documents);
       const current = documents.filter((d) => kept.has(d.documentId));
-      await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
-        removed,
-      ]);
+      const gone: Array<{ anchor_sources: string[]; anchor_targets: string[] }> =
+        await manager.query(
+          `WITH gone AS (
+             DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])
+             RETURNING anchor_sources, anchor_targets)
+           SELECT * FROM gone`,
+          [removed],
+        );
+      await markAnchorsDue(
+        manager,
+        current.map((d) => d.documentId),
+        gone,
+      );
       await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
         [...current.map((d) => d.documentId), ...removed],
       ]);
@@ -77,8 +94,9 @@ export class LexicalRecordsRepository {
           [column(0), column(1), column(2), column(3), column(4)],
         );
       }
-      if (mirror) await mirror.mirror(manager, current, removed, await averagesOf(manager));
-      return kept;
+      const written = await withStoredAnchors(manager, current);
+      if (mirror) await mirror.mirror(manager, written, removed, await averagesOf(manager));
+      return written;
     });
   }
 
@@ -235,6 +253,8 @@ export interface LexicalTotals {
   readonly bodyWords: number;
   readonly passages: number;
   readonly passageWords: number;
+  /** Words of the anchor fields. */
+  readonly anchorWords: number;
   /** When the records last changed (ms since the epoch), 0 when never. */
   readonly changedAt: number;
 }
@@ -250,6 +270,7 @@ export async function lexicalTotals(
             coalesce(sum(body_words), 0)::float8 AS body_words,
             coalesce(sum(passages), 0)::float8 AS passages,
             coalesce(sum(passage_words), 0)::float8 AS passage_words,
+            coalesce(sum(anchor_words), 0)::float8 AS anchor_words,
             coalesce(extract(epoch FROM max(changed_at)) * 1000, 0)::float8 AS changed_at
        FROM kb_lexical_stats`,
   )) as Array<Record<string, number>>;
@@ -260,6 +281,7 @@ export async function lexicalTotals(
     bodyWords: row.body_words,
     passages: row.passages,
     passageWords: row.passage_words,
+    anchorWords: row.anchor_words,
     changedAt: row.changed_at,
   };
 }
@@ -272,11 +294,12 @@ export function averagesOfTotals(totals: LexicalTotals): Bm25Averages {
     title: mean(totals.titleWords, n),
     headings: mean(totals.headingWords, n),
     body: mean(totals.bodyWords, n),
+    anchor: mean(totals.anchorWords, n),
     passage: mean(totals.passageWords, totals.passages),
   };
 }
 
-async function averagesOf(manager: EntityManager): Promise<Bm25Averages> {
+export async function averagesOf(manager: EntityManager): Promise<Bm25Averages> {
   return averagesOfTotals(await lexicalTotals((text) => manager.query(text)));
 }
 
@@ -298,6 +321,69 @@ export function resultsStatement(
       ORDER BY h.ord`,
     [matches.map((m) => m.documentId), matches.map((m) => m.passage)],
   ];
+}
+
+/**
+ * Queues what a write of lexical records may have changed of anchor fields (docs/search.md,
+ * "Anchor text"): the written documents' own fields (a new title or id changes which links
+ * name them) and, for those that link or gave words before, where their links point now;
+ * for removed records, where the links that named them point now, and the fields their own
+ * links gave words to.
+ */
+async function markAnchorsDue(
+  manager: EntityManager,
+  written: readonly string[],
+  removed: ReadonlyArray<{ anchor_sources: string[]; anchor_targets: string[] }>,
+): Promise<void> {
+  const sources = removed.flatMap((r) => r.anchor_sources);
+  const targets = removed.flatMap((r) => r.anchor_targets);
+  if (written.length === 0 && sources.length === 0 && targets.length === 0) return;
+  await manager.query(
+    `INSERT INTO kb_anchors_due (document_id, kind)
+     SELECT id, kind FROM (
+       SELECT id, 'target' AS kind FROM unnest($1::text[]) AS id
+       UNION
+       SELECT id, 'source' FROM unnest($1::text[]) AS id
+        WHERE EXISTS (SELECT 1 FROM kb_links WHERE source_id = id)
+           OR EXISTS (SELECT 1 FROM kb_lexical_documents
+                       WHERE document_id = id AND anchor_targets <> '{}')
+       UNION
+       SELECT id, 'source' FROM unnest($2::text[]) AS id
+       UNION
+       SELECT id, 'target' FROM unnest($3::text[]) AS id) AS due
+     -- In one order, so two writers queueing the same rows never wait on each other in turn.
+     ORDER BY id, kind
+     ON CONFLICT (document_id, kind)
+       DO UPDATE SET queued_at = clock_timestamp(), claimed_until = NULL`,
+    [written, sources, targets],
+  );
+}
+
+/** The writes with the anchor fields stored beside their records (the index outside reads them whole). */
+async function withStoredAnchors(
+  manager: EntityManager,
+  documents: readonly LexicalWrite[],
+): Promise<LexicalWrite[]> {
+  if (documents.length === 0) return [];
+  const rows: Array<{
+    document_id: string;
+    anchor_terms: string;
+    anchor_counts: Buffer;
+    anchor_length: number;
+    anchor_stamp: number;
+  }> = await manager.query(
+    `SELECT document_id, anchor_terms, anchor_counts, anchor_length, anchor_stamp
+       FROM kb_lexical_documents
+      WHERE document_id = ANY($1::text[]) AND anchor_stamp <> 0`,
+    [documents.map((d) => d.documentId)],
+  );
+  const stored = new Map(rows.map((row) => [row.document_id, row]));
+  return documents.map((d) => {
+    const row = stored.get(d.documentId);
+    if (row === undefined) return d;
+    const record = withAnchorField(d.record, anchorFieldOfRow(row));
+    return { ...d, record, anchorStamp: row.anchor_stamp };
+  });
 }
 
 /**

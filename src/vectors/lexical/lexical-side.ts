@@ -12,6 +12,8 @@ export interface LexicalWrite {
   readonly tags: readonly string[];
   readonly passages: ReadonlyArray<{ index: number; heading: string; content: string }>;
   readonly record: LexicalRecord;
+  /** How many times its anchor field was written (see IndexedLexicalDocument). */
+  readonly anchorStamp?: number;
 }
 
 export interface LexicalSearchOptions {

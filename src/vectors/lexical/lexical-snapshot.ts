@@ -14,7 +14,7 @@ import { SLAB_BYTES, type PostingStoreState } from './posting-store';
  * every platform Node supports); {@link SNAPSHOT_FORMAT} changes with the layout, and a
  * snapshot of another format is not read.
  */
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
 
 /** Bytes of a part at most: one slab of postings. */
 export const PART_BYTES = SLAB_BYTES;

@@ -248,16 +248,22 @@ export class LexicalReplica {
     if (!changes) return undefined;
     for (let at = 0; at < changes.documents.length; at += LOAD_PAGE_ROWS) {
       const page = changes.documents.slice(at, at + LOAD_PAGE_ROWS);
-      const stored: Array<{ document_id: string; revision: number }> = await query(
-        `SELECT document_id, revision FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`,
-        [page],
-      );
-      const current = new Map(stored.map((r) => [r.document_id, r.revision]));
+      const stored: Array<{ document_id: string; revision: number; anchor_stamp: number }> =
+        await query(
+          `SELECT document_id, revision, anchor_stamp FROM kb_lexical_documents
+            WHERE document_id = ANY($1::text[])`,
+          [page],
+        );
+      const current = new Map(stored.map((r) => [r.document_id, r]));
       const stale: string[] = [];
       for (const documentId of page) {
-        const revision = current.get(documentId);
-        if (revision === undefined) this.drop(documentId, index);
-        else if (index.versionOf(documentId) !== revision) stale.push(documentId);
+        const row = current.get(documentId);
+        if (row === undefined) this.drop(documentId, index);
+        else if (
+          index.versionOf(documentId) !== row.revision ||
+          index.anchorStampOf(documentId) !== row.anchor_stamp
+        )
+          stale.push(documentId);
       }
       if (stale.length === 0) continue;
       const rows: LexicalRow[] = await query(

@@ -268,14 +268,13 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     const written = await this.records.write(documents, removed, this.mirror);
     this.replica.remove(removed);
     await this.replica.apply(
-      documents
-        .filter((d) => written.has(d.documentId))
-        .map((d) => ({
-          documentId: d.documentId,
-          revision: d.revision,
-          tags: d.tags,
-          ...d.record,
-        })),
+      written.map((d) => ({
+        documentId: d.documentId,
+        revision: d.revision,
+        tags: d.tags,
+        anchorStamp: d.anchorStamp,
+        ...d.record,
+      })),
     );
   }
 

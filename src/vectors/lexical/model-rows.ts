@@ -26,7 +26,8 @@ export class ModelRows {
     const vector = this.embedding.embedRows((add) => {
       held = this.index.termIdsOf(documentId, (term, count) => {
         const row = term < this.rows.length ? this.rows[term] : this.lookUp(term);
-        if (row >= 0) add(row, count);
+        // A term only the links to it say (count 0) is not the document's word.
+        if (row >= 0 && count > 0) add(row, count);
       });
     });
     return held ? vector : undefined;

@@ -1,4 +1,5 @@
 import {
+  anchorCount,
   bodyCount,
   headingsCount,
   packPosting,
@@ -63,23 +64,23 @@ describe('PostingStore', () => {
 
   it('packs the counts of a posting in one word, capped at their widths', () => {
     const fields = 3 | (2 << 8) | (40 << 16);
-    const passage = 7 | (5 << 16);
+    const passage = 7 | (5 << 16) | (2 << 28);
     const packed = packPosting(fields, passage);
-    expect([
-      titleCount(packed),
-      headingsCount(packed),
-      bodyCount(packed),
-      passageIndex(packed),
-      passageCount(packed),
-    ]).toEqual([3, 2, 40, 7, 5]);
-    const big = packPosting(200 | (200 << 8) | (60000 << 16), 9000 | (300 << 16));
-    expect([
-      titleCount(big),
-      headingsCount(big),
-      bodyCount(big),
-      passageIndex(big),
-      passageCount(big),
-    ]).toEqual([15, 15, 255, 4095, 15]);
+    const counts = (p: number) => [
+      titleCount(p),
+      headingsCount(p),
+      bodyCount(p),
+      anchorCount(p),
+      passageIndex(p),
+      passageCount(p),
+    ];
+    expect(counts(packed)).toEqual([3, 2, 40, 2, 7, 5]);
+    const big = packPosting(200 | (200 << 8) | (60000 << 16), 9000 | (300 << 16) | (15 << 28));
+    expect(counts(big)).toEqual([7, 15, 255, 3, 2047, 15]);
     expect(big).toBeGreaterThan(0);
+    // Each count in its own bits: the largest of one leaves the others at 0.
+    expect(counts(packPosting(0, 15 << 28))).toEqual([0, 0, 0, 3, 0, 0]);
+    expect(counts(packPosting(0, 0xfff << 16))).toEqual([0, 0, 0, 0, 0, 15]);
+    expect(counts(packPosting(0xff, 0))).toEqual([7, 0, 0, 0, 0, 0]);
   });
 });

@@ -28,24 +28,31 @@ const LAST_CLASS = CAPACITIES.length - 1;
 export const NO_BLOCK = 0xffffffff;
 
 /**
- * The counts of one posting in one word: title (4 bits), headings (4), body (8), the index of
- * the passage holding the term best (12) and its count there (4), each capped at its width.
- * The caps change nothing BM25 can tell apart (a term said 255 times in a body scores as one
- * said 300 times, to the sixth digit), and a document has at most 4 095 passages of note.
+ * The counts of one posting in one word: title (3 bits), headings (4), body (8), the links'
+ * texts (the anchor field, 2), the index of the passage holding the term best (11) and its
+ * count there (4), each capped at its width. The caps change nothing BM25 can tell apart (a
+ * term said 255 times in a body scores as one said 300 times, to the sixth digit; the anchor
+ * field saturates by its third mention, docs/search.md), a title says a word at most a few
+ * times, and a document has at most 2 047 passages of note (a 1 MiB one some 1 300).
+ * `passage` is a record's passage word (lexical-record.ts): index, count, anchor count.
  */
 export function packPosting(fields: number, passage: number): number {
-  const title = Math.min(fields & 0xff, 0xf);
+  const title = Math.min(fields & 0xff, 0x7);
   const headings = Math.min((fields >>> 8) & 0xff, 0xf);
   const body = Math.min(fields >>> 16, 0xff);
-  const index = Math.min(passage & 0xffff, 0xfff);
-  const count = Math.min(passage >>> 16, 0xf);
-  return (title | (headings << 4) | (body << 8) | (index << 16) | (count << 28)) >>> 0;
+  const anchor = Math.min(passage >>> 28, 0x3);
+  const index = Math.min(passage & 0xffff, 0x7ff);
+  const count = Math.min((passage >>> 16) & 0xfff, 0xf);
+  return (
+    (title | (headings << 3) | (body << 7) | (anchor << 15) | (index << 17) | (count << 28)) >>> 0
+  );
 }
 
-export const titleCount = (packed: number) => packed & 0xf;
-export const headingsCount = (packed: number) => (packed >>> 4) & 0xf;
-export const bodyCount = (packed: number) => (packed >>> 8) & 0xff;
-export const passageIndex = (packed: number) => (packed >>> 16) & 0xfff;
+export const titleCount = (packed: number) => packed & 0x7;
+export const headingsCount = (packed: number) => (packed >>> 3) & 0xf;
+export const bodyCount = (packed: number) => (packed >>> 7) & 0xff;
+export const anchorCount = (packed: number) => (packed >>> 15) & 0x3;
+export const passageIndex = (packed: number) => (packed >>> 17) & 0x7ff;
 export const passageCount = (packed: number) => packed >>> 28;
 
 /** Visits one block's postings: `data[at]` is a slot, `data[at + 1]` its packed counts. */

@@ -62,7 +62,13 @@ describe('lexicalVector', () => {
 
   it('gives each term of the document one index, in ascending order', () => {
     const document = aDocument('one', random(3));
-    const vector = lexicalVector(document, { title: 3, headings: 4, body: 50, passage: 20 });
+    const vector = lexicalVector(document, {
+      title: 3,
+      headings: 4,
+      body: 50,
+      anchor: 1,
+      passage: 20,
+    });
     expect(vector.indices).toEqual([...vector.indices].sort((a, b) => a - b));
     expect(new Set(vector.indices).size).toBe(vector.indices.length);
     expect(vector.indices).toContain(termId(document.terms[0]));

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
-import { totalCount } from '../../lexical/lexical-index';
-import type { LexicalRecord } from '../../lexical/lexical-record';
+import { countsOf } from '../../lexical/lexical-rows';
 import type { LexicalWrite } from '../../lexical/lexical-side';
 import { LsaEmbedding, type LsaTrainer } from '../../semantic/lsa';
 import {
@@ -263,11 +262,4 @@ export class QdrantSemantic implements SemanticVectors {
       this.building = undefined;
     }
   }
-}
-
-/** A document's terms and how often it says each (title, headings and body together). */
-function countsOf(record: LexicalRecord): Map<string, number> {
-  const counts = new Map<string, number>();
-  record.terms.forEach((term, i) => counts.set(term, totalCount(record.fields[i])));
-  return counts;
 }

@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import type { Readable } from './access';
+import { escapeLike } from './document-id';
+import { LinkResolver, readLinks } from './link-resolver';
+import { LinksRepository } from './links.repository';
+
+/** The texts of the links that point at a document, and the documents they are written in. */
+export interface AnchorTexts {
+  readonly labels: string[];
+  readonly sources: string[];
+}
+
+/** The folder of a document id: everything up to its last `/` ('' at the root). */
+const folderOf = (documentId: string): string =>
+  documentId.slice(0, documentId.lastIndexOf('/') + 1);
+
+/**
+ * What the links of the knowledge base say of a document, for its anchor field
+ * (docs/search.md, "Anchor text"). Only links written in the document's own folder or below
+ * it count: everyone who may read a document may read those (grants are folders), so the
+ * field can be part of the index every reader searches; a link from anywhere else would make
+ * the document match, for some reader, words that reader may not read. Links resolve as for
+ * a reader granted exactly that folder (the documents outside it absent), which for a link
+ * from inside it is how everyone resolves it: a document nearer to the link than this one
+ * is inside the folder too.
+ */
+@Injectable()
+export class AnchorTextReader {
+  constructor(
+    private readonly repository: LinksRepository,
+    private readonly resolver: LinkResolver,
+  ) {}
+
+  /** The texts of the links pointing at `documentId` (titled `title`) from its folder's subtree. */
+  async textsOf(documentId: string, title: string): Promise<AnchorTexts> {
+    const readable = subtreeOf(documentId);
+    const linking = await this.resolver.linking(documentId, title, readable);
+    const keys = [...linking.keys.always, ...linking.keys.nearest.map((n) => n.key)];
+    const labels: string[] = [];
+    const sources: string[] = [];
+    if (keys.length === 0) return { labels, sources };
+    const wanted = new Set(keys);
+    for (const row of await this.repository.linkingRows(keys, documentId, readable)) {
+      // A wikilink with a path and a title holds two keys side by side (`~`, then `@`): one
+      // link, counted once.
+      let countedAt = -1;
+      row.keys.forEach((key, i) => {
+        const second = key.startsWith('@') && i > 0 && row.keys[i - 1].startsWith('~');
+        if (second && countedAt === i - 1) return;
+        if (!wanted.has(key) || !linking.resolvesFrom(row.source_id, key)) return;
+        labels.push(row.labels[i]);
+        countedAt = i;
+      });
+      if (countedAt >= 0) sources.push(row.source_id);
+    }
+    return { labels, sources };
+  }
+
+  /**
+   * The documents whose anchor field the links of `documentId` (alive, its body `body`) add
+   * to: those of its folder and the folders above it that the links resolve to, each as
+   * {@link textsOf} resolves them.
+   */
+  async targetsOf(documentId: string, body: string): Promise<string[]> {
+    const asked = readLinks({ document_id: documentId, body }).flatMap(({ target }) =>
+      target === null ? [] : [{ source: documentId, target }],
+    );
+    if (asked.length === 0) return [];
+    const targets = new Set<string>();
+    const above = (id: string) => id !== documentId && documentId.startsWith(folderOf(id));
+    const everywhere = await this.resolver.resolveAll(asked, null);
+    everywhere.forEach((found) => {
+      if (found !== null && above(found.document_id)) targets.add(found.document_id);
+    });
+    // A link resolves the same among the documents of a folder above as among all of them
+    // (a nearer document is in that folder too), but for a wikilink's title: when its path
+    // names only documents outside the folder, a reader of the folder gets the title's.
+    const titled = asked.filter(
+      ({ target }, i) =>
+        target.rule === 'path' &&
+        target.title !== null &&
+        !(everywhere[i] !== null && above(everywhere[i]!.document_id)),
+    );
+    if (titled.length === 0) return [...targets];
+    const folders = documentId.split('/').slice(0, -1);
+    for (let depth = 1; depth <= folders.length; depth++) {
+      const folder = `${folders.slice(0, depth).join('/')}/`;
+      for (const found of await this.resolver.resolveAll(titled, [`${escapeLike(folder)}%`])) {
+        if (found !== null && above(found.document_id) && folderOf(found.document_id) === folder)
+          targets.add(found.document_id);
+      }
+    }
+    return [...targets];
+  }
+}
+
+/** The readable condition of a reader granted exactly the folder of `documentId`. */
+function subtreeOf(documentId: string): Readable {
+  const folder = folderOf(documentId);
+  return folder === '' ? null : [`${escapeLike(folder)}%`];
+}

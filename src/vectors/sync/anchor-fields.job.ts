@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { isDatabaseUnavailable } from '../../database/database-errors';
+import { AnchorTextReader } from '../../documents/anchor-texts';
+import { AnchorFieldsRepository } from '../lexical/anchor-fields.repository';
+import { anchorFieldOf, sameAnchorField } from '../lexical/lexical-record';
+import { LEXICAL_MIRROR, type LexicalMirror } from '../lexical/lexical-side';
+import { storeDown } from '../stores/vector-store.interface';
+
+/** How often the queue is looked at when it was found empty. */
+const EVERY_MS = 1_000;
+/** Rows of the queue a step takes, and steps a run at most (then the next tick goes on). */
+const BATCH = 50;
+const STEPS_PER_RUN = 200;
+
+/**
+ * Keeps each document's anchor field (docs/search.md, "Anchor text") as the links say now.
+ * The pipeline queues, as it writes lexical records, the written documents' own fields and
+ * the links of those that link (`kb_anchors_due`); links read in the background queue theirs.
+ * A `source` row follows a document's links again: the documents they give words to now and
+ * gave words to before get their fields read again. A `target` row reads a document's field
+ * from the links pointing at it, writes it if it changed, and queues the links of the
+ * documents that began or ceased to point at it (a link that no longer resolves here may now
+ * resolve to another document). Each step only queues what may have changed, so the queue
+ * empties. Every replica that runs the pipeline runs it; two at once claim different rows.
+ */
+@Injectable()
+export class AnchorFieldsJob {
+  private readonly logger = new Logger('AnchorFields');
+  private readonly repository: AnchorFieldsRepository;
+  private running = false;
+  private failureLogged = 0;
+
+  constructor(
+    private readonly config: AppConfig,
+    dataSource: DataSource,
+    private readonly reader: AnchorTextReader,
+    @Optional() @Inject(LEXICAL_MIRROR) private readonly mirror?: LexicalMirror | null,
+  ) {
+    this.repository = new AnchorFieldsRepository(dataSource);
+  }
+
+  @Interval('anchor-fields', EVERY_MS)
+  async tick(): Promise<void> {
+    // Part of the pipeline: where it does not run (VECTOR_SYNC_ENABLED=false), nor does this.
+    if (this.running || !this.config.vectorSyncEnabled) return;
+    this.running = true;
+    try {
+      await this.run();
+    } catch (error) {
+      if (isDatabaseUnavailable(error) || storeDown(error)) return;
+      // Once a minute at most: the rows claimed are taken again once their claim ends.
+      if (Date.now() - this.failureLogged >= 60_000) {
+        this.failureLogged = Date.now();
+        this.logger.warn(`reading anchor fields failed: ${String(error)}`);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Steps until the queue is empty (or a run's worth); how many rows were taken. */
+  async run(): Promise<number> {
+    let taken = 0;
+    for (let step = 0; step < STEPS_PER_RUN; step++) {
+      const count = await this.step();
+      taken += count;
+      if (count === 0) break;
+    }
+    return taken;
+  }
+
+  /** One claim of the queue, read and written; how many rows it took. */
+  async step(): Promise<number> {
+    const claimed = await this.repository.claim(BATCH);
+    if (claimed.length === 0) return 0;
+    const ids = (kind: 'target' | 'source') =>
+      claimed.filter((row) => row.kind === kind).map((row) => row.document_id);
+
+    const targetsDue = new Set<string>();
+    for (const source of await this.repository.sources(ids('source'))) {
+      const now =
+        source.body === null ? [] : await this.reader.targetsOf(source.document_id, source.body);
+      for (const id of [...now, ...source.targets]) targetsDue.add(id);
+      await this.repository.writeTargets(source.document_id, now);
+    }
+
+    const sourcesDue = new Set<string>();
+    const changed: Array<{
+      documentId: string;
+      field: ReturnType<typeof anchorFieldOf>;
+      sources: string[];
+    }> = [];
+    for (const target of await this.repository.targets(ids('target'))) {
+      const { labels, sources } = await this.reader.textsOf(target.document_id, target.title);
+      const field = anchorFieldOf(labels);
+      const before = new Set(target.sources);
+      const now = new Set(sources);
+      const moved = [
+        ...sources.filter((id) => !before.has(id)),
+        ...target.sources.filter((id) => !now.has(id)),
+      ];
+      for (const id of moved) sourcesDue.add(id);
+      if (moved.length > 0 || !sameAnchorField(field, target.field)) {
+        changed.push({ documentId: target.document_id, field, sources: [...now] });
+      }
+    }
+    await this.repository.writeFields(changed, this.mirror);
+    await this.repository.queue([...targetsDue], [...sourcesDue]);
+    await this.repository.done(claimed);
+    return claimed.length;
+  }
+}

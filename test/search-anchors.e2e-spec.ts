@@ -1,0 +1,107 @@
+import request from 'supertest';
+import { idPath } from './documents-helpers';
+import { startTestApp, TestApp } from './support/app';
+import type { Json } from './support/mcp-http';
+import { waitFor } from './support/wait';
+
+const KEYS = {
+  admin: 'anchors-admin-key-0123456789abcdef',
+  bob: 'anchors-bob-key-0123456789abcdef01',
+};
+const API_KEYS = Object.entries(KEYS)
+  .map(([name, key]) => `${name}:${key}:admin,internal`)
+  .join(';');
+/** Bob reads kb/services/ only. */
+const POLICY = {
+  rules: [
+    { who: ['key:admin'], read: '*', write: '*' },
+    { who: ['key:bob'], read: ['kb/services/'], write: ['kb/services/'] },
+  ],
+};
+const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
+
+/**
+ * Anchor text (docs/search.md, "Anchor text"): the texts of the links pointing at a document
+ * are a field of its lexical record, from the links written in its own folder or below it,
+ * kept as the links, the documents they name, and the documents themselves change.
+ */
+describe('anchor text in lexical search', () => {
+  jest.setTimeout(120_000);
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      API_KEYS,
+      ACCESS_POLICY: JSON.stringify(POLICY),
+      VECTOR_SYNC_ENABLED: 'true',
+    });
+  });
+  afterAll(() => t?.close());
+
+  const put = (document_id: string, body: string) =>
+    request(t.baseUrl).post('/documents').set(as('admin')).send({ document_id, body }).expect(201);
+  const found = async (query: string, who: keyof typeof KEYS = 'admin') =>
+    (
+      await request(t.baseUrl)
+        .get('/search')
+        .set(as(who))
+        .query({ query, mode: 'lexical' })
+        .expect(200)
+    ).body.results
+      .map((hit: Json) => hit.document_id as string)
+      .sort();
+  /** Waits until `query` finds exactly `ids` (sorted), for `who`. */
+  const finds = (query: string, ids: string[], who: keyof typeof KEYS = 'admin') =>
+    waitFor(
+      async () => JSON.stringify(await found(query, who)) === JSON.stringify([...ids].sort()),
+      `"${query}" to find ${ids.join(', ') || 'nothing'}`,
+      { timeoutMs: Number(process.env.ANCHOR_WAIT_MS ?? 60_000), intervalMs: 100 },
+    );
+
+  it('finds a document by the words of the links to it from its folder, as they change', async () => {
+    await put('kb/services/quasar.md', '# Quasar\n\nServes the telemetry feed.');
+    await put('kb/services/index.md', '# Services\n\n- [the zorbulator daemon](quasar.md)');
+    await finds('zorbulator', ['kb/services/index.md', 'kb/services/quasar.md']);
+    // The target's own words still find it.
+    await finds('telemetry', ['kb/services/quasar.md']);
+
+    // The link's text changes: the old words no longer find the target, the new ones do.
+    await request(t.baseUrl)
+      .put(idPath('kb/services/index.md'))
+      .set(as('admin'))
+      .send({ body: '# Services\n\n- [the quibbler daemon](quasar.md)' })
+      .expect(200);
+    await finds('quibbler', ['kb/services/index.md', 'kb/services/quasar.md']);
+    await finds('zorbulator', []);
+
+    // The linking document is deleted: its words are gone from the target too.
+    await request(t.baseUrl).delete(idPath('kb/services/index.md')).set(as('admin')).expect(200);
+    await finds('quibbler', []);
+  });
+
+  it('never lets a link from outside the folder describe a document', async () => {
+    await put('kb/services/pulsar.md', '# Pulsar\n\nThe queue.');
+    await put('kb/services/list.md', '# List\n\n[the frobnicator](pulsar.md)');
+    await put('other/notes.md', '# Notes\n\nSee [the wimbledrome](../kb/services/pulsar.md).');
+    await finds('frobnicator', ['kb/services/list.md', 'kb/services/pulsar.md']);
+    // Bob may read the target and the list beside it, not other/: its words never reach him.
+    await finds('frobnicator', ['kb/services/list.md', 'kb/services/pulsar.md'], 'bob');
+    await finds('wimbledrome', ['other/notes.md']);
+    await finds('wimbledrome', [], 'bob');
+  });
+
+  it('moves the words with the link when a nearer document takes the link over', async () => {
+    await put('kb/services/beacon.md', '# Beacon\n\nThe first beacon.');
+    await put('kb/services/sub/page.md', '# Page\n\nRing [[beacon|the wobblefrotz]] at noon.');
+    await finds('wobblefrotz', ['kb/services/beacon.md', 'kb/services/sub/page.md']);
+    // A document of the same name nearer to the link: the link resolves there now.
+    await put('kb/services/sub/beacon.md', '# Beacon\n\nThe nearer beacon.');
+    await finds('wobblefrotz', ['kb/services/sub/beacon.md', 'kb/services/sub/page.md']);
+    // And back when it goes.
+    await request(t.baseUrl)
+      .delete(idPath('kb/services/sub/beacon.md'))
+      .set(as('admin'))
+      .expect(200);
+    await finds('wobblefrotz', ['kb/services/beacon.md', 'kb/services/sub/page.md']);
+  });
+});
