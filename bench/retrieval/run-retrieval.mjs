@@ -563,9 +563,9 @@ async function seedCorpus(http, corpus, log) {
 }
 
 /**
- * Waits until `GET /admin/vectors/status` reports nothing pending or leased. Resolves to
- * `readyAt`, the time (`Date.now()`) it first saw nothing pending or leased: the pipeline's
- * end, before any wait for the semantic model.
+ * Waits until `GET /admin/vectors/status` reports nothing pending or leased and no anchor
+ * field still to read. Resolves to `readyAt`, the time (`Date.now()`) it first saw all three
+ * at 0: the pipeline's end, before any wait for the semantic model.
  */
 async function waitForVectors(http, log, timeoutMs) {
   const started = Date.now();
@@ -588,8 +588,11 @@ async function waitForVectors(http, log, timeoutMs) {
       status.json.embedder?.provider === 'local' &&
       lexical?.documents >= 50 &&
       (model === null || model === undefined || model.documents < lexical.documents * 0.9);
-    if (pending === 0 && Number(leased) === 0) readyAt ??= Date.now();
-    if (pending === 0 && Number(leased) === 0 && !(learning && Date.now() - started < 120_000)) {
+    // The anchor fields (the texts of the links to each document) follow the records.
+    const anchorsDue = Number(status.json.anchor_fields?.due ?? 0);
+    const done = pending === 0 && Number(leased) === 0 && anchorsDue === 0;
+    if (done) readyAt ??= Date.now();
+    if (done && !(learning && Date.now() - started < 120_000)) {
       if (learning) log('warning: the semantic model was not learnt from the whole corpus');
       log(
         `vectors ready after ${Date.now() - started} ms (${Object.entries(counts)
@@ -603,7 +606,7 @@ async function waitForVectors(http, log, timeoutMs) {
       throw new Error(`embeddings still pending after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
     if (Date.now() - lastLog > 10_000) {
       log(
-        `waiting for embeddings: ${pending} pending, ${leased} leased${learning ? ', the semantic model' : ''}`,
+        `waiting for embeddings: ${pending} pending, ${leased} leased${anchorsDue > 0 ? `, ${anchorsDue} anchor fields` : ''}${learning ? ', the semantic model' : ''}`,
       );
       lastLog = Date.now();
     }

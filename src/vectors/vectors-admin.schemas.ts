@@ -94,6 +94,16 @@ export const vectorsStatusSchema = z
       .describe(
         'How far lexical search has come, from the database (after a restore: how many it finds yet)',
       ),
+    anchor_fields: z
+      .object({
+        due: z
+          .number()
+          .int()
+          .describe(
+            'Anchor fields (the texts of the links to a document) and documents whose links are to be read again: 0 once they are as the links say',
+          ),
+      })
+      .describe('How far the anchor fields of lexical search have come'),
   })
   .catchall(z.unknown());
 export type VectorsStatus = z.output<typeof vectorsStatusSchema>;

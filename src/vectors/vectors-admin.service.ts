@@ -1,3 +1,4 @@
+import { AnchorFieldsJob } from './sync/anchor-fields.job';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { QdrantLexicalIndex } from './stores/qdrant/qdrant-lexical.index';
 import { safeMessage } from '../common/fault';
@@ -37,6 +38,7 @@ export class VectorsAdminService {
     private readonly choice: EmbeddingsChoice,
     private readonly lane: LexicalFirstLane,
     private readonly terms: TermTable,
+    private readonly anchors: AnchorFieldsJob,
     @Optional() @Inject(QdrantSemantic) private readonly semantic: QdrantSemantic | null,
     @Optional() @Inject(QdrantLexicalIndex) private readonly qdrantIndex: QdrantLexicalIndex | null,
   ) {}
@@ -65,13 +67,14 @@ export class VectorsAdminService {
       // The pipeline, the index and the embedder are the vector worker's: it tells.
       return callVectorWorker('status', { access: { read: access.read, write: access.write } });
     }
-    const [counted, pending, errors, collection, lexical] = await Promise.all([
+    const [counted, pending, errors, collection, lexical, anchorsDue] = await Promise.all([
       this.counted.read(),
       this.queueStatus.pending(),
       // Only documents the caller may read are named.
       this.queueStatus.errors(10, access.readablePatterns() ?? null),
       this.store.report?.().catch((error: Error) => ({ error: safeMessage(error.message) })),
       this.lexicalReport(),
+      this.anchors.due(),
     ]);
     const { counts, leased, coverage } = counted.value;
     const report: VectorQueueReport = {
@@ -113,6 +116,7 @@ export class VectorsAdminService {
       },
       lexical,
       lexical_coverage: coverage,
+      anchor_fields: { due: anchorsDue },
     };
   }
 

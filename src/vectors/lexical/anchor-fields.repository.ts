@@ -40,6 +40,14 @@ const CLAIM_SECONDS = 60;
 export class AnchorFieldsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** Rows of the queue. */
+  async due(): Promise<number> {
+    const [row]: Array<{ n: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM kb_anchors_due`,
+    );
+    return row.n;
+  }
+
   /** Claims up to `limit` rows of the queue, oldest first, for {@link CLAIM_SECONDS}. */
   claim(limit: number): Promise<DueAnchor[]> {
     return this.dataSource.query(

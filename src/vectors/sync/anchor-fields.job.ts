@@ -61,6 +61,11 @@ export class AnchorFieldsJob {
     }
   }
 
+  /** Rows of the queue left to read (anchor fields and links to follow again). */
+  due(): Promise<number> {
+    return this.repository.due();
+  }
+
   /** Steps until the queue is empty (or a run's worth); how many rows were taken. */
   async run(): Promise<number> {
     let taken = 0;
