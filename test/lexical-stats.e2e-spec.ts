@@ -4,8 +4,9 @@ import { createTestDatabase, TestDatabase } from './support/database';
 /**
  * The lexical records' counts kept by trigger (`kb_lexical_stats`, read by the writer of the
  * documents' sparse vectors for Qdrant instead of a scan): after inserts, the pipeline's
- * upserts of newer revisions, deletes and a statement that changes nothing, from several
- * connections (each adds to its own row), the sums equal a count of the table itself.
+ * upserts of newer revisions, anchor fields written beside them, deletes and a statement that
+ * changes nothing, from several connections (each adds to its own row), the sums equal a count
+ * of the table itself.
  */
 describe('kb_lexical_stats', () => {
   let db: TestDatabase;
@@ -25,7 +26,8 @@ describe('kb_lexical_stats', () => {
       await clients[0].query(
         `SELECT sum(documents)::int AS documents, sum(title_words)::int AS title,
                 sum(heading_words)::int AS headings, sum(body_words)::int AS body,
-                sum(passages)::int AS passages, sum(passage_words)::int AS passage_words
+                sum(passages)::int AS passages, sum(passage_words)::int AS passage_words,
+                sum(anchor_words)::int AS anchors
            FROM kb_lexical_stats`,
       )
     ).rows[0];
@@ -37,7 +39,8 @@ describe('kb_lexical_stats', () => {
                 coalesce(sum(lengths[3]), 0)::int AS body,
                 coalesce(sum(cardinality(passage_lengths)), 0)::int AS passages,
                 coalesce(sum((SELECT sum(w) FROM unnest(passage_lengths) w)), 0)::int
-                  AS passage_words
+                  AS passage_words,
+                coalesce(sum(anchor_length), 0)::int AS anchors
            FROM kb_lexical_documents`,
       )
     ).rows[0];
@@ -69,6 +72,13 @@ describe('kb_lexical_stats', () => {
     // Newer revisions of some, older ones (refused) of others, a mix in one statement.
     await upsert(clients[1], 100, 250, 2, 5);
     await upsert(clients[2], 50, 120, 1, 9);
+    expect(await kept()).toEqual(await counted());
+    // Anchor fields written beside the records (the anchor-fields job's update).
+    await clients[1].query(
+      `UPDATE kb_lexical_documents SET anchor_length = length(document_id)
+        WHERE document_id LIKE 's/2%' OR document_id LIKE 's/1%'`,
+    );
+    expect((await kept()).anchors).toBeGreaterThan(0);
     expect(await kept()).toEqual(await counted());
     await clients[0].query(`DELETE FROM kb_lexical_documents WHERE document_id LIKE 's/1%'`);
     await clients[1].query(`DELETE FROM kb_lexical_documents WHERE document_id = 'nothing'`);

@@ -3,6 +3,7 @@ import type { Readable } from './access';
 import { escapeLike } from './document-id';
 import { LinkResolver, readLinks } from './link-resolver';
 import { LinksRepository } from './links.repository';
+import { documentKeys } from './links/link-targets';
 
 /** The texts of the links that point at a document, and the documents they are written in. */
 export interface AnchorTexts {
@@ -30,6 +31,25 @@ export class AnchorTextReader {
     private readonly repository: LinksRepository,
     private readonly resolver: LinkResolver,
   ) {}
+
+  /**
+   * Which of the documents some link may point at (a link anywhere holds one of the keys
+   * they are found by): one query for all, so the others' fields are known empty without
+   * reading them.
+   */
+  async mayBeLinked(
+    documents: ReadonlyArray<{ document_id: string; title: string }>,
+  ): Promise<Set<string>> {
+    const keys = new Map(
+      documents.map((d) => [d.document_id, documentKeys(d.document_id, d.title).all]),
+    );
+    const held = await this.repository.heldKeys([...new Set([...keys.values()].flat())]);
+    return new Set(
+      documents
+        .filter((d) => keys.get(d.document_id)!.some((key) => held.has(key)))
+        .map((d) => d.document_id),
+    );
+  }
 
   /** The texts of the links pointing at `documentId` (titled `title`) from its folder's subtree. */
   async textsOf(documentId: string, title: string): Promise<AnchorTexts> {

@@ -216,6 +216,22 @@ export class LinksRepository {
   }
 
   /**
+   * Which of `keys` the links of some alive document (anywhere) hold: one probe of the GIN
+   * index for many documents at once, before anything dearer is asked about their backlinks.
+   */
+  async heldKeys(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await this.statements.query<{ key: string }>(
+      'kb_links_held_keys',
+      `SELECT DISTINCT k AS key
+         FROM kb_links, unnest(keys) AS k
+        WHERE keys && $1::text[] AND alive AND k = ANY($1::text[])`,
+      [keys],
+    );
+    return new Set(rows.map((row) => row.key));
+  }
+
+  /**
    * The link rows of the alive readable documents (but `except`) holding one of `keys`, whole
    * (every key and text): what the links to a document call it (its anchor texts) are read
    * from them, in one indexed query.

@@ -98,7 +98,11 @@ export class AnchorFieldsJob {
       field: ReturnType<typeof anchorFieldOf>;
       sources: string[];
     }> = [];
-    for (const target of await this.repository.targets(ids('target'))) {
+    const targets = await this.repository.targets(ids('target'));
+    const linked = await this.reader.mayBeLinked(targets);
+    for (const target of targets) {
+      // No link anywhere names it, and none gave it words before: nothing to read or write.
+      if (!linked.has(target.document_id) && target.sources.length === 0) continue;
       const { labels, sources } = await this.reader.textsOf(target.document_id, target.title);
       const field = anchorFieldOf(labels);
       const before = new Set(target.sources);
