@@ -8,13 +8,16 @@ const STAT_ROWS = 16;
  * are a field of its lexical record, kept beside the record the pipeline analyses
  * (`anchor_terms`, one count a term in `anchor_counts`, `anchor_length`; `anchor_stamp` counts
  * its writes, for the servers' copies of the index to tell it changed), with the documents
- * they were read from (`anchor_sources`) and, on the other side, the documents a record's
- * links gave words to (`anchor_targets`). `kb_anchors_due` lists what is to be read again: a
- * document's anchor field (`target`), or where a document's links now point (`source`); a
- * reader claims rows for a while (`claimed_until`) and takes away those not queued again since. The
- * counts of `kb_lexical_stats` gain the anchor fields' words, for their mean length; every
- * document that links is queued once, so the fields of a knowledge base indexed before are
- * read.
+ * they were read from (`anchor_sources`, indexed where not empty: which fields a document's
+ * links gave words to). `kb_anchors_due` lists what is to be read again: a document's anchor
+ * field (`target`), where a document's links now point (`source`), or the links that may name
+ * a document that came, went or was retitled (`name`, with the `title` it has or had); a
+ * reader claims rows for
+ * a while (`claimed_until`) and takes away those not queued again since (a row queued again
+ * while claimed stays claimed, so no two readers ever read one document at once). Removing a
+ * record queues by trigger what it may change. The counts of
+ * `kb_lexical_stats` gain the anchor fields' words, for their mean length; every document that
+ * links is queued once, so the fields of a knowledge base indexed before are read.
  */
 export class AnchorText1763800210000 implements MigrationInterface {
   name = 'AnchorText1763800210000';
@@ -26,20 +29,47 @@ export class AnchorText1763800210000 implements MigrationInterface {
         ADD COLUMN anchor_counts  bytea NOT NULL DEFAULT '\\x',
         ADD COLUMN anchor_length  integer NOT NULL DEFAULT 0,
         ADD COLUMN anchor_stamp   integer NOT NULL DEFAULT 0,
-        ADD COLUMN anchor_sources text[] NOT NULL DEFAULT '{}',
-        ADD COLUMN anchor_targets text[] NOT NULL DEFAULT '{}'`);
+        ADD COLUMN anchor_sources text[] NOT NULL DEFAULT '{}'`);
+    // Partial: the records no link gives words to (most) have no entry, and cost their writes
+    // nothing here.
+    await queryRunner.query(`
+      CREATE INDEX kb_lexical_documents_anchor_sources ON kb_lexical_documents
+       USING gin (anchor_sources) WHERE anchor_sources <> '{}'`);
     await queryRunner.query(
       `ALTER TABLE kb_lexical_stats ADD COLUMN anchor_words bigint NOT NULL DEFAULT 0`,
     );
     await queryRunner.query(countFunction(true));
     await queryRunner.query(`
       CREATE TABLE kb_anchors_due (
-        document_id text NOT NULL,
-        kind          text NOT NULL CHECK (kind IN ('target', 'source')),
+        document_id   text NOT NULL,
+        kind          text NOT NULL CHECK (kind IN ('target', 'source', 'name')),
+        title         text NOT NULL DEFAULT '',
         queued_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
         claimed_until timestamptz,
-        PRIMARY KEY (document_id, kind)
+        PRIMARY KEY (document_id, kind, title)
       )`);
+    await queryRunner.query(`CREATE INDEX kb_anchors_due_queued ON kb_anchors_due (queued_at)`);
+    // A record removed however it is (the pipeline, a move, a cascade): where its links and
+    // the links that gave it words point now, and the links that may have named it.
+    await queryRunner.query(`
+      CREATE FUNCTION kb_anchors_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO kb_anchors_due (document_id, kind, title)
+        SELECT id, kind, title FROM (
+          SELECT document_id AS id, 'source' AS kind, '' AS title FROM removed_rows
+          UNION
+          SELECT unnest(anchor_sources), 'source', '' FROM removed_rows
+          UNION
+          SELECT d.document_id, 'name', d.title
+            FROM removed_rows r JOIN kb_documents d ON d.document_id = r.document_id) AS due
+        ORDER BY id, kind, title
+        ON CONFLICT (document_id, kind, title) DO UPDATE SET queued_at = clock_timestamp();
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(`
+      CREATE TRIGGER kb_anchors_removed AFTER DELETE ON kb_lexical_documents
+      REFERENCING OLD TABLE AS removed_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION kb_anchors_removed()`);
     await queryRunner.query(`
       INSERT INTO kb_anchors_due (document_id, kind)
       SELECT source_id, 'source' FROM kb_links WHERE alive
@@ -47,6 +77,8 @@ export class AnchorText1763800210000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TRIGGER kb_anchors_removed ON kb_lexical_documents`);
+    await queryRunner.query(`DROP FUNCTION kb_anchors_removed()`);
     await queryRunner.query(`DROP TABLE kb_anchors_due`);
     await queryRunner.query(countFunction(false));
     await queryRunner.query(`ALTER TABLE kb_lexical_stats DROP COLUMN anchor_words`);
@@ -54,7 +86,7 @@ export class AnchorText1763800210000 implements MigrationInterface {
       ALTER TABLE kb_lexical_documents
         DROP COLUMN anchor_terms, DROP COLUMN anchor_counts, DROP COLUMN anchor_length,
         DROP COLUMN anchor_stamp,
-        DROP COLUMN anchor_sources, DROP COLUMN anchor_targets`);
+        DROP COLUMN anchor_sources`);
   }
 }
 

@@ -51,6 +51,20 @@ export class AnchorTextReader {
     );
   }
 
+  /**
+   * The documents whose links hold one of the keys `documentId` titled `title` is found by
+   * (documentKeys), anywhere: those whose links may resolve differently once it came, went or
+   * was retitled.
+   */
+  async linkersOf(documentId: string, title: string): Promise<string[]> {
+    const rows = await this.repository.linkingWithKeys(
+      documentKeys(documentId, title).all,
+      documentId,
+      null,
+    );
+    return rows.map((row) => row.source_id);
+  }
+
   /** The texts of the links pointing at `documentId` (titled `title`) from its folder's subtree. */
   async textsOf(documentId: string, title: string): Promise<AnchorTexts> {
     const readable = subtreeOf(documentId);

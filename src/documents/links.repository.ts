@@ -325,8 +325,7 @@ export class LinksRepository {
        due AS (
          INSERT INTO kb_anchors_due (document_id, kind)
          SELECT DISTINCT id, 'source' FROM unnest($6::text[]) AS id ORDER BY id
-         ON CONFLICT (document_id, kind)
-           DO UPDATE SET queued_at = clock_timestamp(), claimed_until = NULL)
+         ON CONFLICT (document_id, kind, title) DO UPDATE SET queued_at = clock_timestamp())
        DELETE FROM kb_links_pending WHERE document_id = ANY($6::text[])`,
       [
         linked.map((row) => row.document_id),

@@ -10,7 +10,9 @@ import type { LexicalMirror } from './lexical-side';
  */
 export interface DueAnchor {
   readonly document_id: string;
-  readonly kind: 'target' | 'source';
+  readonly kind: 'target' | 'source' | 'name';
+  /** For `name`: the title the document has or had ('' for the others). */
+  readonly title: string;
   readonly queued_at: string;
 }
 
@@ -19,10 +21,15 @@ export interface AnchorTarget {
   readonly document_id: string;
   readonly title: string;
   readonly field: AnchorField;
+  /** How many times the field was written: it is written again only if still so many. */
+  readonly stamp: number;
   readonly sources: readonly string[];
 }
 
-/** A document whose links are to be followed again: its body when alive, and what they named before. */
+/**
+ * A document whose links are to be followed again: its body when alive, and the documents
+ * whose anchor fields its links gave words to when those were last read.
+ */
 export interface AnchorSource {
   readonly document_id: string;
   readonly body: string | null;
@@ -54,42 +61,15 @@ export class AnchorFieldsRepository {
       `WITH claimed AS (
          UPDATE kb_anchors_due q
             SET claimed_until = clock_timestamp() + make_interval(secs => ${CLAIM_SECONDS})
-           FROM (SELECT document_id, kind FROM kb_anchors_due
+           FROM (SELECT document_id, kind, title FROM kb_anchors_due
                   WHERE claimed_until IS NULL OR claimed_until < clock_timestamp()
                   ORDER BY queued_at
                   LIMIT $1
                     FOR UPDATE SKIP LOCKED) c
-          WHERE q.document_id = c.document_id AND q.kind = c.kind
-          RETURNING q.document_id, q.kind, q.queued_at::text AS queued_at)
+          WHERE q.document_id = c.document_id AND q.kind = c.kind AND q.title = c.title
+          RETURNING q.document_id, q.kind, q.title, q.queued_at::text AS queued_at)
        SELECT * FROM claimed`,
       [limit],
-    );
-  }
-
-  /** Takes claimed rows off the queue, but those queued again since they were claimed. */
-  async done(rows: readonly DueAnchor[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.dataSource.query(
-      `DELETE FROM kb_anchors_due q
-        USING unnest($1::text[], $2::text[], $3::timestamptz[]) AS d(document_id, kind, queued_at)
-        WHERE q.document_id = d.document_id AND q.kind = d.kind AND q.queued_at = d.queued_at`,
-      [rows.map((r) => r.document_id), rows.map((r) => r.kind), rows.map((r) => r.queued_at)],
-    );
-  }
-
-  /** Queues documents' anchor fields (`targets`) and links (`sources`) to be read again. */
-  async queue(targets: readonly string[], sources: readonly string[]): Promise<void> {
-    if (targets.length === 0 && sources.length === 0) return;
-    await this.dataSource.query(
-      `INSERT INTO kb_anchors_due (document_id, kind)
-       SELECT id, kind FROM (
-         SELECT id, 'target' AS kind FROM unnest($1::text[]) AS id
-         UNION
-         SELECT id, 'source' FROM unnest($2::text[]) AS id) AS due
-       ORDER BY id, kind
-       ON CONFLICT (document_id, kind)
-         DO UPDATE SET queued_at = clock_timestamp(), claimed_until = NULL`,
-      [targets, sources],
     );
   }
 
@@ -102,10 +82,11 @@ export class AnchorFieldsRepository {
       anchor_terms: string;
       anchor_counts: Buffer;
       anchor_length: number;
+      anchor_stamp: number;
       anchor_sources: string[];
     }> = await this.dataSource.query(
       `SELECT l.document_id, d.title, l.anchor_terms, l.anchor_counts, l.anchor_length,
-              l.anchor_sources
+              l.anchor_stamp, l.anchor_sources
          FROM kb_lexical_documents l
          JOIN kb_documents d ON d.document_id = l.document_id AND d.deleted_at IS NULL
         WHERE l.document_id = ANY($1::text[])`,
@@ -115,65 +96,111 @@ export class AnchorFieldsRepository {
       document_id: row.document_id,
       title: row.title,
       field: anchorFieldOfRow(row),
+      stamp: row.anchor_stamp,
       sources: row.anchor_sources,
     }));
   }
 
-  /** The documents among `ids` that exist, with their bodies (`null` when deleted) and former targets. */
+  /** `ids` as sources: their bodies (`null` when deleted or gone) and the fields they gave words to. */
   async sources(ids: readonly string[]): Promise<AnchorSource[]> {
     if (ids.length === 0) return [];
     return this.dataSource.query(
-      `SELECT d.document_id,
+      `SELECT s.id AS document_id,
               CASE WHEN d.deleted_at IS NULL THEN d.body END AS body,
-              coalesce(l.anchor_targets, '{}') AS targets
-         FROM kb_documents d
-         LEFT JOIN kb_lexical_documents l ON l.document_id = d.document_id
-        WHERE d.document_id = ANY($1::text[])`,
+              ARRAY(SELECT l.document_id FROM kb_lexical_documents l
+                     WHERE l.anchor_sources @> ARRAY[s.id] AND l.anchor_sources <> '{}')
+                AS targets
+         FROM unnest($1::text[]) AS s(id)
+         LEFT JOIN kb_documents d ON d.document_id = s.id`,
       [ids],
     );
   }
 
-  /** Records which documents a document's links give words to now. */
-  async writeTargets(documentId: string, targets: readonly string[]): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE kb_lexical_documents SET anchor_targets = $2::text[]
-        WHERE document_id = $1 AND anchor_targets IS DISTINCT FROM $2::text[]`,
-      [documentId, [...targets].sort()],
-    );
-  }
-
   /**
-   * Writes anchor fields and their sources beside the records, in one transaction; with
-   * `mirror`, the index outside PostgreSQL gets the documents' records again, the fields in
-   * (inside the transaction, as the pipeline writes them).
+   * Ends a step, in one transaction: writes the fields that changed and their sources beside
+   * the records (with `mirror`, the index outside PostgreSQL gets those records again, the
+   * fields in, as the pipeline writes them), queues what they may change, and takes the
+   * claimed rows off the queue (those queued again meanwhile stay, released). A field written
+   * by another reader since it was read (its stamp moved on) is not overwritten but read
+   * again. A failure leaves everything as it was, the claimed rows to be taken again.
    */
-  async writeFields(
-    fields: ReadonlyArray<{ documentId: string; field: AnchorField; sources: readonly string[] }>,
+  async finish(
+    step: {
+      fields: ReadonlyArray<{
+        documentId: string;
+        stamp: number;
+        field: AnchorField;
+        sources: readonly string[];
+      }>;
+      targets: readonly string[];
+      sources: readonly string[];
+      claimed: readonly DueAnchor[];
+    },
     mirror?: LexicalMirror | null,
   ): Promise<void> {
-    if (fields.length === 0) return;
     await this.dataSource.transaction(async (manager: EntityManager) => {
-      const ids = fields.map((f) => f.documentId);
+      // In the order of ids, as the pipeline takes the same rows.
+      const fields = [...step.fields].sort((a, b) => (a.documentId < b.documentId ? -1 : 1));
+      const written: Array<{ document_id: string }> =
+        fields.length === 0
+          ? []
+          : await manager.query(
+              `WITH written AS (
+                 UPDATE kb_lexical_documents l
+                    SET anchor_terms = f.terms, anchor_counts = f.counts,
+                        anchor_length = f.length, anchor_stamp = l.anchor_stamp + 1,
+                        anchor_sources = string_to_array(f.sources, E'\n')
+                   FROM unnest($1::text[], $2::int[], $3::text[], $4::bytea[], $5::int[],
+                               $6::text[])
+                        AS f(document_id, stamp, terms, counts, length, sources)
+                  WHERE l.document_id = f.document_id AND l.anchor_stamp = f.stamp
+                  RETURNING l.document_id)
+               SELECT * FROM written`,
+              [
+                fields.map((f) => f.documentId),
+                fields.map((f) => f.stamp),
+                fields.map((f) => joinTerms(f.field.terms)),
+                fields.map((f) => encodeAnchorCounts(f.field)),
+                fields.map((f) => f.field.length),
+                fields.map((f) => [...f.sources].sort().join('\n')),
+              ],
+            );
+      const done = new Set(written.map((row) => row.document_id));
+      const stale = fields.filter((f) => !done.has(f.documentId)).map((f) => f.documentId);
       await manager.query(
-        `UPDATE kb_lexical_documents l
-            SET anchor_terms = f.terms, anchor_counts = f.counts, anchor_length = f.length,
-                anchor_stamp = l.anchor_stamp + 1,
-                anchor_sources = string_to_array(f.sources, E'\\n')
-           FROM unnest($1::text[], $2::text[], $3::bytea[], $4::int[], $5::text[])
-                AS f(document_id, terms, counts, length, sources)
-          WHERE l.document_id = f.document_id`,
+        `INSERT INTO kb_anchors_due (document_id, kind)
+         SELECT id, kind FROM (
+           SELECT id, 'target' AS kind FROM unnest($1::text[]) AS id
+           UNION
+           SELECT id, 'source' FROM unnest($2::text[]) AS id) AS due
+         ORDER BY id, kind
+         ON CONFLICT (document_id, kind, title) DO UPDATE SET queued_at = clock_timestamp()`,
+        [[...step.targets, ...stale], step.sources],
+      );
+      const claimed = step.claimed;
+      await manager.query(
+        `WITH claimed AS (
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+                  AS c(document_id, kind, title, queued_at)),
+         taken AS (
+           DELETE FROM kb_anchors_due q USING claimed c
+            WHERE q.document_id = c.document_id AND q.kind = c.kind AND q.title = c.title
+              AND q.queued_at = c.queued_at)
+         UPDATE kb_anchors_due q SET claimed_until = NULL
+           FROM claimed c
+          WHERE q.document_id = c.document_id AND q.kind = c.kind AND q.title = c.title
+            AND q.queued_at <> c.queued_at`,
         [
-          ids,
-          fields.map((f) => joinTerms(f.field.terms)),
-          fields.map((f) => encodeAnchorCounts(f.field)),
-          fields.map((f) => f.field.length),
-          fields.map((f) => [...f.sources].sort().join('\n')),
+          claimed.map((r) => r.document_id),
+          claimed.map((r) => r.kind),
+          claimed.map((r) => r.title),
+          claimed.map((r) => r.queued_at),
         ],
       );
-      if (!mirror) return;
+      if (!mirror || done.size === 0) return;
       const rows: LexicalRow[] = await manager.query(
         `${SELECT_DOCUMENTS} WHERE document_id = ANY($1::text[])`,
-        [ids],
+        [[...done]],
       );
       const documents = rows.map(documentOf).map((record) => ({
         documentId: record.documentId,

@@ -59,23 +59,16 @@ export class LexicalRecordsRepository {
     mirror?: LexicalMirror | null,
   ): Promise<LexicalWrite[]> {
     return this.dataSource.transaction(async (manager) => {
+      // The titles the documents had when last indexed, before their passages are replaced.
+      const before: Array<{ document_id: string; title: string }> = await manager.query(
+        `SELECT document_id, title FROM kb_passages
+          WHERE document_id = ANY($1::text[]) AND chunk_index = 0`,
+        [documents.map((d) => d.documentId)],
+      );
       // The records first: a document whose newer revision is already indexed (another
       // worker's, after a lease expired) keeps its record and its passages.
       const kept = await storeRecords(manager, documents);
       const current = documents.filter((d) => kept.has(d.documentId));
-      const gone: Array<{ anchor_sources: string[]; anchor_targets: string[] }> =
-        await manager.query(
-          `WITH gone AS (
-             DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])
-             RETURNING anchor_sources, anchor_targets)
-           SELECT * FROM gone`,
-          [removed],
-        );
-      await markAnchorsDue(
-        manager,
-        current.map((d) => d.documentId),
-        gone,
-      );
       await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
         [...current.map((d) => d.documentId), ...removed],
       ]);
@@ -94,6 +87,17 @@ export class LexicalRecordsRepository {
           [column(0), column(1), column(2), column(3), column(4)],
         );
       }
+      // Removed last, as the anchor fields are queued last: a trigger queues what a removed
+      // record may change (migrations/1763800210000-anchor-text.ts).
+      await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
+        removed,
+      ]);
+      await markAnchorsDue(manager, {
+        written: current.map((d) => d.documentId),
+        added: current.filter((d) => kept.get(d.documentId)!.inserted).map((d) => d.documentId),
+        removed,
+        titledBefore: before.filter((row) => kept.has(row.document_id)),
+      });
       const written = await withStoredAnchors(manager, current);
       if (mirror) await mirror.mirror(manager, written, removed, await averagesOf(manager));
       return written;
@@ -325,37 +329,58 @@ export function resultsStatement(
 
 /**
  * Queues what a write of lexical records may have changed of anchor fields (docs/search.md,
- * "Anchor text"): the written documents' own fields (a new title or id changes which links
- * name them) and, for those that link or gave words before, where their links point now;
- * for removed records, where the links that named them point now, and the fields their own
- * links gave words to.
+ * "Anchor text"): the written documents' own fields (`written`: a new title or id changes
+ * which links name them); where the links of the written and removed documents point now, for
+ * those that link or gave words to a field; and the links that may name a document that came
+ * (`added`), went (`removed`: a document without a record, one skipped or emptied, is removed
+ * again on each write) or was retitled (`titledBefore`: the title its passages had), under
+ * each title it has or had, since such a link may resolve to another document now. A removed
+ * record's own consequences are queued by trigger.
  */
 async function markAnchorsDue(
   manager: EntityManager,
-  written: readonly string[],
-  removed: ReadonlyArray<{ anchor_sources: string[]; anchor_targets: string[] }>,
+  changes: {
+    written: readonly string[];
+    added: readonly string[];
+    removed: readonly string[];
+    titledBefore: ReadonlyArray<{ document_id: string; title: string }>;
+  },
 ): Promise<void> {
-  const sources = removed.flatMap((r) => r.anchor_sources);
-  const targets = removed.flatMap((r) => r.anchor_targets);
-  if (written.length === 0 && sources.length === 0 && targets.length === 0) return;
+  const { written, added, removed, titledBefore } = changes;
+  if (written.length === 0 && removed.length === 0) return;
   await manager.query(
-    `INSERT INTO kb_anchors_due (document_id, kind)
-     SELECT id, kind FROM (
-       SELECT id, 'target' AS kind FROM unnest($1::text[]) AS id
+    `WITH retitled AS (
+       SELECT b.id, b.title AS before, d.title AS now
+         FROM unnest($4::text[], $5::text[]) AS b(id, title)
+         JOIN kb_documents d ON d.document_id = b.id
+        WHERE d.title <> b.title),
+     named AS (
+       SELECT document_id AS id, title FROM kb_documents
+        WHERE document_id = ANY($2::text[] || $3::text[])
        UNION
-       SELECT id, 'source' FROM unnest($1::text[]) AS id
+       SELECT id, before FROM retitled
+       UNION
+       SELECT id, now FROM retitled)
+     INSERT INTO kb_anchors_due (document_id, kind, title)
+     SELECT id, kind, title FROM (
+       SELECT id, 'target' AS kind, '' AS title FROM unnest($1::text[]) AS id
+       UNION
+       SELECT id, 'source', '' FROM unnest($1::text[] || $3::text[]) AS id
         WHERE EXISTS (SELECT 1 FROM kb_links WHERE source_id = id)
            OR EXISTS (SELECT 1 FROM kb_lexical_documents
-                       WHERE document_id = id AND anchor_targets <> '{}')
+                       WHERE anchor_sources @> ARRAY[id] AND anchor_sources <> '{}')
        UNION
-       SELECT id, 'source' FROM unnest($2::text[]) AS id
-       UNION
-       SELECT id, 'target' FROM unnest($3::text[]) AS id) AS due
+       SELECT id, 'name', title FROM named) AS due
      -- In one order, so two writers queueing the same rows never wait on each other in turn.
-     ORDER BY id, kind
-     ON CONFLICT (document_id, kind)
-       DO UPDATE SET queued_at = clock_timestamp(), claimed_until = NULL`,
-    [written, sources, targets],
+     ORDER BY id, kind, title
+     ON CONFLICT (document_id, kind, title) DO UPDATE SET queued_at = clock_timestamp()`,
+    [
+      written,
+      added,
+      removed,
+      titledBefore.map((row) => row.document_id),
+      titledBefore.map((row) => row.title),
+    ],
   );
 }
 
@@ -390,14 +415,17 @@ async function withStoredAnchors(
  * Upserts the documents' lexical records; an older revision never replaces a newer one, and
  * the record of the same revision under the same analyzer is kept as it is (the lexical pass
  * wrote it before the batch that embeds the document came to it).
- * The ids of the records stored.
+ * The records stored, and whether each is new (the document had none).
  */
 async function storeRecords(
   manager: EntityManager,
-  documents: readonly LexicalWrite[],
-): Promise<Set<string>> {
-  if (documents.length === 0) return new Set();
-  const stored: Array<{ document_id: string }> = await manager.query(
+  unordered: readonly LexicalWrite[],
+): Promise<Map<string, { inserted: boolean }>> {
+  if (unordered.length === 0) return new Map();
+  // In one order (of ids), as the anchor fields' writer takes the same rows.
+  const documents = [...unordered].sort((a, b) => (a.documentId < b.documentId ? -1 : 1));
+
+  const stored: Array<{ document_id: string; inserted: boolean }> = await manager.query(
     `INSERT INTO kb_lexical_documents AS l
                 (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
          SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
@@ -411,7 +439,7 @@ async function storeRecords(
                 terms = EXCLUDED.terms, postings = EXCLUDED.postings
           WHERE l.revision < EXCLUDED.revision
              OR (l.revision = EXCLUDED.revision AND l.analyzer <> EXCLUDED.analyzer)
-         RETURNING document_id`,
+         RETURNING document_id, xmax = 0 AS inserted`,
     [
       documents.map((d) => d.documentId),
       documents.map((d) => d.revision),
@@ -425,7 +453,7 @@ async function storeRecords(
       documents.map((d) => encodePostings(d.record)),
     ],
   );
-  return new Set(stored.map((row) => row.document_id));
+  return new Map(stored.map((row) => [row.document_id, { inserted: row.inserted }]));
 }
 
 function quoted(text: string): string {

@@ -157,7 +157,16 @@ export class LexicalReplica {
   async apply(documents: readonly IndexedLexicalDocument[]): Promise<void> {
     for (const [i, document] of documents.entries()) {
       if (i > 0) await setImmediate();
-      if (this.index) this.put(this.index, document);
+      const index = this.index;
+      if (!index) continue;
+      // Its anchor field written again meanwhile, and read from the change log already.
+      const held = index.versionOf(document.documentId);
+      if (
+        held === document.revision &&
+        index.anchorStampOf(document.documentId) > (document.anchorStamp ?? 0)
+      )
+        continue;
+      this.put(index, document);
     }
   }
 

@@ -17,14 +17,16 @@ const STEPS_PER_RUN = 200;
 
 /**
  * Keeps each document's anchor field (docs/search.md, "Anchor text") as the links say now.
- * The pipeline queues, as it writes lexical records, the written documents' own fields and
- * the links of those that link (`kb_anchors_due`); links read in the background queue theirs.
- * A `source` row follows a document's links again: the documents they give words to now and
- * gave words to before get their fields read again. A `target` row reads a document's field
- * from the links pointing at it, writes it if it changed, and queues the links of the
- * documents that began or ceased to point at it (a link that no longer resolves here may now
- * resolve to another document). Each step only queues what may have changed, so the queue
- * empties. Every replica that runs the pipeline runs it; two at once claim different rows.
+ * The pipeline queues, as it writes lexical records, the written documents' own fields, the
+ * links of those that link, and the names of the documents that came, went or were retitled
+ * (`kb_anchors_due`); links read in the background queue theirs. A `name` row queues the
+ * links of every document whose links hold a key that name is found by (they may resolve to
+ * another document now). A `source` row follows a document's links again: the documents they
+ * give words to now and gave words to before get their fields read again. A `target` row
+ * reads a document's field from the links pointing at it, writes it if it changed, and queues
+ * the links of the documents that began or ceased to point at it. Each step only queues what
+ * may have changed, so the queue empties. Every replica that runs the pipeline runs it; two at
+ * once claim different rows.
  */
 @Injectable()
 export class AnchorFieldsJob {
@@ -84,17 +86,22 @@ export class AnchorFieldsJob {
     const ids = (kind: 'target' | 'source') =>
       claimed.filter((row) => row.kind === kind).map((row) => row.document_id);
 
+    const sourcesDue = new Set<string>();
+    for (const named of claimed.filter((row) => row.kind === 'name')) {
+      for (const id of await this.reader.linkersOf(named.document_id, named.title))
+        sourcesDue.add(id);
+    }
+
     const targetsDue = new Set<string>();
     for (const source of await this.repository.sources(ids('source'))) {
       const now =
         source.body === null ? [] : await this.reader.targetsOf(source.document_id, source.body);
       for (const id of [...now, ...source.targets]) targetsDue.add(id);
-      await this.repository.writeTargets(source.document_id, now);
     }
 
-    const sourcesDue = new Set<string>();
     const changed: Array<{
       documentId: string;
+      stamp: number;
       field: ReturnType<typeof anchorFieldOf>;
       sources: string[];
     }> = [];
@@ -113,12 +120,19 @@ export class AnchorFieldsJob {
       ];
       for (const id of moved) sourcesDue.add(id);
       if (moved.length > 0 || !sameAnchorField(field, target.field)) {
-        changed.push({ documentId: target.document_id, field, sources: [...now] });
+        changed.push({
+          documentId: target.document_id,
+          stamp: target.stamp,
+          field,
+          sources: [...now],
+        });
       }
     }
-    await this.repository.writeFields(changed, this.mirror);
-    await this.repository.queue([...targetsDue], [...sourcesDue]);
-    await this.repository.done(claimed);
+    // All at once: a step that fails leaves nothing half done, its rows to be taken again.
+    await this.repository.finish(
+      { fields: changed, targets: [...targetsDue], sources: [...sourcesDue], claimed },
+      this.mirror,
+    );
     return claimed.length;
   }
 }

@@ -11,7 +11,8 @@ export interface SparseVector {
 
 /**
  * The lexical side of a document in Qdrant: for each of its terms, its BM25 share before the
- * idf (bm25.ts: BM25F over title, headings and body plus λ times its best passage's share),
+ * idf (bm25.ts: BM25F over title, headings, body and anchor field plus λ times its best
+ * passage's share),
  * under the term's id (term-ids.ts). Qdrant's `idf` modifier multiplies each by the term's
  * idf over the collection at query time, so a query vector of the terms' weights scores
  * exactly the in-memory index's formula — with the mean lengths of `averages`, those of the
