@@ -148,7 +148,7 @@ describeWithModels('search with an embedding model')('search with an embedding m
           (await request(t.baseUrl).get('/admin/vectors/status')).body.counts.ready ===
           Object.keys(documents).length,
         'every document to be embedded by the model',
-        60_000,
+        120_000,
       );
     });
     afterAll(() => t.close());

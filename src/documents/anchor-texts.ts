@@ -40,9 +40,12 @@ export class AnchorTextReader {
   async mayBeLinked(
     documents: ReadonlyArray<{ document_id: string; title: string }>,
   ): Promise<Set<string>> {
-    const keys = new Map(
-      documents.map((d) => [d.document_id, documentKeys(d.document_id, d.title).all]),
-    );
+    // A document may be asked about under two titles (the one it had, the one it has).
+    const keys = new Map<string, string[]>();
+    for (const d of documents) {
+      const own = documentKeys(d.document_id, d.title).all;
+      keys.set(d.document_id, [...(keys.get(d.document_id) ?? []), ...own]);
+    }
     const held = await this.repository.heldKeys([...new Set([...keys.values()].flat())]);
     return new Set(
       documents

@@ -87,8 +87,12 @@ export class AnchorFieldsJob {
       claimed.filter((row) => row.kind === kind).map((row) => row.document_id);
 
     const sourcesDue = new Set<string>();
-    for (const named of claimed.filter((row) => row.kind === 'name')) {
-      for (const id of await this.reader.linkersOf(named.document_id, named.title))
+    const names = claimed.filter((row) => row.kind === 'name');
+    const named = await this.reader.mayBeLinked(names);
+    for (const name of names) {
+      // No link anywhere holds a key of the name: none can resolve differently.
+      if (!named.has(name.document_id)) continue;
+      for (const id of await this.reader.linkersOf(name.document_id, name.title))
         sourcesDue.add(id);
     }
 
