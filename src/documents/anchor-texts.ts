@@ -55,17 +55,13 @@ export class AnchorTextReader {
   }
 
   /**
-   * The documents whose links hold one of the keys `documentId` titled `title` is found by
-   * (documentKeys), anywhere: those whose links may resolve differently once it came, went or
-   * was retitled.
+   * The documents whose links resolve to `documentId` titled `title` as if it were there,
+   * anywhere: once it came, went or was retitled, those are the links that resolve differently
+   * (to it now, or no longer to it).
    */
   async linkersOf(documentId: string, title: string): Promise<string[]> {
-    const rows = await this.repository.linkingWithKeys(
-      documentKeys(documentId, title).all,
-      documentId,
-      null,
-    );
-    return rows.map((row) => row.source_id);
+    const linking = await this.resolver.linkingAsIfPresent(documentId, title);
+    return (await this.resolver.sources(linking, null, Number.MAX_SAFE_INTEGER, null)).ids;
   }
 
   /** The texts of the links pointing at `documentId` (titled `title`) from its folder's subtree. */
