@@ -55,6 +55,14 @@ export class AnchorFieldsRepository {
     return row.n;
   }
 
+  /** Whether the pipeline has documents waiting (one probe of its partial index). */
+  async pipelineBusy(): Promise<boolean> {
+    const [row]: Array<{ busy: boolean }> = await this.dataSource.query(
+      `SELECT EXISTS (SELECT 1 FROM kb_documents WHERE vector_status = 'pending') AS busy`,
+    );
+    return row.busy;
+  }
+
   /** Claims up to `limit` rows of the queue, oldest first, for {@link CLAIM_SECONDS}. */
   claim(limit: number): Promise<DueAnchor[]> {
     return this.dataSource.query(

@@ -14,6 +14,12 @@ const EVERY_MS = 1_000;
 /** Rows of the queue a step takes, and steps a run at most (then the next tick goes on). */
 const BATCH = 50;
 const STEPS_PER_RUN = 200;
+/**
+ * Steps a run while the pipeline has documents waiting: it goes first (a document's own words
+ * matter more than what links say of it), and the fields follow at this pace meanwhile, at
+ * full speed once it is idle. Measured: without this, a bulk load indexed a sixth slower.
+ */
+const STEPS_WHILE_BUSY = 1;
 
 /**
  * Keeps each document's anchor field (docs/search.md, "Anchor text") as the links say now.
@@ -72,6 +78,7 @@ export class AnchorFieldsJob {
   async run(): Promise<number> {
     let taken = 0;
     for (let step = 0; step < STEPS_PER_RUN; step++) {
+      if (step >= STEPS_WHILE_BUSY && (await this.repository.pipelineBusy())) break;
       const count = await this.step();
       taken += count;
       if (count === 0) break;
