@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Readable } from './access';
-import { escapeLike } from './document-id';
+import { escapeLike, folderPrefixOf } from './document-id';
 import { LinkResolver, readLinks } from './link-resolver';
 import { LinksRepository } from './links.repository';
+import { backlinkLookup } from './links/link-resolution';
 import { documentKeys } from './links/link-targets';
 
 /** The texts of the links that point at a document, and the documents they are written in. */
@@ -10,10 +11,6 @@ export interface AnchorTexts {
   readonly labels: string[];
   readonly sources: string[];
 }
-
-/** The folder of a document id: everything up to its last `/` ('' at the root). */
-const folderOf = (documentId: string): string =>
-  documentId.slice(0, documentId.lastIndexOf('/') + 1);
 
 /**
  * What the links of the knowledge base say of a document, for its anchor field
@@ -55,13 +52,33 @@ export class AnchorTextReader {
   }
 
   /**
-   * The documents whose links resolve to `documentId` titled `title` as if it were there,
-   * anywhere: once it came, went or was retitled, those are the links that resolve differently
-   * (to it now, or no longer to it).
+   * The documents a link meaning `documentId` titled `title` might mean instead: of its twin
+   * id, of its name, of its title (alive, anywhere, itself left out). Once it came or took a
+   * title, a link that gave one of them words may resolve to it now.
    */
-  async linkersOf(documentId: string, title: string): Promise<string[]> {
-    const linking = await this.resolver.linkingAsIfPresent(documentId, title);
-    return (await this.resolver.sources(linking, null, Number.MAX_SAFE_INTEGER, null)).ids;
+  async namesakesOf(documentId: string, title: string): Promise<string[]> {
+    const found = await this.repository.candidates(backlinkLookup(documentId, title), null);
+    return [...new Set(found.map((d) => d.document_id))].filter((id) => id !== documentId);
+  }
+
+  /**
+   * For a document that went or gave up `title`: the documents linking by one of the keys it
+   * was found by from the folder (or below) of one of `namesakes`, whose links may now resolve
+   * to that namesake and give it words.
+   */
+  async linkersNear(
+    documentId: string,
+    title: string,
+    namesakes: readonly string[],
+  ): Promise<string[]> {
+    if (namesakes.length === 0) return [];
+    const folders = [...new Set(namesakes.map(folderPrefixOf))].map((f) => `${escapeLike(f)}%`);
+    const rows = await this.repository.linkingWithKeys(
+      documentKeys(documentId, title).all,
+      documentId,
+      folders.includes('%') ? null : folders,
+    );
+    return rows.map((row) => row.source_id);
   }
 
   /** The texts of the links pointing at `documentId` (titled `title`) from its folder's subtree. */
@@ -100,7 +117,7 @@ export class AnchorTextReader {
     );
     if (asked.length === 0) return [];
     const targets = new Set<string>();
-    const above = (id: string) => id !== documentId && documentId.startsWith(folderOf(id));
+    const above = (id: string) => id !== documentId && documentId.startsWith(folderPrefixOf(id));
     const everywhere = await this.resolver.resolveAll(asked, null);
     everywhere.forEach((found) => {
       if (found !== null && above(found.document_id)) targets.add(found.document_id);
@@ -119,7 +136,11 @@ export class AnchorTextReader {
     for (let depth = 1; depth <= folders.length; depth++) {
       const folder = `${folders.slice(0, depth).join('/')}/`;
       for (const found of await this.resolver.resolveAll(titled, [`${escapeLike(folder)}%`])) {
-        if (found !== null && above(found.document_id) && folderOf(found.document_id) === folder)
+        if (
+          found !== null &&
+          above(found.document_id) &&
+          folderPrefixOf(found.document_id) === folder
+        )
           targets.add(found.document_id);
       }
     }
@@ -129,6 +150,6 @@ export class AnchorTextReader {
 
 /** The readable condition of a reader granted exactly the folder of `documentId`. */
 function subtreeOf(documentId: string): Readable {
-  const folder = folderOf(documentId);
+  const folder = folderPrefixOf(documentId);
   return folder === '' ? null : [`${escapeLike(folder)}%`];
 }

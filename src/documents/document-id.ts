@@ -47,6 +47,11 @@ export function parentOf(documentId: string): string | null {
   return slash === -1 ? null : documentId.slice(0, slash);
 }
 
+/** The folder of an id as the prefix of its documents' ids: `a/b/c.md` → `a/b/`; `''` at the top. */
+export function folderPrefixOf(documentId: string): string {
+  return documentId.slice(0, documentId.lastIndexOf('/') + 1);
+}
+
 /**
  * Checks a folder: the leading segments of document ids (the rules of an id), a trailing
  * `/` allowed. Returns the ids' prefix it stands for (`team-a` → `team-a/`, whole segments:

@@ -10,14 +10,7 @@ import {
   type BacklinkKeys,
   type Candidates,
 } from './links/link-resolution';
-import {
-  endsWithPath,
-  nameOf,
-  targetOf,
-  titleKey,
-  twinOf,
-  type LinkTarget,
-} from './links/link-targets';
+import { endsWithPath, nameOf, targetOf, twinOf, type LinkTarget } from './links/link-targets';
 import { extractLinks, type FoundLink } from './links/markdown-links';
 
 /** A link to resolve: what it asks for, and the document it is written in. */
@@ -97,21 +90,6 @@ export class LinkResolver {
   async linking(documentId: string, title: string, readable: Readable): Promise<Linking> {
     const found = await this.repository.candidates(backlinkLookup(documentId, title), readable);
     return this.linkingAmong(documentId, title, found);
-  }
-
-  /**
-   * {@link linking} of `documentId` titled `title` among every document, as if it were there
-   * whether or not it is: for one that came, the links that resolve to it now; for one that
-   * went (or gave up a title), the links that resolved to it before.
-   */
-  async linkingAsIfPresent(documentId: string, title: string): Promise<Linking> {
-    const found = await this.repository.candidates(backlinkLookup(documentId, title), null);
-    const self = [
-      { by: 'name', key: nameOf(documentId), document_id: documentId },
-      { by: 'title', key: titleKey(title), document_id: documentId },
-    ];
-    const others = found.filter((d) => d.document_id !== documentId);
-    return this.linkingAmong(documentId, title, [...others, ...self]);
   }
 
   /**

@@ -55,6 +55,28 @@ export class AnchorFieldsRepository {
     return row.n;
   }
 
+  /** The titles of the alive documents among `ids`. */
+  async titles(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<{ document_id: string; title: string }> = await this.dataSource.query(
+      `SELECT document_id, title FROM kb_documents
+        WHERE document_id = ANY($1::text[]) AND deleted_at IS NULL`,
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.document_id, row.title]));
+  }
+
+  /** The documents that gave words to the anchor fields of `ids`. */
+  async sourcesOfFields(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT DISTINCT unnest(anchor_sources) AS id FROM kb_lexical_documents
+        WHERE document_id = ANY($1::text[]) AND anchor_sources <> '{}'`,
+      [ids],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** Whether the pipeline has documents waiting (one probe of its partial index). */
   async pipelineBusy(): Promise<boolean> {
     const [row]: Array<{ busy: boolean }> = await this.dataSource.query(

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
 import { AnchorTextReader } from '../../documents/anchor-texts';
+import { folderPrefixOf } from '../../documents/document-id';
 import { AnchorFieldsRepository } from '../lexical/anchor-fields.repository';
 import { anchorFieldOf, sameAnchorField } from '../lexical/lexical-record';
 import { LEXICAL_MIRROR, type LexicalMirror } from '../lexical/lexical-side';
@@ -26,8 +27,8 @@ const STEPS_WHILE_BUSY = 1;
  * The pipeline queues, as it writes lexical records, the written documents' own fields, the
  * links of those that link, and the names of the documents that came, went or were retitled
  * (`kb_anchors_due`); links read in the background queue theirs. A `name` row queues the
- * links of every document whose links hold a key that name is found by (they may resolve to
- * another document now). A `source` row follows a document's links again: the documents they
+ * links that gave words to the documents of that name or title (they may resolve to the
+ * newcomer now). A `source` row follows a document's links again: the documents they
  * give words to now and gave words to before get their fields read again. A `target` row
  * reads a document's field from the links pointing at it, writes it if it changed, and queues
  * the links of the documents that began or ceased to point at it. Each step only queues what
@@ -93,15 +94,26 @@ export class AnchorFieldsJob {
     const ids = (kind: 'target' | 'source') =>
       claimed.filter((row) => row.kind === kind).map((row) => row.document_id);
 
+    // A document that came or took a title may take over a link that gave words to a document
+    // of its name or title: those links are followed again. One that went or gave up a title
+    // may leave a link to one of its namesakes: the links by its keys from their folders are.
+    // (Its own sources are followed by trigger, or by reading its field again.) Only namesakes
+    // whose folder holds it matter: to be as near to a link as one of them, it must be in the
+    // folder the link shares with that one, which holds the link (the field's own rule).
     const sourcesDue = new Set<string>();
     const names = claimed.filter((row) => row.kind === 'name');
-    const named = await this.reader.mayBeLinked(names);
+    const now = await this.repository.titles(names.map((name) => name.document_id));
+    const namesakes = new Set<string>();
     for (const name of names) {
-      // No link anywhere holds a key of the name: none can resolve differently.
-      if (!named.has(name.document_id)) continue;
-      for (const id of await this.reader.linkersOf(name.document_id, name.title))
+      const others = (await this.reader.namesakesOf(name.document_id, name.title)).filter((id) =>
+        name.document_id.startsWith(folderPrefixOf(id)),
+      );
+      for (const id of others) namesakes.add(id);
+      if (now.get(name.document_id) === name.title) continue;
+      for (const id of await this.reader.linkersNear(name.document_id, name.title, others))
         sourcesDue.add(id);
     }
+    for (const id of await this.repository.sourcesOfFields([...namesakes])) sourcesDue.add(id);
 
     const targetsDue = new Set<string>();
     for (const source of await this.repository.sources(ids('source'))) {
