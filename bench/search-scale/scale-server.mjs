@@ -115,6 +115,13 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
         { what: 'the pipeline to index every document', everyMs: 250 },
       );
     },
+    /** Waits until the anchor fields (what links say of each document) are all read. */
+    async anchorsRead() {
+      await until(async () => Number((await status()).anchor_fields?.due ?? 0) === 0, 60 * 60_000, {
+        what: 'the anchor fields to be read',
+        everyMs: 250,
+      });
+    },
     /**
      * With the local embedder the vector side ranks by a model learnt from the documents:
      * searches are measured once it has been learnt from (nearly) all of them.
