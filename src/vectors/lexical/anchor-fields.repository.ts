@@ -135,11 +135,13 @@ export class AnchorFieldsRepository {
   async sources(ids: readonly string[]): Promise<AnchorSource[]> {
     if (ids.length === 0) return [];
     return this.dataSource.query(
-      `SELECT s.id AS document_id,
+      `WITH gave AS (
+         SELECT source, l.document_id FROM kb_lexical_documents l, unnest(l.anchor_sources) AS source
+          WHERE l.anchor_sources && $1::text[] AND l.anchor_sources <> '{}'
+            AND source = ANY($1::text[]))
+       SELECT s.id AS document_id,
               CASE WHEN d.deleted_at IS NULL THEN d.body END AS body,
-              ARRAY(SELECT l.document_id FROM kb_lexical_documents l
-                     WHERE l.anchor_sources @> ARRAY[s.id] AND l.anchor_sources <> '{}')
-                AS targets
+              ARRAY(SELECT g.document_id FROM gave g WHERE g.source = s.id) AS targets
          FROM unnest($1::text[]) AS s(id)
          LEFT JOIN kb_documents d ON d.document_id = s.id`,
       [ids],

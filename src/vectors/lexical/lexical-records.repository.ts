@@ -59,16 +59,16 @@ export class LexicalRecordsRepository {
     mirror?: LexicalMirror | null,
   ): Promise<LexicalWrite[]> {
     return this.dataSource.transaction(async (manager) => {
-      // The titles the documents had when last indexed, before their passages are replaced.
-      const before: Array<{ document_id: string; title: string }> = await manager.query(
-        `SELECT document_id, title FROM kb_passages
-          WHERE document_id = ANY($1::text[]) AND chunk_index = 0`,
-        [documents.map((d) => d.documentId)],
-      );
       // The records first: a document whose newer revision is already indexed (another
       // worker's, after a lease expired) keeps its record and its passages.
       const kept = await storeRecords(manager, documents);
       const current = documents.filter((d) => kept.has(d.documentId));
+      // Before the passages are replaced: they hold the titles the documents were indexed under.
+      await markAnchorsDue(manager, {
+        written: current.map((d) => d.documentId),
+        added: current.filter((d) => kept.get(d.documentId)!.inserted).map((d) => d.documentId),
+        removed,
+      });
       await manager.query(`DELETE FROM kb_passages WHERE document_id = ANY($1::text[])`, [
         [...current.map((d) => d.documentId), ...removed],
       ]);
@@ -87,17 +87,10 @@ export class LexicalRecordsRepository {
           [column(0), column(1), column(2), column(3), column(4)],
         );
       }
-      // Removed last, as the anchor fields are queued last: a trigger queues what a removed
-      // record may change (migrations/1763800210000-anchor-text.ts).
+      // A trigger queues what a removed record may change (migrations/1763800210000-anchor-text.ts).
       await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
         removed,
       ]);
-      await markAnchorsDue(manager, {
-        written: current.map((d) => d.documentId),
-        added: current.filter((d) => kept.get(d.documentId)!.inserted).map((d) => d.documentId),
-        removed,
-        titledBefore: before.filter((row) => kept.has(row.document_id)),
-      });
       const written = await withStoredAnchors(manager, current);
       if (mirror) await mirror.mirror(manager, written, removed, await averagesOf(manager));
       return written;
@@ -333,7 +326,7 @@ export function resultsStatement(
  * which links name them); where the links of the written and removed documents point now, for
  * those that link or gave words to a field; and the links that may name a document that came
  * (`added`), went (`removed`: a document without a record, one skipped or emptied, is removed
- * again on each write) or was retitled (`titledBefore`: the title its passages had), under
+ * again on each write) or was retitled (the title its passages, not yet replaced, hold), under
  * each title it has or had, since such a link may resolve to another document now. A removed
  * record's own consequences are queued by trigger.
  */
@@ -343,17 +336,15 @@ async function markAnchorsDue(
     written: readonly string[];
     added: readonly string[];
     removed: readonly string[];
-    titledBefore: ReadonlyArray<{ document_id: string; title: string }>;
   },
 ): Promise<void> {
-  const { written, added, removed, titledBefore } = changes;
+  const { written, added, removed } = changes;
   if (written.length === 0 && removed.length === 0) return;
   await manager.query(
     `WITH retitled AS (
-       SELECT b.id, b.title AS before, d.title AS now
-         FROM unnest($4::text[], $5::text[]) AS b(id, title)
-         JOIN kb_documents d ON d.document_id = b.id
-        WHERE d.title <> b.title),
+       SELECT p.document_id AS id, p.title AS before, d.title AS now
+         FROM kb_passages p JOIN kb_documents d USING (document_id)
+        WHERE p.document_id = ANY($1::text[]) AND p.chunk_index = 0 AND d.title <> p.title),
      named AS (
        SELECT document_id AS id, title FROM kb_documents
         WHERE document_id = ANY($2::text[] || $3::text[])
@@ -367,20 +358,18 @@ async function markAnchorsDue(
        UNION
        SELECT id, 'source', '' FROM unnest($1::text[] || $3::text[]) AS id
         WHERE EXISTS (SELECT 1 FROM kb_links WHERE source_id = id)
-           OR EXISTS (SELECT 1 FROM kb_lexical_documents
-                       WHERE anchor_sources @> ARRAY[id] AND anchor_sources <> '{}')
+       UNION
+       -- One probe of the fields' sources for the whole write (a probe per document was a scan
+       -- of the records each, on a table whose statistics lag a bulk load).
+       SELECT source, 'source', '' FROM kb_lexical_documents, unnest(anchor_sources) AS source
+        WHERE anchor_sources && ($1::text[] || $3::text[]) AND anchor_sources <> '{}'
+          AND source = ANY($1::text[] || $3::text[])
        UNION
        SELECT id, 'name', title FROM named) AS due
      -- In one order, so two writers queueing the same rows never wait on each other in turn.
      ORDER BY id, kind, title
      ON CONFLICT (document_id, kind, title) DO UPDATE SET queued_at = clock_timestamp()`,
-    [
-      written,
-      added,
-      removed,
-      titledBefore.map((row) => row.document_id),
-      titledBefore.map((row) => row.title),
-    ],
+    [written, added, removed],
   );
 }
 
