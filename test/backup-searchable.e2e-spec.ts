@@ -1,6 +1,7 @@
 import type { Client } from 'pg';
 import request from 'supertest';
 import { startTestApp, TestApp } from './support/app';
+import { waitFor } from './support/wait';
 
 /** Documents of the backup: markdown of 2 to 6 KB with headings, as a real knowledge base. */
 const DOCUMENTS = 3000;
@@ -109,17 +110,20 @@ describe('a restore is searchable when it answers', () => {
       expect(answer.lexically_indexable).toBe(DOCUMENTS);
       expect(answer.lexically_indexed).toBeLessThan(DOCUMENTS);
       expect(answer.lexical_complete).toBe(false);
-      let coverage = { indexed: 0, indexable: 0 };
-      for (const until = Date.now() + 60_000; Date.now() < until;) {
-        const status = await request(target.baseUrl).get('/admin/vectors/status').expect(200);
-        coverage = status.body.lexical_coverage;
-        if (coverage.indexed === DOCUMENTS) break;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      const coverage = await waitFor(
+        async () => {
+          const status = await request(target.baseUrl).get('/admin/vectors/status').expect(200);
+          const counted = status.body.lexical_coverage as { indexed: number; indexable: number };
+          return counted.indexed === DOCUMENTS && counted;
+        },
+        'the status to count every restored document as indexed',
+        { timeoutMs: 90_000, intervalMs: 200 },
+      );
       expect(coverage).toEqual({ indexed: DOCUMENTS, indexable: DOCUMENTS });
       expect(await foundByItsWord(target, DOCUMENTS - 1)).toEqual([idOf(DOCUMENTS - 1)]);
     } finally {
       await target.close();
     }
-  });
+    // Its wait, and a start and a restore: its own wait names what it waited for, not jest's.
+  }, 150_000);
 });

@@ -267,7 +267,9 @@ describeWithModels('search with an embedding model')('search with an embedding m
     } finally {
       await db.drop();
     }
-  });
+    // Two starts, a model loaded and two waits of their own (20 s each): its waits, not
+    // jest's, name what did not come.
+  }, 120_000);
 });
 
 describe('a named model that is not installed', () => {
