@@ -408,12 +408,14 @@ export class LexicalIndex {
     const touched = new Int32Array(this.slotCount);
     let count = 0;
     const { lengths, passageLengths, passageStart } = this;
+    // Read once: an imported constant is a property read at each use, and this is per posting.
+    const stride = FIELDS;
     const weighted = this.weigh(terms, n);
     /** Adds one posting's share (the term's weight `w`) to its document's score. */
     const add = (slot: number, packed: number, w: number) => {
       const plen = passageLengths[passageStart[slot] + passageIndex(packed)];
       if (scores[slot] === 0) touched[count++] = slot;
-      scores[slot] += w * termShare(packed, lengths, slot * FIELDS, plen, averages);
+      scores[slot] += w * termShare(packed, lengths, slot * stride, plen, averages);
     };
     const store = this.store;
 
