@@ -9,7 +9,7 @@ import {
   PASSAGE_WEIGHT,
   WeightedTerm,
 } from './lexical-index';
-import { lexicalRecord } from './lexical-record';
+import { anchorFieldOf, lexicalRecord, withAnchorField } from './lexical-record';
 
 /** A small deterministic generator, so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -188,5 +188,48 @@ describe('LexicalIndex', () => {
       'datenbankverbindung',
     ]);
     expect(index.frequency('datenbank')).toBe(0);
+  });
+
+  it('takes in what links say of a document where it stands, ranking as an index built with it', () => {
+    const next = random(11);
+    const plain = Array.from({ length: 40 }, (_, i) => document(`d${i}`, next));
+    /** d7 as the links describe it: `labels` as its anchor field, the rest as it is. */
+    const described = (labels: string[]): IndexedLexicalDocument => ({
+      ...plain[7],
+      ...withAnchorField(plain[7], anchorFieldOf(labels)),
+    });
+    const queries = [WORDS[0], WORDS[3], WORDS[20], WORDS[41], 'zorbul', 'quokkatron'].map(
+      (term) => [{ term, weight: 1 }],
+    );
+    const slots = (index: LexicalIndex) => index.state().revisions.length;
+    const agree = (index: LexicalIndex, documents: IndexedLexicalDocument[]) => {
+      const built = new LexicalIndex();
+      for (const d of documents) built.set(d);
+      for (const query of queries) {
+        expect(index.search(query, 10)).toEqual(built.search(query, 10));
+      }
+      expect(index.averages).toEqual(built.averages);
+      expect(index.termCountsOf('d7')).toEqual(built.termCountsOf('d7'));
+    };
+
+    const index = new LexicalIndex();
+    for (const d of plain) index.set(d);
+    // Words it says itself, and one no document holds yet: rewritten and appended in place.
+    const words = described([`${WORDS[3]} ${WORDS[20]}`, 'the zorbulator']);
+    expect(index.set(words)).toBe(true);
+    expect(slots(index)).toBe(40);
+    agree(index, [...plain.slice(0, 7), words, ...plain.slice(8)]);
+    expect(index.search([{ term: 'zorbul', weight: 1 }], 10)[0].documentId).toBe('d7');
+
+    // A word only links say, that a later document holds: taken in as a new document.
+    index.set({ ...document('d40', next), ...lexicalRecord('Quokkatron', 'quokkatron', []) });
+    const later = described([`${WORDS[3]} ${WORDS[20]}`, 'the zorbulator', 'quokkatron']);
+    expect(index.set(later)).toBe(false);
+    expect(slots(index)).toBe(42);
+
+    // A word no longer said, and a new revision: taken in as a new document too.
+    expect(index.set(described([WORDS[3]]))).toBe(false);
+    expect(index.set({ ...plain[7], revision: 2 })).toBe(false);
+    expect(index.set({ ...plain[7], revision: 2 })).toBe(true);
   });
 });

@@ -306,8 +306,12 @@ export class LexicalIndex {
     return index;
   }
 
-  /** Adds a document, or replaces the one of the same id. */
-  set(document: IndexedLexicalDocument): void {
+  /**
+   * Adds a document, or replaces the one of the same id; true when only what the links say of
+   * it changed (its postings rewritten where they are: see {@link revise}).
+   */
+  set(document: IndexedLexicalDocument): boolean {
+    if (this.revise(document)) return true;
     this.remove(document.documentId);
     const slot = this.slotCount++;
     this.revisions = grow(this.revisions, this.slotCount);
@@ -335,14 +339,8 @@ export class LexicalIndex {
     const counts = new Array<number>(document.terms.length);
     document.terms.forEach((term, i) => {
       counts[i] = Math.min(0xff, totalCount(document.fields[i]));
-      let id = this.termIds.get(term);
-      if (id === undefined) {
-        id = this.store.addTerm();
-        this.termIds.set(term, id);
-        this.termNames.push(term);
-      }
-      ids[i] = id;
-      this.store.add(id, slot, packPosting(document.fields[i], document.passages[i]));
+      ids[i] = this.termIdOf(term);
+      this.store.add(ids[i], slot, packPosting(document.fields[i], document.passages[i]));
     });
     this.docTerms[slot] = writeDocTerms(ids, counts);
     for (let f = 0; f < FIELDS; f++) {
@@ -353,6 +351,80 @@ export class LexicalIndex {
     this.passageCount += document.passageLengths.length;
     this.postingCount += ids.length;
     this.liveCount++;
+    return false;
+  }
+
+  /** The id of `term`, a new one when no document held it yet. */
+  private termIdOf(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.store.addTerm();
+      this.termIds.set(term, id);
+      this.termNames.push(term);
+    }
+    return id;
+  }
+
+  /**
+   * Takes in a document held at the same revision whose record differs only in what the
+   * links say of it (its anchor field: the same tags, title, headings, body and passages, and
+   * the same count of each term there) by rewriting its postings where they are, and
+   * appending those of terms only links say that it did not hold, when no later document
+   * holds them; false, changing nothing, otherwise. Replacing it would give it a new slot and
+   * leave its postings dead until their lists are compacted, where a catch-up of the anchor
+   * fields rewrites most linked documents once (docs/performance.md, "Anchor fields").
+   */
+  private revise(document: IndexedLexicalDocument): boolean {
+    const slot = this.slots.get(document.documentId);
+    if (slot === undefined || this.revisions[slot] !== document.revision) return false;
+    const tags = this.tags[slot]!;
+    if (tags.length !== document.tags.length || tags.some((tag, i) => tag !== document.tags[i]))
+      return false;
+    for (let f = 0; f < FIELDS - 1; f++) {
+      if (this.lengths[slot * FIELDS + f] !== document.lengths[f]) return false;
+    }
+    const start = this.passageStart[slot];
+    if (this.passageCounts[slot] !== document.passageLengths.length) return false;
+    for (let p = 0; p < document.passageLengths.length; p++) {
+      if (this.passageLengths[start + p] !== document.passageLengths[p]) return false;
+    }
+    const held = new Map<number, number>();
+    readDocTerms(this.docTerms[slot]!, (id, count) => held.set(id, count));
+    let kept = 0;
+    let added = false;
+    for (let i = 0; i < document.terms.length; i++) {
+      const count = Math.min(0xff, totalCount(document.fields[i]));
+      const id = this.termIds.get(document.terms[i]);
+      if (id !== undefined && held.has(id)) {
+        if (held.get(id) !== count) return false;
+        kept++;
+      } else if (count !== 0 || (id !== undefined && this.store.lastSlot(id) > slot)) {
+        return false;
+      } else {
+        added = true;
+      }
+    }
+    // A term it held is gone (one only links said, no longer said).
+    if (kept !== held.size) return false;
+    const ids = new Array<number>(document.terms.length);
+    const counts = new Array<number>(document.terms.length);
+    document.terms.forEach((term, i) => {
+      const packed = packPosting(document.fields[i], document.passages[i]);
+      ids[i] = this.termIdOf(term);
+      counts[i] = held.get(ids[i]) ?? 0;
+      if (!held.has(ids[i])) {
+        this.store.add(ids[i], slot, packed);
+        this.postingCount++;
+      } else this.store.replace(ids[i], slot, packed);
+    });
+    if (added) this.docTerms[slot] = writeDocTerms(ids, counts);
+    const anchor = slot * FIELDS + FIELDS - 1;
+    this.lengthSums[FIELDS - 1] += document.lengths[FIELDS - 1] - this.lengths[anchor];
+    this.lengths[anchor] = document.lengths[FIELDS - 1];
+    if (document.anchorStamp) this.anchorStamps.set(document.documentId, document.anchorStamp);
+    else this.anchorStamps.delete(document.documentId);
+    this.version++;
+    return true;
   }
 
   remove(documentId: string): void {

@@ -203,10 +203,11 @@ export class LexicalReplica {
   }
 
   private put(index: LexicalIndex, document: IndexedLexicalDocument): void {
-    index.set(document);
+    // Only what links say of it changed: its counts, and so its semantic vector, are the same.
+    const revised = index.set(document);
     this.lastChange = Date.now();
     if (index !== this.index) return;
-    this.semantic?.set(document.documentId, document.tags, countsOf(document));
+    if (!revised) this.semantic?.set(document.documentId, document.tags, countsOf(document));
     this.changedDuringBuild?.add(document.documentId);
   }
 

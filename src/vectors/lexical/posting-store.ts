@@ -210,6 +210,33 @@ export class PostingStore {
 
   /** The packed counts of the term's posting of `slot`, or -1 when it has none. */
   find(term: number, slot: number): number {
+    const word = this.locate(term, slot);
+    return word < 0 ? -1 : this.slabs[Math.floor(word / SLAB_WORDS)][(word % SLAB_WORDS) + 1];
+  }
+
+  /** Rewrites the packed counts of the term's posting of `slot`; false when it has none. */
+  replace(term: number, slot: number, packed: number): boolean {
+    const word = this.locate(term, slot);
+    if (word < 0) return false;
+    this.slabs[Math.floor(word / SLAB_WORDS)][(word % SLAB_WORDS) + 1] = packed;
+    return true;
+  }
+
+  /** The highest slot the term has a posting of (removed ones included), -1 when none. */
+  lastSlot(term: number): number {
+    const block = this.tail[term];
+    if (block === NO_BLOCK) return -1;
+    const data = this.slabs[block >>> SLAB_BITS];
+    const at = block & OFFSET_MASK;
+    const count = data[at + 1] & 0xffffff;
+    return count === 0 ? -1 : data[at + HEADER + (count - 1) * 2];
+  }
+
+  /**
+   * Where the term's posting of `slot` is, as a word of all the slabs (slab × its words +
+   * offset; the slot's word, its packed counts the next), or -1 when it has none.
+   */
+  private locate(term: number, slot: number): number {
     for (let block = this.head[term]; block !== NO_BLOCK;) {
       const data = this.slabs[block >>> SLAB_BITS];
       const at = block & OFFSET_MASK;
@@ -223,7 +250,7 @@ export class PostingStore {
           const at2 = data[first + mid * 2];
           if (at2 < slot) low = mid + 1;
           else if (at2 > slot) high = mid - 1;
-          else return data[first + mid * 2 + 1];
+          else return (block >>> SLAB_BITS) * SLAB_WORDS + first + mid * 2;
         }
         return -1;
       }
