@@ -3,6 +3,7 @@ import request from 'supertest';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, post, rpc, type Json } from './support/mcp-http';
 import { waitFor } from './support/wait';
+import { namedKeys } from './support/keys';
 
 const KEYS = {
   bob: 'bob-key-0123456789abcdef0123',
@@ -10,9 +11,7 @@ const KEYS = {
   both: 'both-key-0123456789abcdef0123',
   nobody: 'nobody-key-0123456789abcdef01',
 };
-const API_KEYS = Object.entries(KEYS)
-  .map(([name, key]) => `${name}:${key}:admin,internal`)
-  .join(';');
+const { apiKeys: API_KEYS, as } = namedKeys(KEYS);
 
 /** Bob reads and writes team-b/; Alice reads team-a/ and team-b/, writes team-a/. */
 const POLICY = {
@@ -29,8 +28,6 @@ const SECRET_TITLE = 'Quarterly secret plans';
 /** Unreadable documents holding the word the search looks for, and readable ones. */
 const HIDDEN_MATCHES = 1000;
 const OPEN_MATCHES = 12;
-
-const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
 
 /**
  * Folder-level access control (docs/access-control.md) on every surface that reads a

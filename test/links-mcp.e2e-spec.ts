@@ -2,22 +2,20 @@ import request from 'supertest';
 import { startTestApp, TestApp } from './support/app';
 import { callTool, toolJson, type Json } from './support/mcp-http';
 import { connectSdkClient, connectV2Client, resultJson } from './support/mcp-sdk';
+import { namedKeys } from './support/keys';
 
 const KEYS = {
   admin: 'links-mcp-admin-key-0123456789ab',
   bob: 'links-mcp-bob-key-0123456789abcd',
 };
 /** Bob reads kb/ only (with every profile, to call every endpoint). */
-const API_KEYS = Object.entries(KEYS)
-  .map(([name, key]) => `${name}:${key}:admin,internal,readonly,gpt,gpt-full`)
-  .join(';');
+const { apiKeys: API_KEYS, as } = namedKeys(KEYS, 'admin,internal,readonly,gpt,gpt-full');
 const POLICY = {
   rules: [
     { who: ['key:admin'], read: '*', write: '*' },
     { who: ['key:bob'], read: ['kb/'], write: ['kb/'] },
   ],
 };
-const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
 
 /**
  * Links over MCP (docs/mcp.md, "Following links"): get_document counts a document's links and

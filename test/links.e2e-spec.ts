@@ -2,14 +2,13 @@ import request from 'supertest';
 import { idPath } from './documents-helpers';
 import { startTestApp, TestApp } from './support/app';
 import type { Json } from './support/mcp-http';
+import { namedKeys } from './support/keys';
 
 const KEYS = {
   admin: 'links-admin-key-0123456789abcdef',
   bob: 'links-bob-key-0123456789abcdef01',
 };
-const API_KEYS = Object.entries(KEYS)
-  .map(([name, key]) => `${name}:${key}:admin,internal`)
-  .join(';');
+const { apiKeys: API_KEYS, as } = namedKeys(KEYS);
 /** Bob reads kb/ only: secret/ is outside his grants. */
 const POLICY = {
   rules: [
@@ -17,7 +16,6 @@ const POLICY = {
     { who: ['key:bob'], read: ['kb/'], write: ['kb/'] },
   ],
 };
-const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
 
 const RUNBOOK = [
   '# Database failover',

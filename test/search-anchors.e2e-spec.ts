@@ -3,14 +3,13 @@ import { idPath } from './documents-helpers';
 import { startTestApp, TestApp } from './support/app';
 import type { Json } from './support/mcp-http';
 import { waitFor } from './support/wait';
+import { namedKeys } from './support/keys';
 
 const KEYS = {
   admin: 'anchors-admin-key-0123456789abcdef',
   bob: 'anchors-bob-key-0123456789abcdef01',
 };
-const API_KEYS = Object.entries(KEYS)
-  .map(([name, key]) => `${name}:${key}:admin,internal`)
-  .join(';');
+const { apiKeys: API_KEYS, as } = namedKeys(KEYS);
 /** Bob reads kb/services/ only. */
 const POLICY = {
   rules: [
@@ -18,7 +17,6 @@ const POLICY = {
     { who: ['key:bob'], read: ['kb/services/'], write: ['kb/services/'] },
   ],
 };
-const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
 
 /**
  * Anchor text (docs/search.md, "Anchor text"): the texts of the links pointing at a document

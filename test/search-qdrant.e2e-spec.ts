@@ -6,14 +6,13 @@ import { callTool } from './support/mcp-http';
 import { deleteCollection, qdrantRequest } from './support/qdrant-rest';
 import { describeWithQdrant, testQdrantUrl } from './support/qdrant';
 import { waitFor } from './support/wait';
+import { namedKeys } from './support/keys';
 
 const KEYS = {
   both: 'both-key-0123456789abcdef0123',
   bob: 'bob-key-0123456789abcdef01234',
 };
-const API_KEYS = Object.entries(KEYS)
-  .map(([name, key]) => `${name}:${key}:admin,internal`)
-  .join(';');
+const { apiKeys: API_KEYS, as } = namedKeys(KEYS);
 /** Bob reads team-b/ only; `both` reads everything. */
 const POLICY = {
   rules: [
@@ -21,7 +20,6 @@ const POLICY = {
     { who: ['key:both'], read: '*', write: ['*'] },
   ],
 };
-const as = (who: keyof typeof KEYS) => ({ 'X-API-Key': KEYS[who] });
 
 interface Hit {
   document_id: string;
