@@ -135,7 +135,8 @@ export class AnchorFieldsRepository {
   async sources(ids: readonly string[]): Promise<AnchorSource[]> {
     if (ids.length === 0) return [];
     return this.dataSource.query(
-      `WITH gave AS (
+      // The fields the sources gave words to, read once for the claim (not once a source).
+      `WITH gave AS MATERIALIZED (
          SELECT source, l.document_id FROM kb_lexical_documents l, unnest(l.anchor_sources) AS source
           WHERE l.anchor_sources && $1::text[] AND l.anchor_sources <> '{}'
             AND source = ANY($1::text[]))
