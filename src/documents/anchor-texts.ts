@@ -52,13 +52,18 @@ export class AnchorTextReader {
   }
 
   /**
-   * The documents a link meaning `documentId` titled `title` might mean instead: of its twin
-   * id, of its name, of its title (alive, anywhere, itself left out). Once it came or took a
-   * title, a link that gave one of them words may resolve to it now.
+   * The documents a link meaning `documentId` titled `title` might mean instead, in the
+   * folders above it: of its twin id, of its name, of its title (alive, itself left out).
+   * Once it came or took a title, a link that gave one of them words may resolve to it now;
+   * only those whose folder holds it can be as near to such a link as it is.
    */
   async namesakesOf(documentId: string, title: string): Promise<string[]> {
-    const found = await this.repository.candidates(backlinkLookup(documentId, title), null);
-    return [...new Set(found.map((d) => d.document_id))].filter((id) => id !== documentId);
+    const folders: string[] = [];
+    for (let at = documentId.indexOf('/'); at !== -1; at = documentId.indexOf('/', at + 1)) {
+      folders.push(documentId.slice(0, at));
+    }
+    const found = await this.repository.namesakesIn(backlinkLookup(documentId, title), folders);
+    return [...new Set(found)].filter((id) => id !== documentId);
   }
 
   /**

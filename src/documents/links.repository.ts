@@ -72,6 +72,27 @@ export class LinksRepository {
   }
 
   /**
+   * The alive documents of `lookup`'s ids, names and titles whose folder is the top or one of
+   * `folders` (parent ids): the namesakes a document in the deepest of them may take a link
+   * over from, or hand it back to. Asked in the database, not filtered after: a title many
+   * documents share would bring them all.
+   */
+  async namesakesIn(
+    lookup: { ids: readonly string[]; names: readonly string[]; titles: readonly string[] },
+    folders: readonly string[],
+  ): Promise<string[]> {
+    const rows: Array<{ document_id: string }> = await this.statements.query(
+      'kb_links_namesakes_in',
+      `SELECT document_id FROM kb_documents
+        WHERE (document_id = ANY($1::text[]) OR kb_document_name(document_id) = ANY($2::text[])
+               OR kb_title_key(title) = ANY($3::text[]))
+          AND deleted_at IS NULL AND (parent_id IS NULL OR parent_id = ANY($4::text[]))`,
+      [lookup.ids, lookup.names, lookup.titles, folders],
+    );
+    return rows.map((row) => row.document_id);
+  }
+
+  /**
    * The alive document `documentId` if the caller may read it (`by: 'self'`, its title as
    * `key`), and in the same statement the documents its backlinks may be confused with: its
    * twin with or without `.md` (`id`), those of its name and of the name of its title

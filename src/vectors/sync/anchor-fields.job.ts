@@ -4,7 +4,6 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
 import { AnchorTextReader } from '../../documents/anchor-texts';
-import { folderPrefixOf } from '../../documents/document-id';
 import { AnchorFieldsRepository } from '../lexical/anchor-fields.repository';
 import { anchorFieldOf, sameAnchorField } from '../lexical/lexical-record';
 import { LEXICAL_MIRROR, type LexicalMirror } from '../lexical/lexical-side';
@@ -112,9 +111,7 @@ export class AnchorFieldsJob {
     const now = await this.repository.titles(names.map((name) => name.document_id));
     const namesakes = new Set<string>();
     for (const name of names) {
-      const others = (await this.reader.namesakesOf(name.document_id, name.title)).filter((id) =>
-        name.document_id.startsWith(folderPrefixOf(id)),
-      );
+      const others = await this.reader.namesakesOf(name.document_id, name.title);
       for (const id of others) namesakes.add(id);
       if (now.get(name.document_id) === name.title) continue;
       for (const id of await this.reader.linkersNear(name.document_id, name.title, others))
