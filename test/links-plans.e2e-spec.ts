@@ -60,6 +60,10 @@ describe('plans of the reads of links', () => {
     await repository.linkingWithKeys(['~doc-5'], 'f5/doc-5.md', null);
     await repository.linkingRows(['~doc-5'], 'f5/doc-5.md', ['f5/%']);
     await repository.heldKeys(['~doc-5', '=f1/doc-1.md']);
+    await repository.namesakesIn({ ids: ['f1/doc-1.md'], names: ['doc-2'], titles: ['title 3'] }, [
+      'f1',
+      'f1/sub',
+    ]);
     await repository.bodies(['f1/doc-1.md'], null);
     await repository.linkingUnder('f1/', 'f10', null, 200, null);
   }, 300_000);
@@ -93,6 +97,8 @@ describe('plans of the reads of links', () => {
     ['kb_links_linking_with_keys', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_linking_rows', /Bitmap Index Scan kb_links_keys/],
     ['kb_links_held_keys', /Bitmap Index Scan kb_links_keys/],
+    ['kb_links_namesakes_in', /Bitmap Index Scan kb_documents_alive_name/],
+    ['kb_links_namesakes_in', /Bitmap Index Scan kb_documents_alive_title/],
     ['kb_links_bodies', /Index (Only )?Scan kb_documents_(pkey|alive_id)/],
     ['kb_links_linking_under', /Index (Only )?Scan kb_links_pkey/],
   ])('%s reads through its index', async (name, index) => {
