@@ -58,12 +58,11 @@ export class AnchorTextReader {
    * only those whose folder holds it can be as near to such a link as it is.
    */
   async namesakesOf(documentId: string, title: string): Promise<string[]> {
-    const folders: string[] = [];
-    for (let at = documentId.indexOf('/'); at !== -1; at = documentId.indexOf('/', at + 1)) {
-      folders.push(documentId.slice(0, at));
-    }
-    const found = await this.repository.namesakesIn(backlinkLookup(documentId, title), folders);
-    return [...new Set(found)].filter((id) => id !== documentId);
+    const found = await this.repository.namesakesIn(
+      backlinkLookup(documentId, title),
+      foldersAbove(documentId),
+    );
+    return found.filter((id) => id !== documentId);
   }
 
   /**
@@ -137,9 +136,8 @@ export class AnchorTextReader {
         !(everywhere[i] !== null && above(everywhere[i]!.document_id)),
     );
     if (titled.length === 0) return [...targets];
-    const folders = documentId.split('/').slice(0, -1);
-    for (let depth = 1; depth <= folders.length; depth++) {
-      const folder = `${folders.slice(0, depth).join('/')}/`;
+    for (const parent of foldersAbove(documentId)) {
+      const folder = `${parent}/`;
       for (const found of await this.resolver.resolveAll(titled, [`${escapeLike(folder)}%`])) {
         if (
           found !== null &&
@@ -157,4 +155,10 @@ export class AnchorTextReader {
 function subtreeOf(documentId: string): Readable {
   const folder = folderPrefixOf(documentId);
   return folder === '' ? null : [`${escapeLike(folder)}%`];
+}
+
+/** The folders holding `documentId`, outermost first, as parent ids (`a/b/c.md` → `a`, `a/b`). */
+function foldersAbove(documentId: string): string[] {
+  const parts = documentId.split('/').slice(0, -1);
+  return parts.map((_, depth) => parts.slice(0, depth + 1).join('/'));
 }

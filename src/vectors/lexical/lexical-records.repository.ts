@@ -91,7 +91,7 @@ export class LexicalRecordsRepository {
       await manager.query(`DELETE FROM kb_lexical_documents WHERE document_id = ANY($1::text[])`, [
         removed,
       ]);
-      const written = await withStoredAnchors(manager, current);
+      const written = current.map((d) => withStoredAnchor(d, kept.get(d.documentId)!));
       if (mirror) await mirror.mirror(manager, written, removed, await averagesOf(manager));
       return written;
     });
@@ -373,48 +373,38 @@ async function markAnchorsDue(
   );
 }
 
-/** The writes with the anchor fields stored beside their records (the index outside reads them whole). */
-async function withStoredAnchors(
-  manager: EntityManager,
-  documents: readonly LexicalWrite[],
-): Promise<LexicalWrite[]> {
-  if (documents.length === 0) return [];
-  const rows: Array<{
-    document_id: string;
-    anchor_terms: string;
-    anchor_counts: Buffer;
-    anchor_length: number;
-    anchor_stamp: number;
-  }> = await manager.query(
-    `SELECT document_id, anchor_terms, anchor_counts, anchor_length, anchor_stamp
-       FROM kb_lexical_documents
-      WHERE document_id = ANY($1::text[]) AND anchor_stamp <> 0`,
-    [documents.map((d) => d.documentId)],
-  );
-  const stored = new Map(rows.map((row) => [row.document_id, row]));
-  return documents.map((d) => {
-    const row = stored.get(d.documentId);
-    if (row === undefined) return d;
-    const record = withAnchorField(d.record, anchorFieldOfRow(row));
-    return { ...d, record, anchorStamp: row.anchor_stamp };
-  });
+/** A stored record as its upsert returned it: whether new, and the anchor field kept beside it. */
+interface StoredRecord {
+  readonly inserted: boolean;
+  readonly anchor_terms: string;
+  readonly anchor_counts: Buffer;
+  readonly anchor_length: number;
+  readonly anchor_stamp: number;
+}
+
+/** A write with the anchor field stored beside its record (the index outside reads it whole). */
+function withStoredAnchor(document: LexicalWrite, stored: StoredRecord): LexicalWrite {
+  if (stored.anchor_stamp === 0) return document;
+  const record = withAnchorField(document.record, anchorFieldOfRow(stored));
+  return { ...document, record, anchorStamp: stored.anchor_stamp };
 }
 
 /**
  * Upserts the documents' lexical records; an older revision never replaces a newer one, and
  * the record of the same revision under the same analyzer is kept as it is (the lexical pass
  * wrote it before the batch that embeds the document came to it).
- * The records stored, and whether each is new (the document had none).
+ * The records stored: whether each is new (the document had none), and the anchor field kept
+ * beside it (never written here: the anchor fields' job writes it).
  */
 async function storeRecords(
   manager: EntityManager,
   unordered: readonly LexicalWrite[],
-): Promise<Map<string, { inserted: boolean }>> {
+): Promise<Map<string, StoredRecord>> {
   if (unordered.length === 0) return new Map();
   // In one order (of ids), as the anchor fields' writer takes the same rows.
   const documents = [...unordered].sort((a, b) => (a.documentId < b.documentId ? -1 : 1));
 
-  const stored: Array<{ document_id: string; inserted: boolean }> = await manager.query(
+  const stored: Array<StoredRecord & { document_id: string }> = await manager.query(
     `INSERT INTO kb_lexical_documents AS l
                 (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
          SELECT r.document_id, r.revision, $3, r.tags::text[], ARRAY[r.lt, r.lh, r.lb],
@@ -428,7 +418,8 @@ async function storeRecords(
                 terms = EXCLUDED.terms, postings = EXCLUDED.postings
           WHERE l.revision < EXCLUDED.revision
              OR (l.revision = EXCLUDED.revision AND l.analyzer <> EXCLUDED.analyzer)
-         RETURNING document_id, xmax = 0 AS inserted`,
+         RETURNING document_id, xmax = 0 AS inserted, anchor_terms, anchor_counts, anchor_length,
+                   anchor_stamp`,
     [
       documents.map((d) => d.documentId),
       documents.map((d) => d.revision),
@@ -442,7 +433,7 @@ async function storeRecords(
       documents.map((d) => encodePostings(d.record)),
     ],
   );
-  return new Map(stored.map((row) => [row.document_id, { inserted: row.inserted }]));
+  return new Map(stored.map((row) => [row.document_id, row]));
 }
 
 function quoted(text: string): string {
