@@ -15,13 +15,15 @@
 //   --fields T,H,B       BM25F's title, headings and body weights (`FIELD_WEIGHTS`)
 //   --passage X          the best passage's weight λ (`PASSAGE_WEIGHT`)
 //   --parts-weight W     a query compound's parts weigh W, the compound whole 1
+//   --prf D,T,W[,S]      pseudo-relevance feedback (RM3): the first D documents' best T terms
+//                        held by at most S of the documents (0.1) join the query at weight W
 //   --pair-bonus X       rerank the first 50: + X × the first score × the share of the query's
 //                        adjacent word pairs the document holds adjacent (a proximity bonus)
 //
 // Tune on half A only (by the first byte of the SHA-1 of a query's id, as run-retrieval.mjs);
 // half B, held-back.json and the second corpus are reported, never looked at query by query.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus } from './corpus.mjs';
@@ -39,21 +41,44 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const require = createRequire(import.meta.url);
 const dist = (path) => require(join(root, 'dist', 'src', path));
+
+const args = process.argv.slice(2);
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const number = (name) => (option(name) === undefined ? undefined : Number(option(name)));
+tuneBm25({
+  K1: option('--k1'),
+  B: option('--b'),
+  WEIGHTS: option('--fields') && `[${option('--fields')}]`,
+  LAMBDA: option('--passage'),
+});
+
+/**
+ * bm25.ts keeps its constants as the module's own (its search reads them as locals): a run
+ * that sets them loads the compiled module once with them written in, before anything
+ * requires it, and stops when the build no longer declares one as this expects.
+ */
+function tuneBm25(values) {
+  const given = Object.entries(values).filter(([, value]) => value !== undefined);
+  if (given.length === 0) return;
+  const file = require.resolve(join(root, 'dist', 'src', 'vectors/lexical/bm25'));
+  let source = readFileSync(file, 'utf8');
+  for (const [name, value] of given) {
+    const declared = new RegExp(`const ${name} = [^;]+;`);
+    if (!declared.test(source)) throw new Error(`${file} declares no \`const ${name} = …;\``);
+    source = source.replace(declared, `const ${name} = ${value};`);
+  }
+  const tuned = new Module(file, null);
+  tuned.filename = file;
+  tuned.paths = Module._nodeModulePaths(dirname(file));
+  tuned._compile(source, file);
+  tuned.loaded = true;
+  require.cache[file] = tuned;
+}
 const { chunkMarkdown, DEFAULT_CHUNKER_OPTIONS } = dist('vectors/work/markdown-chunker');
 const { lexicalRecord } = dist('vectors/lexical/lexical-record');
 const { LexicalIndex } = dist('vectors/lexical/lexical-index');
 const { weighedTerms } = dist('vectors/lexical/lexical.store');
 const { analyze, queryTerms } = dist('vectors/text/analyzer');
-const bm25 = dist('vectors/lexical/bm25');
-
-const args = process.argv.slice(2);
-const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const number = (name) => (option(name) === undefined ? undefined : Number(option(name)));
-// bm25.ts reads its constants from its exports at each call: set here, they rank this run.
-if (option('--k1')) bm25.BM25_K1 = number('--k1');
-if (option('--b')) bm25.BM25_B = number('--b');
-if (option('--fields')) bm25.FIELD_WEIGHTS = option('--fields').split(',').map(Number);
-if (option('--passage')) bm25.PASSAGE_WEIGHT = number('--passage');
 const chunker = option('--chunk-tokens')
   ? {
       ...DEFAULT_CHUNKER_OPTIONS,
@@ -63,6 +88,13 @@ const chunker = option('--chunk-tokens')
   : DEFAULT_CHUNKER_OPTIONS;
 const partsWeight = number('--parts-weight');
 const pairBonus = number('--pair-bonus');
+const [feedbackDocuments, feedbackTerms, feedbackWeight, feedbackShare = 0.1] = (
+  option('--prf') ?? ''
+)
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
+const stopWords = new Set(require('stopword').eng);
 
 const texts = new Map();
 function indexOf(corpus) {
@@ -84,6 +116,7 @@ function rank(index, q) {
     terms = terms.map((t) => (parts.has(t.term) ? { ...t, weight: t.weight * partsWeight } : t));
   }
   const filter = q.prefix ? { folder: q.prefix } : undefined;
+  if (feedbackDocuments) terms = withFeedback(index, terms, filter);
   if (pairBonus === undefined) return index.search(terms, 10, filter).map((m) => m.documentId);
   const wanted = pairsOf(q.query);
   const found = index.search(terms, 50, filter);
@@ -98,6 +131,38 @@ function rank(index, q) {
     .sort((x, y) => y.score - x.score)
     .slice(0, 10)
     .map((m) => m.id);
+}
+
+/**
+ * Pseudo-relevance feedback as RM3 (Lavrenko and Croft; Anserini's BM25+RM3): the first
+ * pass's top documents, each weighed by its share of their scores, give each of their terms
+ * Σ share × tf / length; the best terms that are not the query's, not stop words and held by
+ * at most `feedbackShare` of the documents join the query at `feedbackWeight` × their weight
+ * against the best one's.
+ */
+function withFeedback(index, terms, filter) {
+  const found = index.search(terms, feedbackDocuments, filter);
+  if (found.length === 0) return terms;
+  const total = found.reduce((sum, m) => sum + m.score, 0);
+  const asked = new Set(terms.map((t) => t.term));
+  const limit = feedbackShare * index.documentCount;
+  const weights = new Map();
+  for (const m of found) {
+    const counts = index.termCountsOf(m.documentId);
+    let length = 0;
+    for (const count of counts.values()) length += count;
+    for (const [term, count] of counts) {
+      if (asked.has(term) || stopWords.has(term) || index.frequency(term) > limit) continue;
+      weights.set(term, (weights.get(term) ?? 0) + ((m.score / total) * count) / length);
+    }
+  }
+  const best = [...weights].sort((a, b) => b[1] - a[1]).slice(0, feedbackTerms);
+  if (best.length === 0) return terms;
+  const top = best[0][1];
+  return [
+    ...terms,
+    ...best.map(([term, weight]) => ({ term, weight: (feedbackWeight * weight) / top })),
+  ];
 }
 
 /** The word terms of the query's compounds (a token with a whole term beside its words). */
