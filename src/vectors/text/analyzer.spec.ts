@@ -48,6 +48,38 @@ describe('analyze', () => {
     expect(terms('docs/jwks/createRemoteJWKSet.md')).toContain('docs/jwks/createremotejwkset.md');
   });
 
+  it('reads an abbreviation of single letters as one word, never as one-letter words', () => {
+    const seen: Array<[string, boolean, boolean]> = [];
+    analyze('Units, e.g. 5 MB (i.e. bytes), in the U.S.A. at 9 a.m.', (term, stop, word) =>
+      seen.push([term, stop, word]),
+    );
+    expect(seen).toEqual([
+      ['unit', false, true],
+      ['eg', true, true],
+      ['5', false, true],
+      ['mb', false, true],
+      ['ie', true, true],
+      ['byte', false, true],
+      ['in', true, true],
+      ['the', true, true],
+      ['usa', false, true],
+      ['u.s.a', false, false],
+      ['at', true, true],
+      ['9', false, true],
+      ['am', true, true],
+      ['a.m', false, false],
+    ]);
+    expect([...queryTerms('convert a size, e.g. 5 megabytes').terms.keys()]).toEqual([
+      'convert',
+      'size',
+      '5',
+      'megabyt',
+      'megabytes',
+    ]);
+    // Not an abbreviation: a part longer than a letter keeps the compound's analysis.
+    expect(terms('v1.2')).toEqual(['v1', '2', 'v1.2']);
+  });
+
   it('folds Latin accents and stems Russian and Arabic words', () => {
     expect(terms('Données café')).toEqual(['donne', 'cafe']);
     expect(terms('резервного копирования')).toEqual(terms('резервное копирование'));

@@ -26,10 +26,14 @@ import englishStem from 'wink-porter2-stemmer';
  *   a space or punctuation, is also an exact term with its dashes, and with its value when it
  *   has one: `--all` and `-a` are options, not the stop words `all` and `a`, and a query
  *   naming an option finds the documents that name it before those that use its words.
+ * - An abbreviation of single letters joined by dots (`e.g.`, `U.S.`, `a.m.`) is one word of
+ *   its letters (`eg`, `us`, `am`) beside its exact spelling, not a run of one-letter words:
+ *   a letter alone is rare as a word, so `e` and `g` made a question written with "e.g." match
+ *   documents on them. `e.g.` and `i.e.` themselves are stop words.
  * - A term over {@link MAX_TERM_BYTES} is cut and suffixed with a hash of the whole: a
  *   2 000-character identifier is one exact term of bounded size.
  */
-export const ANALYZER_VERSION = 2;
+export const ANALYZER_VERSION = 3;
 
 /** Longest term kept whole, in UTF-8 bytes. */
 export const MAX_TERM_BYTES = 64;
@@ -43,6 +47,10 @@ const WORD_CHAR = `[^\\s${CJK}\\p{P}\\p{S}\\p{C}\\p{Z}]|_`;
 const TOKEN = new RegExp(`([${CJK}]+)|((?:${WORD_CHAR})+(?:[._\\-/:@](?:${WORD_CHAR})+)*)`, 'gu');
 const CONNECTORS = /[._\-/:@]+/u;
 const CONNECTOR = /[._\-/:@]/;
+/** Single letters joined by dots: `e.g`, `U.S.A` (the token ends before a final dot). */
+const INITIALISM = /^\p{L}(?:\.\p{L})+$/u;
+/** Abbreviations written as function words, whose letters are stop words. */
+const STOP_ABBREVIATIONS = new Set(['eg', 'ie']);
 const LATIN_WORD = /^\p{Script=Latin}+$/u;
 const CYRILLIC_WORD = /^\p{Script=Cyrillic}+$/u;
 const ARABIC_WORD = /^\p{Script=Arabic}+$/u;
@@ -108,6 +116,14 @@ const TOKENS_KEPT = 50_000;
 const TOKEN_KEPT_CHARS = 40;
 
 function analyzeToken(token: string): TokenTerm[] {
+  if (INITIALISM.test(token)) {
+    const letters = fold(token.replace(/\./g, '').toLowerCase());
+    if (STOP_ABBREVIATIONS.has(letters)) return [[letters, true, true]];
+    return [
+      [letters, STOP.has(letters), true],
+      [fold(token.toLowerCase()), false, false],
+    ];
+  }
   const out: TokenTerm[] = [];
   const parts = CONNECTOR.test(token) ? token.split(CONNECTORS).filter((p) => p !== '') : [token];
   let words = 0;
@@ -167,7 +183,7 @@ export function queryTerms(text: string): QueryTerms {
   for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
     if (match[2] === undefined) continue;
     const word = bounded(fold(match[2].toLowerCase()));
-    if (terms.has(word) || STOP.has(word)) continue;
+    if (terms.has(word) || tokenTerms(match[2]).every(([, stop]) => stop)) continue;
     terms.set(word, 1);
     written.add(word);
   }
