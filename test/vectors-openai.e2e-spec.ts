@@ -229,6 +229,12 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
     expect(status.worker.waiting_for_embedder).toBe(true);
     expect(status.embedder.ok).toBe(false);
     expect(await metric(t, 'vector_sync_pending_documents')).toBe(8);
+    // Lexical search keeps up meanwhile. Nothing has searched, so this server has not loaded
+    // its copy of the index yet: the status counts what PostgreSQL holds, not "0 documents".
+    await waitFor(async () => {
+      const { lexical } = (await request(t.baseUrl).get('/admin/vectors/status')).body;
+      return lexical.loaded === false && lexical.documents === 8;
+    }, 'the 8 documents counted as indexed lexically before the copy is loaded');
     expect(
       await metric(t, 'vector_sync_documents_total{result="released"}'),
     ).toBeGreaterThanOrEqual(1);

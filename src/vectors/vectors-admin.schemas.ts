@@ -49,8 +49,17 @@ export const vectorsStatusSchema = z
         store: z
           .enum(['local', 'qdrant'])
           .describe('Where the lexical side is indexed (LEXICAL_STORE)'),
-        loaded: z.boolean().describe("Whether this server's in-memory copy is loaded (local)"),
-        documents: z.number().int().describe('Documents indexed'),
+        loaded: z
+          .boolean()
+          .describe(
+            "Whether this server's in-memory copy is loaded (local: by the first search that asks)",
+          ),
+        documents: z
+          .number()
+          .int()
+          .describe(
+            "Documents indexed: in this server's copy once loaded, else counted in PostgreSQL",
+          ),
         terms: z.number().int().describe("Terms of this server's copy (0 with qdrant)"),
         postings: z.number().int().describe("Postings of this server's copy (0 with qdrant)"),
         semantic_model: z

@@ -127,9 +127,14 @@ export class VectorsAdminService {
    */
   private async lexicalReport(): Promise<VectorsStatus['lexical']> {
     if (this.lexical.where === 'local') {
+      const stats = this.lexical.stats;
+      // Before the first search loads this server's copy, what it will hold is what is indexed
+      // in PostgreSQL: "0 documents" read as nothing indexed.
+      const documents = stats.loaded ? stats.documents : (await this.lexical.totals()).documents;
       return {
         store: 'local',
-        ...this.lexical.stats,
+        ...stats,
+        documents,
         semantic_model: this.lexical.semanticModel ?? null,
         term_frequencies: this.terms.describe(),
       };
