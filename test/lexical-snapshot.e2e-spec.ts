@@ -218,6 +218,38 @@ describe('lexical index snapshot', () => {
     await expectRebuiltFromRecords();
   });
 
+  it('is written by a replica that stops with changes it does not hold, within a bound', async () => {
+    const kept = async () =>
+      (
+        await dataSource.query(
+          `SELECT applied_id::text AS applied, documents FROM kb_lexical_snapshot`,
+        )
+      )[0] as { applied: string; documents: number };
+    const stopping = new LexicalReplica(dataSource, { snapshots: true });
+    await stopping.current();
+    expect(await stopping.saveSnapshot(true)).toBe(true);
+    const before = await kept();
+
+    // Changes, then a stop with no time to write them: the kept snapshot stays.
+    await write([90, 91]);
+    await stopping.refresh();
+    const given = new LexicalReplica(dataSource, { snapshots: true });
+    await given.current();
+    await write([92]);
+    await given.refresh();
+    await given.close(0);
+    expect(await kept()).toEqual(before);
+
+    // A stop in time writes what it holds: the next start reads that and replays the rest.
+    await stopping.close();
+    const after = await kept();
+    expect(BigInt(after.applied)).toBeGreaterThan(BigInt(before.applied));
+    expect(after.documents).toBe(before.documents + 2);
+    const restarted = await loaded(true);
+    expect(restarted.loadedFrom).toBe('snapshot');
+    expect((await restarted.current()).documentCount).toBe(before.documents + 3);
+  });
+
   it('is not replaced by a snapshot of an earlier position', async () => {
     const earlier = await loaded(true);
     await write([80]);

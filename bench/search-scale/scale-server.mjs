@@ -139,12 +139,15 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
       return Math.round(procStatus(server.child.pid, 'VmHWM') / 1024);
     },
     /**
-     * Stops the server, starts it again on the same database: spawn to searchable(size) (and
+     * Stops the server (how long its stop took), starts it again on the same database: spawn to searchable(size) (and
      * its phases: spawn to /health/ready, to the index loaded or the store ready, to the model
      * learnt, to a first search answered), and the memory after 40 searches.
      */
     async restart(size) {
+      const stopping = performance.now();
       await server.stop();
+      // SIGTERM to exit: the drain, and the index's snapshot written when it changed since.
+      const stopMs = Math.round(performance.now() - stopping);
       const started = performance.now();
       server = await startServer({ databaseUrl: cluster.url, env });
       const healthy = Math.round(performance.now() - started);
@@ -154,7 +157,7 @@ export async function scaleServer({ store, qdrant, log, env: extra = {} }) {
       // give or take PostgreSQL's share.
       const cpuMs = cpuMilliseconds(server.child.pid);
       await searches(40);
-      return { readyMs, cpuMs, phases, rss: await this.residentMegabytes() };
+      return { readyMs, cpuMs, phases, stopMs, rss: await this.residentMegabytes() };
     },
     /**
      * The memory of the server's whole process tree with `workers` processes (1: one server;

@@ -49,6 +49,13 @@ const VECTORS_PER_TURN = 500;
 const SNAPSHOT_CHECK_MS = 60 * 1000;
 const SNAPSHOT_QUIET_MS = 30 * 1000;
 const SNAPSHOT_EVERY_MS = 10 * 60 * 1000;
+/**
+ * A server that stops with changes its snapshot does not hold writes it first, for at most
+ * this long (the chart's grace period leaves 15 s after the drain; a snapshot of 250 000
+ * documents took 10 s to write), so a restart soon after a bulk load reads it rather than
+ * rebuilding the index from the records.
+ */
+const SNAPSHOT_ON_STOP_MS = 10 * 1000;
 
 /**
  * This server's in-memory copy of `kb_lexical_documents` (a {@link LexicalIndex}), loaded
@@ -73,6 +80,8 @@ export class LexicalReplica {
   private lastRefresh = 0;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** Once stopping: when a snapshot still being written is given up (ms since the epoch). */
+  private stopBy = Infinity;
   /** Where the snapshot is kept, when this server reads and writes one. */
   private readonly snapshots: LexicalSnapshotRepository | undefined;
   /** The index and its number of changes the kept snapshot reflects, and when it was saved. */
@@ -219,11 +228,25 @@ export class LexicalReplica {
     this.changedDuringBuild?.add(documentId);
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
+  /**
+   * Stops the background work; with snapshots, first writes the snapshot when the index has
+   * changed since the one kept (given up past `snapshotWithinMs`, the kept one staying).
+   */
+  async close(snapshotWithinMs = SNAPSHOT_ON_STOP_MS): Promise<void> {
+    if (this.stopBy !== Infinity) return;
+    // A snapshot being written when the stop comes is held to the same bound.
+    this.stopBy = Date.now() + snapshotWithinMs;
     for (const timer of this.timers) clearInterval(timer);
     await this.refresher.settled();
     await this.saving?.catch(() => undefined);
+    await this.saveSnapshot(true)
+      .then((saved) => {
+        if (!saved && this.index && Date.now() >= this.stopBy) {
+          this.logger.warn(`the snapshot at stop was given up after ${snapshotWithinMs} ms`);
+        }
+      })
+      .catch((e) => this.logger.warn(`snapshot not saved at stop: ${String(e)}`));
+    this.closed = true;
   }
 
   /** Brings the index up to date; concurrent callers share one refresh. */
@@ -288,7 +311,8 @@ export class LexicalReplica {
 
   /**
    * Writes the index's snapshot when due (see SNAPSHOT_EVERY_MS), or now with `force`; given
-   * up if the index changes meanwhile. Whether one was written.
+   * up if the index changes meanwhile, or once a stop's bound has passed. Whether one was
+   * written.
    */
   async saveSnapshot(force = false): Promise<boolean> {
     const { index, position, saved } = this;
@@ -327,7 +351,8 @@ export class LexicalReplica {
         this.index === index &&
         index.changes === changes &&
         this.semantic === semantic &&
-        !this.closed,
+        !this.closed &&
+        Date.now() < this.stopBy,
     );
     try {
       const done = await this.saving;
