@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
 import { aDocument } from './factories';
+import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { FakeOpenAi } from './support/fake-openai';
 import { startTestApp, TestApp } from './support/app';
@@ -256,6 +257,52 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
     expect((await statusOf(sql, 'outage/3.md')).vector_error).toBeNull();
     // A handful of probes, not a retry storm.
     expect(failedSoFar).toBeLessThan(20);
+  });
+
+  it('indexes every document again lexically after an analyzer change, and embeds none again', async () => {
+    const db = await createTestDatabase();
+    try {
+      t = await startTestApp(openAiEnv(fake), db);
+      const ids = ['analyzer/a.md', 'analyzer/b.md', 'analyzer/c.md'];
+      for (const [i, id] of ids.entries()) {
+        await request(t.baseUrl)
+          .post('/documents')
+          .send(aDocument({ document_id: id, body: `Gannets plunge for fish, note ${i}.` }))
+          .expect(201);
+      }
+      const client = await db.client();
+      for (const id of ids) await settled(client, id, 'ready', 1);
+      await t.close();
+      // As if an earlier release's analyzer had written the records.
+      await client.query(`UPDATE kb_lexical_documents SET analyzer = analyzer - 1`);
+      const embedded = fake.embeddedInputs().length;
+
+      t = await startTestApp(openAiEnv(fake), db);
+      await waitFor(async () => {
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS n FROM kb_lexical_documents WHERE analyzer = $1`,
+          [ANALYZER_VERSION],
+        );
+        return rows[0].n === ids.length;
+      }, 'every record written again under the current analyzer');
+      const { rows } = await client.query(
+        `SELECT DISTINCT vector_status FROM kb_documents WHERE document_id = ANY($1)`,
+        [ids],
+      );
+      expect(rows).toEqual([{ vector_status: 'ready' }]);
+      expect(fake.embeddedInputs()).toHaveLength(embedded);
+      const found = await request(t.baseUrl)
+        .get('/search')
+        .query({ query: 'gannets plunge', mode: 'lexical' })
+        .expect(200);
+      expect(found.body.results.map((r: { document_id: string }) => r.document_id).sort()).toEqual(
+        ids,
+      );
+    } finally {
+      await t?.close();
+      t = undefined as unknown as TestApp;
+      await db.drop();
+    }
   });
 
   // The order of events is fixed by the fake, not by timing: the embedding of version one

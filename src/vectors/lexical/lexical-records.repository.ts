@@ -29,23 +29,6 @@ const RECORD_PAGE = 256;
 export class LexicalRecordsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Queues again the documents an older analyzer indexed; how many. */
-  async requeueOlderAnalyzers(): Promise<number> {
-    const [{ queued }]: Array<{ queued: number }> = await this.dataSource.query(
-      `WITH queued AS (
-         UPDATE kb_documents d
-            SET vector_status = 'pending', vector_queued_at = now(), vector_attempts = 0,
-                vector_next_attempt_at = NULL, vector_error = NULL
-           FROM kb_lexical_documents l
-          WHERE l.document_id = d.document_id AND l.analyzer <> $1
-            AND d.deleted_at IS NULL AND d.vector_status <> 'pending'
-         RETURNING 1)
-       SELECT count(*)::int AS queued FROM queued`,
-      [ANALYZER_VERSION],
-    );
-    return queued;
-  }
-
   /**
    * Makes these passages and records the documents' only ones, and removes those of
    * `removed` (deleted or skipped documents), in one transaction; an older revision never

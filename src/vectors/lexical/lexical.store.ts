@@ -89,7 +89,6 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private loadingKept = false;
   /** Whether this process queues again what an older analyzer indexed (not a web worker). */
-  private readonly requeueHere: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -104,7 +103,6 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     });
     this.kept = new SemanticModelRepository(dataSource);
     this.records = new LexicalRecordsRepository(dataSource);
-    this.requeueHere = config.clusterRole !== 'web';
     this.semantic = {
       // A web worker of a cluster asks the vector worker for searches: it learns nothing;
       // with the index in Qdrant, the model's lifecycle is Qdrant's index's.
@@ -140,16 +138,10 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Documents indexed by an older analyzer are queued to be indexed again, and the
-   * latent-semantic model is learnt when due from now on.
+   * The latent-semantic model is learnt when due from now on. (Records an older analyzer
+   * wrote are written again by the pipeline's lexical pass: LexicalFirstLane.)
    */
-  async onApplicationBootstrap(): Promise<void> {
-    if (this.requeueHere) {
-      const queued = await this.records.requeueOlderAnalyzers();
-      if (queued > 0) {
-        this.logger.log(`${queued} documents queued to be indexed again (a new text analyzer)`);
-      }
-    }
+  onApplicationBootstrap(): void {
     if (this.semantic.enabled) {
       this.timer = setInterval(() => this.learnWhenDue(), SEMANTIC_CHECK_MS);
       this.timer.unref();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
@@ -37,12 +38,18 @@ const RESCAN_MS = 60_000;
  * Only with an embedder slower than chunking: with the hashing embedder the batches are as
  * fast as this pass would be. Several processes may run it: a record is written once per
  * revision whoever writes it first.
+ *
+ * At start, whatever the embedder, it also writes again the records another analyzer wrote
+ * (a release that changed {@link ANALYZER_VERSION}): the records and passages depend on the
+ * analysis, the vectors do not (every embedder reads the passages' text), so the documents
+ * keep their vectors and their place in the queue, and nothing is embedded again.
  */
 @Injectable()
 export class LexicalFirstLane {
   private readonly logger = new Logger('LexicalFirstLane');
   private running = false;
   private loop: Promise<void> | undefined;
+  private reanalysis: Promise<void> | undefined;
   private abort = new AbortController();
   private wakeRequested = false;
   private wakeWaiter: (() => void) | undefined;
@@ -61,10 +68,11 @@ export class LexicalFirstLane {
   }
 
   start(): void {
-    if (this.running || !this.wanted) return;
+    if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
-    this.loop = this.run();
+    this.reanalysis = this.reanalyse(this.abort.signal);
+    if (this.wanted) this.loop = this.run();
   }
 
   /** Documents may be pending: look again (calls coalesce). */
@@ -78,7 +86,40 @@ export class LexicalFirstLane {
     this.running = false;
     this.abort.abort();
     this.wake();
-    await this.loop;
+    await Promise.all([this.loop, this.reanalysis]);
+  }
+
+  /** Writes again, lexically only, every record another analyzer wrote (see the class). */
+  private async reanalyse(signal: AbortSignal): Promise<void> {
+    const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
+    let after = '';
+    let indexed = 0;
+    while (this.running) {
+      try {
+        const rows = await this.queue.olderAnalyzer(
+          after,
+          ANALYZER_VERSION,
+          skipped,
+          CATCH_UP_BATCH,
+        );
+        if (rows.length === 0) break;
+        indexed += await this.processor.indexLexically(rows, signal);
+        after = rows[rows.length - 1].document_id;
+      } catch (error) {
+        if (!this.running) break;
+        if (!isDatabaseUnavailable(error) && !storeDown(error)) {
+          this.logger.warn(
+            `indexing again under the new analyzer: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+        await sleep(FAILURE_MS, undefined, { signal }).catch(() => undefined);
+      }
+    }
+    if (indexed > 0) {
+      this.logger.log(
+        `${indexed} documents indexed again lexically under a new text analyzer (their vectors kept)`,
+      );
+    }
   }
 
   private async run(): Promise<void> {

@@ -118,6 +118,30 @@ export class VectorQueueRepository {
   }
 
   /**
+   * Up to `limit` documents after the id `after`, in id order, whose lexical record another
+   * analyzer than `analyzer` wrote, leaving out deleted and empty ones and those whose id
+   * starts with one of `skipped` (LIKE patterns), whatever their place in the queue.
+   */
+  async olderAnalyzer(
+    after: string,
+    analyzer: number,
+    skipped: readonly string[],
+    limit: number,
+  ): Promise<LexicalWorkRow[]> {
+    return this.dataSource.query(
+      `SELECT d.document_id, d.revision, d.title, d.tags, d.body,
+              d.vector_queued_at::text AS queued_at
+         FROM kb_lexical_documents l JOIN kb_documents d ON d.document_id = l.document_id
+        WHERE l.document_id > $1 AND l.analyzer <> $2
+          AND d.deleted_at IS NULL AND d.body <> ''
+          AND NOT (d.document_id LIKE ANY($3::text[]))
+        ORDER BY l.document_id
+        LIMIT $4`,
+      [after, analyzer, skipped, limit],
+    );
+  }
+
+  /**
    * Moves the expiry of leases still held to `leaseMs` from now. Returns the documents whose
    * lease was renewed; the others were taken over (or ended) meanwhile.
    */

@@ -8,7 +8,7 @@ import englishStem from 'wink-porter2-stemmer';
  * The text analysis of the lexical index, one function for documents and queries alike (so
  * a query's terms are spelled as the index's). Unicode-aware and pure; no database round
  * trip. Bump {@link ANALYZER_VERSION} when a term would come out differently: every
- * document is indexed again.
+ * document's lexical record is written again (its vectors are kept: no embedder reads this).
  *
  * - NFKC, lower case; Latin letters lose their accents (`é` → `e`, `ß` → `ss`) so accented
  *   Latin meets its unaccented spelling; other scripts keep theirs.
