@@ -32,8 +32,12 @@ type Role = 'vector' | 'web';
 const RESTART: Backoff = { firstMs: 1000, maxMs: 30_000, jitter: 0.2 };
 /** A worker that ran this long before dying is restarted after the first delay again. */
 const STABLE_MS = 60_000;
-/** Beyond the drain and the shutdown timeout, how long a worker may take to exit. */
-const EXIT_GRACE_MS = 5000;
+/**
+ * Beyond the drain and the shutdown timeout, how long a worker may take to exit: the vector
+ * worker writes the lexical index's snapshot first when it changed (at most 10 s). Within the
+ * 15 s the chart's grace period gives beyond the drain.
+ */
+const EXIT_GRACE_MS = 12_000;
 /** How long a scrape waits for each worker's metrics (the asking worker waits 6 s in all). */
 const WORKER_METRICS_TIMEOUT_MS = 3000;
 
