@@ -83,6 +83,23 @@ describe('the anchor field', () => {
     expect(withAnchorField(record, anchorFieldOf([]))).toBe(record);
   });
 
+  it('finds its terms in the record alike, whether it has a few terms or many', () => {
+    for (const texts of [['the telemetry daemon'], [record.terms.join(' ') + ' daemon quokka']]) {
+      const field = anchorFieldOf(texts);
+      const merged = withAnchorField(record, field);
+      expect(merged.terms.slice(0, record.terms.length)).toEqual(record.terms);
+      expect(merged.terms.slice(record.terms.length)).toEqual(
+        field.terms.filter((term) => !record.terms.includes(term)),
+      );
+      field.terms.forEach((term, k) => {
+        const i = merged.terms.indexOf(term);
+        expect(anchorCount(packPosting(merged.fields[i], merged.passages[i]))).toBe(
+          Math.min(field.counts[k], 3),
+        );
+      });
+    }
+  });
+
   it('ranks a document named by the links to it, and keeps its words its own', () => {
     const index = new LexicalIndex();
     const other = lexicalRecord('Pulsar', 'A queue for the telemetry feed, and a daemon.', [

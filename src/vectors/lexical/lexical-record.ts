@@ -135,6 +135,9 @@ export function sameAnchorField(a: AnchorField, b: AnchorField): boolean {
   );
 }
 
+/** Anchor terms found in a record by a linear search each; more, through a map of its terms. */
+const FEW_ANCHOR_TERMS = 8;
+
 /**
  * A record with an anchor field: each of its terms counted in the passage word's top bits
  * (capped at 15; the index keeps 3), a term only the links say added with no other count
@@ -142,16 +145,27 @@ export function sameAnchorField(a: AnchorField, b: AnchorField): boolean {
  */
 export function withAnchorField(record: LexicalRecord, field: AnchorField): LexicalRecord {
   if (field.terms.length === 0) return record;
-  const at = new Map(record.terms.map((term, i) => [term, i]));
-  const added = field.terms.filter((term) => !at.has(term));
+  // Where each of the field's terms is among the record's, or after them when the record does
+  // not hold it. A field mostly has a few terms and a record hundreds: those are searched for
+  // rather than the record's terms mapped (a rebuild from the records does this for every
+  // linked document).
+  let position = (term: string) => record.terms.indexOf(term);
+  if (field.terms.length > FEW_ANCHOR_TERMS) {
+    const mapped = new Map(record.terms.map((term, i) => [term, i]));
+    position = (term) => mapped.get(term) ?? -1;
+  }
+  const at = field.terms.map(position);
+  const added: string[] = [];
+  at.forEach((i, k) => {
+    if (i < 0) at[k] = record.terms.length + added.push(field.terms[k]) - 1;
+  });
   const size = record.terms.length + added.length;
   const fields = new Int32Array(size);
   fields.set(record.fields);
   const passages = new Int32Array(size);
   passages.set(record.passages);
-  added.forEach((term, k) => at.set(term, record.terms.length + k));
-  field.terms.forEach((term, k) => {
-    const i = at.get(term)!;
+  field.terms.forEach((_, k) => {
+    const i = at[k];
     passages[i] = (passages[i] & 0x0fffffff) | (Math.min(field.counts[k], 0xf) << 28);
   });
   const [title, headings, body] = record.lengths;
