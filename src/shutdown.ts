@@ -16,9 +16,9 @@ import { ChangeSubscriptions } from './mcp/subscriptions/change-subscriptions';
  *    connection ends, instead of having it reset under a request already on the wire.
  * 2. Close: stop listening, close the connections left idle, let requests in flight finish
  *    (at most `timeoutMs`, then their connections are cut).
- * 3. Stop the application: module hooks stop background work (a lexical index that changed
- *    since its snapshot writes it, at most 10 s), the pool closes, the embedded PostgreSQL
- *    stops. Exit 0.
+ * 3. Stop the application: module hooks stop background work, then a lexical index that
+ *    changed 1 000 times or more since its snapshot writes it (at most 10 s), the pool
+ *    closes, the embedded PostgreSQL stops. Exit 0.
  */
 export function installGracefulShutdown(
   app: INestApplication,

@@ -230,24 +230,33 @@ describe('lexical index snapshot', () => {
     expect(await stopping.saveSnapshot(true)).toBe(true);
     const before = await kept();
 
-    // Changes, then a stop with no time to write them: the kept snapshot stays.
+    // Changes, then stops: fewer than the default threshold (replayed at the next start
+    // instead), or with no time to write them. The kept snapshot stays.
     await write([90, 91]);
     await stopping.refresh();
-    const given = new LexicalReplica(dataSource, { snapshots: true });
-    await given.current();
+    const few = new LexicalReplica(dataSource, { snapshots: true });
+    await few.current();
     await write([92]);
-    await given.refresh();
-    await given.close(0);
+    await few.refresh();
+    await few.close();
+    expect(await kept()).toEqual(before);
+    const late = new LexicalReplica(dataSource, { snapshots: true });
+    await late.current();
+    await late.close({ withinMs: 0, minChanges: 1 });
     expect(await kept()).toEqual(before);
 
     // A stop in time writes what it holds: the next start reads that and replays the rest.
-    await stopping.close();
+    await stopping.close({ minChanges: 1 });
     const after = await kept();
     expect(BigInt(after.applied)).toBeGreaterThan(BigInt(before.applied));
     expect(after.documents).toBe(before.documents + 2);
     const restarted = await loaded(true);
     expect(restarted.loadedFrom).toBe('snapshot');
     expect((await restarted.current()).documentCount).toBe(before.documents + 3);
+    // Once stopping, a replica no longer reads the change log.
+    await write([93]);
+    await stopping.refresh();
+    expect((await stopping.current()).documentCount).toBe(before.documents + 2);
   });
 
   it('is not replaced by a snapshot of an earlier position', async () => {

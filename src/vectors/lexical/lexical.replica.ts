@@ -56,6 +56,12 @@ const SNAPSHOT_EVERY_MS = 10 * 60 * 1000;
  * rebuilding the index from the records.
  */
 const SNAPSHOT_ON_STOP_MS = 10 * 1000;
+/**
+ * Changes of the index since the kept snapshot below which a stopping server does not write
+ * it: the next start replays that many in well under a second, where a snapshot is written
+ * whole (some 2.5 KB a document) and a short-lived process (`agent-data mcp`) would wait on it.
+ */
+const SNAPSHOT_ON_STOP_CHANGES = 1000;
 
 /**
  * This server's in-memory copy of `kb_lexical_documents` (a {@link LexicalIndex}), loaded
@@ -229,23 +235,35 @@ export class LexicalReplica {
   }
 
   /**
-   * Stops the background work; with snapshots, first writes the snapshot when the index has
-   * changed since the one kept (given up past `snapshotWithinMs`, the kept one staying).
+   * Stops the background work (no refresh or load starts from then on); with snapshots, first
+   * writes the snapshot when the index has changed at least `minChanges` times since the one
+   * kept reflects (or no kept one does), given up past `withinMs`, the kept one staying. Call
+   * it once what writes to the index (the pipeline) has stopped.
    */
-  async close(snapshotWithinMs = SNAPSHOT_ON_STOP_MS): Promise<void> {
+  async close({
+    withinMs = SNAPSHOT_ON_STOP_MS,
+    minChanges = SNAPSHOT_ON_STOP_CHANGES,
+  }: { withinMs?: number; minChanges?: number } = {}): Promise<void> {
     if (this.stopBy !== Infinity) return;
     // A snapshot being written when the stop comes is held to the same bound.
-    this.stopBy = Date.now() + snapshotWithinMs;
+    this.stopBy = Date.now() + withinMs;
     for (const timer of this.timers) clearInterval(timer);
     await this.refresher.settled();
     await this.saving?.catch(() => undefined);
-    await this.saveSnapshot(true)
-      .then((saved) => {
-        if (!saved && this.index && Date.now() >= this.stopBy) {
-          this.logger.warn(`the snapshot at stop was given up after ${snapshotWithinMs} ms`);
-        }
-      })
-      .catch((e) => this.logger.warn(`snapshot not saved at stop: ${String(e)}`));
+    const { index, saved } = this;
+    const unsaved =
+      index && saved?.index === index && saved.semantic === this.semantic
+        ? index.changes - saved.changes
+        : Infinity;
+    if (index && unsaved >= minChanges) {
+      await this.saveSnapshot(true)
+        .then((written) => {
+          if (!written && Date.now() >= this.stopBy) {
+            this.logger.warn(`the snapshot at stop was given up after ${withinMs} ms`);
+          }
+        })
+        .catch((e) => this.logger.warn(`snapshot not saved at stop: ${String(e)}`));
+    }
     this.closed = true;
   }
 
@@ -255,7 +273,8 @@ export class LexicalReplica {
   }
 
   private async catchUp(): Promise<void> {
-    if (this.closed) return;
+    // Stopping: the index stays as it is while its snapshot is written.
+    if (this.closed || this.stopBy !== Infinity) return;
     this.lastRefresh = Date.now();
     if (!this.index || !this.position) return this.load();
     const replayed = await this.replay(this.index, this.position);
@@ -317,6 +336,7 @@ export class LexicalReplica {
   async saveSnapshot(force = false): Promise<boolean> {
     const { index, position, saved } = this;
     if (!this.snapshots || !index || !position || this.saving || this.closed) return false;
+    if (Date.now() >= this.stopBy) return false;
     // A model's vectors being computed: saved with them once they are.
     if (this.changedDuringBuild) return false;
     const semantic = this.semantic;

@@ -6,6 +6,7 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnModuleDestroy,
+  BeforeApplicationShutdown,
   Optional,
 } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -64,7 +65,9 @@ const SPARE_MATCHES = 5;
  * reads the title and the best passage of the documents it found, alive ones only.
  */
 @Injectable()
-export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
+export class LexicalStore
+  implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
+{
   private readonly logger = new Logger('LexicalStore');
   private readonly replica: LexicalReplica;
   private readonly semantic: {
@@ -153,6 +156,13 @@ export class LexicalStore implements OnApplicationBootstrap, OnModuleDestroy {
     clearInterval(this.timer);
     this.semantic.enabled = false;
     await this.semantic.training?.catch(() => undefined);
+  }
+
+  /**
+   * After every module's destroy hook, so the pipeline has stopped writing to the index (its
+   * snapshot may be written at stop), and before the database pool closes.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.replica.close();
   }
 
