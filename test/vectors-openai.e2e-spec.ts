@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
 import { aDocument } from './factories';
+import { VectorBatchProcessor } from '../src/vectors/sync/vector-batch.processor';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { FakeOpenAi } from './support/fake-openai';
@@ -277,6 +278,30 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
       await client.query(`UPDATE kb_lexical_documents SET analyzer = analyzer - 1`);
       const embedded = fake.embeddedInputs().length;
 
+      // One document the lexical pass cannot take (as one too large to chunk) holds up none
+      // of the others.
+      const indexLexically = VectorBatchProcessor.prototype.indexLexically;
+      const failing = jest
+        .spyOn(VectorBatchProcessor.prototype, 'indexLexically')
+        .mockImplementation(function (this: VectorBatchProcessor, rows, signal) {
+          if (rows.some((row) => row.document_id === 'analyzer/b.md')) {
+            return Promise.reject(new Error('the chunking thread ran out of memory'));
+          }
+          return indexLexically.call(this, rows, signal);
+        });
+      try {
+        t = await startTestApp(openAiEnv(fake), db);
+        await waitFor(async () => {
+          const { rows } = await client.query(
+            `SELECT document_id FROM kb_lexical_documents WHERE analyzer = $1 ORDER BY 1`,
+            [ANALYZER_VERSION],
+          );
+          return rows.map((row) => row.document_id).join() === 'analyzer/a.md,analyzer/c.md';
+        }, 'the records other than the failing one written again under the current analyzer');
+      } finally {
+        failing.mockRestore();
+      }
+      await t.close();
       t = await startTestApp(openAiEnv(fake), db);
       await waitFor(async () => {
         const { rows } = await client.query(
@@ -284,7 +309,7 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
           [ANALYZER_VERSION],
         );
         return rows[0].n === ids.length;
-      }, 'every record written again under the current analyzer');
+      }, 'every record written again under the current analyzer at the next start');
       const { rows } = await client.query(
         `SELECT DISTINCT vector_status FROM kb_documents WHERE document_id = ANY($1)`,
         [ids],
@@ -299,8 +324,9 @@ describe('OpenAI embedder against a fake /v1/embeddings', () => {
         ids,
       );
     } finally {
-      await t?.close();
+      const last = t;
       t = undefined as unknown as TestApp;
+      await last?.close().catch(() => undefined);
       await db.drop();
     }
   });

@@ -63,6 +63,15 @@ function tuneBm25(values) {
   const file = require.resolve(join(root, 'dist', 'src', 'vectors/lexical/bm25'));
   let source = readFileSync(file, 'utf8');
   for (const [name, value] of given) {
+    const numbers = value
+      .replace(/^\[|\]$/g, '')
+      .split(',')
+      .map(Number);
+    if (numbers.length !== (name === 'WEIGHTS' ? 3 : 1) || !numbers.every(Number.isFinite)) {
+      throw new Error(
+        `${name}: ${value} is not ${name === 'WEIGHTS' ? 'three numbers' : 'a number'}`,
+      );
+    }
     const declared = new RegExp(`const ${name} = [^;]+;`);
     if (!declared.test(source)) throw new Error(`${file} declares no \`const ${name} = …;\``);
     source = source.replace(declared, `const ${name} = ${value};`);

@@ -395,6 +395,9 @@ async function storeRecords(
            FROM unnest($1::text[], $2::int[], $4::text[], $5::int[], $6::int[], $7::int[],
                        $8::text[], $9::text[], $10::bytea[])
                 AS r(document_id, revision, tags, lt, lh, lb, passage_lengths, terms, postings)
+           -- A document deleted since it was read gets no record back (its removal may have
+           -- come first).
+           JOIN kb_documents d ON d.document_id = r.document_id AND d.deleted_at IS NULL
          ON CONFLICT (document_id) DO UPDATE
             SET revision = EXCLUDED.revision, analyzer = EXCLUDED.analyzer, tags = EXCLUDED.tags,
                 lengths = EXCLUDED.lengths, passage_lengths = EXCLUDED.passage_lengths,

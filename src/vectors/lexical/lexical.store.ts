@@ -91,7 +91,6 @@ export class LexicalStore
    * 250 000 documents, beside the load, and replaced the kept model's vectors half-computed).
    */
   private loadingKept = false;
-  /** Whether this process queues again what an older analyzer indexed (not a web worker). */
 
   constructor(
     private readonly dataSource: DataSource,

@@ -103,9 +103,26 @@ export class LexicalFirstLane {
           CATCH_UP_BATCH,
         );
         if (rows.length === 0) break;
-        indexed += await this.processor.indexLexically(rows, signal);
+        indexed += await this.processor.indexLexically(rows, signal).catch(async (error) => {
+          if (!this.running || isDatabaseUnavailable(error) || storeDown(error)) throw error;
+          // One document the batch cannot take (too large to chunk, say) must not hold up the
+          // others for ever: one at a time, that one passed over (its next revision indexes it).
+          let one = 0;
+          for (const row of rows) {
+            try {
+              one += await this.processor.indexLexically([row], signal);
+            } catch (failed) {
+              if (!this.running || isDatabaseUnavailable(failed) || storeDown(failed)) throw failed;
+              this.logger.warn(
+                `${row.document_id} not indexed again under the new analyzer: ${failed instanceof Error ? failed.message : String(failed)}`,
+              );
+            }
+          }
+          return one;
+        });
         after = rows[rows.length - 1].document_id;
       } catch (error) {
+        // PostgreSQL or the index's store away: the same batch again, a second later.
         if (!this.running) break;
         if (!isDatabaseUnavailable(error) && !storeDown(error)) {
           this.logger.warn(

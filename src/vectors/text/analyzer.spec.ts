@@ -76,8 +76,12 @@ describe('analyze', () => {
       'megabyt',
       'megabytes',
     ]);
-    // Not an abbreviation: a part longer than a letter keeps the compound's analysis.
-    expect(terms('v1.2')).toEqual(['v1', '2', 'v1.2']);
+    // Not an abbreviation: a part longer than a letter, or no dot after it (code).
+    expect(terms('v1.2.')).toEqual(['v1', '2', 'v1.2']);
+    expect(terms('p.x = 3')).toEqual(['p', 'x', 'p.x', '3']);
+    // Bounded as every term is.
+    const long = `${'a.'.repeat(40)}`;
+    expect(terms(long).every((term) => Buffer.byteLength(term) <= 64)).toBe(true);
   });
 
   it('folds Latin accents and stems Russian and Arabic words', () => {

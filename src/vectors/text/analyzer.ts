@@ -26,8 +26,9 @@ import englishStem from 'wink-porter2-stemmer';
  *   a space or punctuation, is also an exact term with its dashes, and with its value when it
  *   has one: `--all` and `-a` are options, not the stop words `all` and `a`, and a query
  *   naming an option finds the documents that name it before those that use its words.
- * - An abbreviation of single letters joined by dots (`e.g.`, `U.S.`, `a.m.`) is one word of
- *   its letters (`eg`, `us`, `am`) beside its exact spelling, not a run of one-letter words:
+ * - An abbreviation, single letters joined by dots and ending in one (`e.g.`, `U.S.`, `a.m.`;
+ *   `x.y` in code is a compound), is one word of its letters (`eg`, `us`, `am`) beside its
+ *   exact spelling, not a run of one-letter words:
  *   a letter alone is rare as a word, so `e` and `g` made a question written with "e.g." match
  *   documents on them. `e.g.` and `i.e.` themselves are stop words.
  * - A term over {@link MAX_TERM_BYTES} is cut and suffixed with a hash of the whole: a
@@ -76,7 +77,7 @@ export function analyze(text: string, emit: TermSink): void {
       else for (let i = 0; i + 1 < run.length; i++) emit(run[i] + run[i + 1], false, true);
       continue;
     }
-    for (const [term, stop, word] of tokenTerms(match[2])) emit(term, stop, word);
+    for (const [term, stop, word] of termsOfMatch(normalized, match)) emit(term, stop, word);
   }
   if (!normalized.includes('-')) return;
   for (const [, name, value] of normalized.matchAll(OPTION)) {
@@ -115,15 +116,27 @@ const tokens = new Map<string, readonly TokenTerm[]>();
 const TOKENS_KEPT = 50_000;
 const TOKEN_KEPT_CHARS = 40;
 
-function analyzeToken(token: string): TokenTerm[] {
-  if (INITIALISM.test(token)) {
-    const letters = fold(token.replace(/\./g, '').toLowerCase());
+/**
+ * The terms of a compound or word token found in `text`: an abbreviation's when its single
+ * letters are joined by dots and a dot follows it (`e.g.`; `x.y` in code is a compound).
+ */
+function termsOfMatch(
+  text: string,
+  match: RegExpExecArray | RegExpMatchArray,
+): readonly TokenTerm[] {
+  const token = match[2];
+  if (text[match.index! + match[0].length] === '.' && INITIALISM.test(token)) {
+    const letters = bounded(fold(token.replace(/\./g, '').toLowerCase()));
     if (STOP_ABBREVIATIONS.has(letters)) return [[letters, true, true]];
     return [
       [letters, STOP.has(letters), true],
-      [fold(token.toLowerCase()), false, false],
+      [bounded(fold(token.toLowerCase())), false, false],
     ];
   }
+  return tokenTerms(token);
+}
+
+function analyzeToken(token: string): TokenTerm[] {
   const out: TokenTerm[] = [];
   const parts = CONNECTOR.test(token) ? token.split(CONNECTORS).filter((p) => p !== '') : [token];
   let words = 0;
@@ -180,10 +193,11 @@ export function queryTerms(text: string): QueryTerms {
   });
   const written = new Set<string>();
   if (terms.size === 0) return { terms: stops, stopWordsOnly: stops.size > 0, written };
-  for (const match of text.normalize('NFKC').matchAll(TOKEN)) {
+  const normalized = text.normalize('NFKC');
+  for (const match of normalized.matchAll(TOKEN)) {
     if (match[2] === undefined) continue;
     const word = bounded(fold(match[2].toLowerCase()));
-    if (terms.has(word) || tokenTerms(match[2]).every(([, stop]) => stop)) continue;
+    if (terms.has(word) || termsOfMatch(normalized, match).every(([, stop]) => stop)) continue;
     terms.set(word, 1);
     written.add(word);
   }
