@@ -40,9 +40,11 @@ const RESCAN_MS = 60_000;
  * revision whoever writes it first.
  *
  * At start, whatever the embedder, it also writes again the records another analyzer wrote
- * (a release that changed {@link ANALYZER_VERSION}): the records and passages depend on the
- * analysis, the vectors do not (every embedder reads the passages' text), so the documents
- * keep their vectors and their place in the queue, and nothing is embedded again.
+ * (a release that changed {@link ANALYZER_VERSION}), one server of several at a time: the
+ * records depend on the analysis, the vectors do not (every embedder reads the passages'
+ * text, which the chunker makes), so the documents keep their vectors and their place in the
+ * queue, and nothing is embedded again. (A release that changes the chunking is another
+ * matter: its documents must be embedded again, `POST /admin/vectors/reindex`.)
  */
 @Injectable()
 export class LexicalFirstLane {
@@ -94,8 +96,12 @@ export class LexicalFirstLane {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
     let after = '';
     let indexed = 0;
+    let release: (() => Promise<void>) | undefined;
     while (this.running) {
       try {
+        // One server of several does it; the others leave it to that one.
+        if (release === undefined && (release = await this.queue.tryReanalysing()) === undefined)
+          return;
         const rows = await this.queue.olderAnalyzer(
           after,
           ANALYZER_VERSION,
@@ -132,6 +138,7 @@ export class LexicalFirstLane {
         await sleep(FAILURE_MS, undefined, { signal }).catch(() => undefined);
       }
     }
+    await release?.();
     if (indexed > 0) {
       this.logger.log(
         `${indexed} documents indexed again lexically under a new text analyzer (their vectors kept)`,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { tryAdvisoryLock } from '../../database/advisory-lock';
 import { escapeLike } from '../../documents/document-id';
 import { type VectorStatus } from '../../documents/document.schemas';
 
@@ -115,6 +116,14 @@ export class VectorQueueRepository {
         LIMIT $5`,
       [after?.queuedAt ?? null, after?.documentId ?? null, analyzer, skipped, limit],
     );
+  }
+
+  /**
+   * The lock of the pass that writes again the records another analyzer wrote, so that one
+   * server of several does it: what releases it, or `undefined` when another holds it.
+   */
+  tryReanalysing(): Promise<(() => Promise<void>) | undefined> {
+    return tryAdvisoryLock(this.dataSource, 'agent-data:lexical-reanalysis');
   }
 
   /**

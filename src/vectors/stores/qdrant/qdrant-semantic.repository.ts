@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { tryAdvisoryLock } from '../../../database/advisory-lock';
 import type { LsaModel } from '../../semantic/lsa';
 import {
   MODEL_COLUMNS,
@@ -155,28 +156,8 @@ export class QdrantSemanticRepository {
    * The learner's lock, held by one server at a time on a connection of its own while it
    * learns and writes a model: what releases it, or `undefined` when another server holds it.
    */
-  async tryLearning(): Promise<(() => Promise<void>) | undefined> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      const [{ locked }] = (await runner.query(
-        `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
-        [`${this.lockName}:learner`],
-      )) as Array<{ locked: boolean }>;
-      if (!locked) {
-        await runner.release();
-        return undefined;
-      }
-    } catch (error) {
-      await runner.release();
-      throw error;
-    }
-    return async () => {
-      await runner
-        .query(`SELECT pg_advisory_unlock(hashtext($1))`, [`${this.lockName}:learner`])
-        .catch(() => undefined);
-      await runner.release();
-    };
+  tryLearning(): Promise<(() => Promise<void>) | undefined> {
+    return tryAdvisoryLock(this.dataSource, `${this.lockName}:learner`);
   }
 
   private exclusively<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
