@@ -63,11 +63,11 @@ function tuneBm25(values) {
   const file = require.resolve(join(root, 'dist', 'src', 'vectors/lexical/bm25'));
   let source = readFileSync(file, 'utf8');
   for (const [name, value] of given) {
-    const numbers = value
-      .replace(/^\[|\]$/g, '')
-      .split(',')
-      .map(Number);
-    if (numbers.length !== (name === 'WEIGHTS' ? 3 : 1) || !numbers.every(Number.isFinite)) {
+    const parts = value.replace(/^\[|\]$/g, '').split(',');
+    if (
+      parts.length !== (name === 'WEIGHTS' ? 3 : 1) ||
+      !parts.every((part) => part.trim() !== '' && Number.isFinite(Number(part)))
+    ) {
       throw new Error(
         `${name}: ${value} is not ${name === 'WEIGHTS' ? 'three numbers' : 'a number'}`,
       );

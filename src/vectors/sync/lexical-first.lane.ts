@@ -91,6 +91,19 @@ export class LexicalFirstLane {
     await Promise.all([this.loop, this.reanalysis]);
   }
 
+  /**
+   * Whether a failure of the analyzer pass will pass, the same batch to be tried again later:
+   * stopping, PostgreSQL or the index's store away, the chunking threads' queue full.
+   */
+  private passing(error: unknown): boolean {
+    return (
+      !this.running ||
+      isDatabaseUnavailable(error) ||
+      storeDown(error) ||
+      (error instanceof Error && error.message === 'Task queue is at limit')
+    );
+  }
+
   /** Writes again, lexically only, every record another analyzer wrote (see the class). */
   private async reanalyse(signal: AbortSignal): Promise<void> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
@@ -99,9 +112,16 @@ export class LexicalFirstLane {
     let release: (() => Promise<void>) | undefined;
     while (this.running) {
       try {
-        // One server of several does it; the others leave it to that one.
-        if (release === undefined && (release = await this.queue.tryReanalysing()) === undefined)
-          return;
+        // One server of several does it; the others leave it to that one. Nothing to do (every
+        // start but the first of a release): no lock, no connection held.
+        if (release === undefined) {
+          if (
+            after === '' &&
+            (await this.queue.olderAnalyzer('', ANALYZER_VERSION, skipped, 1)).length === 0
+          )
+            return;
+          if ((release = await this.queue.tryReanalysing(ANALYZER_VERSION)) === undefined) return;
+        }
         const rows = await this.queue.olderAnalyzer(
           after,
           ANALYZER_VERSION,
@@ -110,7 +130,7 @@ export class LexicalFirstLane {
         );
         if (rows.length === 0) break;
         indexed += await this.processor.indexLexically(rows, signal).catch(async (error) => {
-          if (!this.running || isDatabaseUnavailable(error) || storeDown(error)) throw error;
+          if (this.passing(error)) throw error;
           // One document the batch cannot take (too large to chunk, say) must not hold up the
           // others for ever: one at a time, that one passed over (its next revision indexes it).
           let one = 0;
@@ -118,7 +138,7 @@ export class LexicalFirstLane {
             try {
               one += await this.processor.indexLexically([row], signal);
             } catch (failed) {
-              if (!this.running || isDatabaseUnavailable(failed) || storeDown(failed)) throw failed;
+              if (this.passing(failed)) throw failed;
               this.logger.warn(
                 `${row.document_id} not indexed again under the new analyzer: ${failed instanceof Error ? failed.message : String(failed)}`,
               );
@@ -128,9 +148,10 @@ export class LexicalFirstLane {
         });
         after = rows[rows.length - 1].document_id;
       } catch (error) {
-        // PostgreSQL or the index's store away: the same batch again, a second later.
+        // PostgreSQL or the index's store away, the threads busy: the same batch again, a
+        // second later.
         if (!this.running) break;
-        if (!isDatabaseUnavailable(error) && !storeDown(error)) {
+        if (!this.passing(error)) {
           this.logger.warn(
             `indexing again under the new analyzer: ${error instanceof Error ? error.message : String(error)}`,
           );

@@ -122,8 +122,9 @@ export class VectorQueueRepository {
    * The lock of the pass that writes again the records another analyzer wrote, so that one
    * server of several does it: what releases it, or `undefined` when another holds it.
    */
-  tryReanalysing(): Promise<(() => Promise<void>) | undefined> {
-    return tryAdvisoryLock(this.dataSource, 'agent-data:lexical-reanalysis');
+  tryReanalysing(analyzer: number): Promise<(() => Promise<void>) | undefined> {
+    // Named by the analyzer: a server of another release does not shut this one's out.
+    return tryAdvisoryLock(this.dataSource, `agent-data:lexical-reanalysis:${analyzer}`);
   }
 
   /**
