@@ -1,31 +1,38 @@
+import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 
 /**
- * A PostgreSQL session advisory lock named `name` (hashed), held on a connection of its own
- * by one server at a time: what releases it, or `undefined` when another session holds it. A
- * server that dies lets it go with its connection.
+ * A PostgreSQL session advisory lock named `name` (hashed), held by one server at a time on a
+ * connection of its own, outside the pool (held for minutes, it would take one of a small
+ * pool's few connections from the queries): what releases it, or `undefined` when another
+ * session holds it. A server that dies lets it go with its connection.
  */
 export async function tryAdvisoryLock(
   dataSource: DataSource,
   name: string,
 ): Promise<(() => Promise<void>) | undefined> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  const client = new Client({
+    connectionString: (dataSource.options as { url?: string }).url,
+    application_name: 'agent-data lock',
+    connectionTimeoutMillis: 10_000,
+  });
+  // A connection lost meanwhile lets the lock go; its error is not the process's.
+  client.on('error', () => undefined);
+  const end = () => client.end().catch(() => undefined);
   try {
-    const [{ locked }] = (await runner.query(
+    await client.connect();
+    const { rows } = await client.query<{ locked: boolean }>(
       `SELECT pg_try_advisory_lock(hashtext($1)) AS locked`,
       [name],
-    )) as Array<{ locked: boolean }>;
-    if (!locked) {
-      await runner.release();
+    );
+    if (!rows[0].locked) {
+      await end();
       return undefined;
     }
   } catch (error) {
-    await runner.release();
+    await end();
     throw error;
   }
-  return async () => {
-    await runner.query(`SELECT pg_advisory_unlock(hashtext($1))`, [name]).catch(() => undefined);
-    await runner.release();
-  };
+  // Ending the session releases its locks.
+  return end;
 }
