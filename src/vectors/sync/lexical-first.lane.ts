@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../database/database-errors';
 import { escapeLike } from '../../documents/document-id';
@@ -47,11 +47,13 @@ const RESCAN_MS = 60_000;
  * matter: its documents must be embedded again, `POST /admin/vectors/reindex`.)
  */
 @Injectable()
-export class LexicalFirstLane {
+export class LexicalFirstLane implements OnModuleDestroy {
   private readonly logger = new Logger('LexicalFirstLane');
   private running = false;
   private loop: Promise<void> | undefined;
   private reanalysis: Promise<void> | undefined;
+  private readonly catchUps = new Set<Promise<number>>();
+  private readonly closing = new AbortController();
   private abort = new AbortController();
   private wakeRequested = false;
   private wakeWaiter: (() => void) | undefined;
@@ -217,10 +219,32 @@ export class LexicalFirstLane {
    * `spare`: the cores the chunking threads leave to requests analyse too (after a restore
    * into an empty knowledge base, when little else is asked of them).
    */
-  async catchUp(
+  catchUp(
     onBatch: (indexed: number) => void = () => undefined,
     signal: AbortSignal = new AbortController().signal,
     spare = false,
+  ): Promise<number> {
+    // Ended by the application's stop too (a restore's pass goes on in the background).
+    const pass = this.catchUpUntil(onBatch, AbortSignal.any([signal, this.closing.signal]), spare);
+    this.catchUps.add(pass);
+    const forget = () => this.catchUps.delete(pass);
+    pass.then(forget, forget);
+    return pass;
+  }
+
+  /**
+   * Ends the catch-ups in flight (the lexical pass after a restore) and waits for them, so
+   * that nothing writes to the index once the pipeline's modules have stopped.
+   */
+  async onModuleDestroy(): Promise<void> {
+    this.closing.abort();
+    await Promise.allSettled([...this.catchUps]);
+  }
+
+  private async catchUpUntil(
+    onBatch: (indexed: number) => void,
+    signal: AbortSignal,
+    spare: boolean,
   ): Promise<number> {
     const skipped = this.config.vectorSkipPrefixes.map((prefix) => `${escapeLike(prefix)}%`);
     const read = (after: QueueCursor | null) =>
