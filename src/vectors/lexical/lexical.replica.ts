@@ -250,12 +250,7 @@ export class LexicalReplica {
     for (const timer of this.timers) clearInterval(timer);
     await this.refresher.settled();
     await this.saving?.catch(() => undefined);
-    const { index, saved } = this;
-    const unsaved =
-      index && saved?.index === index && saved.semantic === this.semantic
-        ? index.changes - saved.changes
-        : Infinity;
-    if (index && unsaved >= minChanges) {
+    if (this.index && this.unsavedChanges() >= minChanges) {
       await this.saveSnapshot(true)
         .then((written) => {
           if (!written && Date.now() >= this.stopBy) {
@@ -265,6 +260,16 @@ export class LexicalReplica {
         .catch((e) => this.logger.warn(`snapshot not saved at stop: ${String(e)}`));
     }
     this.closed = true;
+  }
+
+  /**
+   * Changes of the index the kept snapshot does not hold: Infinity when it is of another index
+   * (or none was kept), or of other semantic vectors.
+   */
+  private unsavedChanges(): number {
+    const { index, saved } = this;
+    if (!index || saved?.index !== index || saved.semantic !== this.semantic) return Infinity;
+    return index.changes - saved.changes;
   }
 
   /** Brings the index up to date; concurrent callers share one refresh. */
@@ -340,11 +345,10 @@ export class LexicalReplica {
     // A model's vectors being computed: saved with them once they are.
     if (this.changedDuringBuild) return false;
     const semantic = this.semantic;
-    const same = saved?.index === index;
-    const newVectors = saved?.semantic !== semantic;
-    if (same && saved.changes === index.changes && !newVectors) return false;
+    const unsaved = this.unsavedChanges();
+    if (unsaved === 0) return false;
     if (!force && Date.now() - this.lastChange < SNAPSHOT_QUIET_MS) return false;
-    if (!force && same && !newVectors && Date.now() - saved.at < SNAPSHOT_EVERY_MS) return false;
+    if (!force && unsaved !== Infinity && Date.now() - saved!.at < SNAPSHOT_EVERY_MS) return false;
     const started = Date.now();
     const changes = index.changes;
     const state = index.state();

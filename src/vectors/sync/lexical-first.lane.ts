@@ -117,10 +117,7 @@ export class LexicalFirstLane implements OnModuleDestroy {
         // One server of several does it; the others leave it to that one. Nothing to do (every
         // start but the first of a release): no lock, no connection held.
         if (release === undefined) {
-          if (
-            after === '' &&
-            (await this.queue.olderAnalyzer('', ANALYZER_VERSION, skipped, 1)).length === 0
-          )
+          if ((await this.queue.olderAnalyzer('', ANALYZER_VERSION, skipped, 1)).length === 0)
             return;
           if ((release = await this.queue.tryReanalysing(ANALYZER_VERSION)) === undefined) return;
         }
