@@ -236,6 +236,9 @@ describeWithModels('search with an embedding model')('search with an embedding m
           async () =>
             (await request(before.baseUrl).get('/admin/vectors/status')).body.counts.ready === 1,
           'the hashed vectors',
+          // The first batch starts the chunking thread, niced: on a machine busy with other
+          // suites it waits for the CPU (a full run once took over 20 s).
+          40_000,
         );
       } finally {
         await before.close();
@@ -273,8 +276,8 @@ describeWithModels('search with an embedding model')('search with an embedding m
     } finally {
       await db.drop();
     }
-    // Two starts, a model loaded and two waits of their own (20 s each): its waits, not
-    // jest's, name what did not come.
+    // Two starts, a model loaded and two waits of their own: its waits, not jest's, name what
+    // did not come.
   }, 120_000);
 });
 

@@ -1,4 +1,5 @@
 // The model threads' entry when the code runs from TypeScript sources (jest, ts-node):
-// compiles model.thread.ts on the fly. The built server loads the compiled model.thread.js.
-require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } });
-module.exports = require('./model.thread.ts');
+// compiles model.thread.ts (its compiled files kept between threads). The built server loads
+// the compiled model.thread.js.
+const requireFromSources = require('../../common/thread-from-sources');
+module.exports = requireFromSources(require.resolve('./model.thread.ts'));
