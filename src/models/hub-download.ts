@@ -1,7 +1,7 @@
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Transform } from 'node:stream';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { drop, hubRequest, type HubAnswer, type HubSettings } from './hub-client';
 import {
@@ -147,32 +147,37 @@ async function receive(
   let done = have;
   const bound = size ?? MAX_MODEL_BYTES;
   progress?.(done, size);
-  const count = new Transform({
-    transform(chunk: Buffer, _encoding, next) {
-      done += chunk.length;
-      if (done > bound) {
+  // Each chunk is written as it comes, synchronously (a command, not a server): a stream of
+  // the file would drop the chunks it still buffered when the connection is cut, and with
+  // them what the next run could resume from.
+  const fd = openSync(part.path, have > 0 ? 'a' : 'w');
+  const file = new Writable({
+    write(chunk: Buffer, _encoding, next) {
+      if (done + chunk.length > bound) {
         next(
           new HubError(
             size === undefined
-              ? { kind: 'too-large', bytes: done }
-              : { kind: 'size-changed', announced: size, sent: done },
+              ? { kind: 'too-large', bytes: done + chunk.length }
+              : { kind: 'size-changed', announced: size, sent: done + chunk.length },
           ),
         );
         return;
       }
+      try {
+        for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
+      } catch (error) {
+        next(error as Error);
+        return;
+      }
+      done += chunk.length;
       progress?.(done, size);
-      next(null, chunk);
+      next();
     },
   });
   try {
-    await pipeline(
-      answer.body,
-      count,
-      createWriteStream(part.path, { flags: have > 0 ? 'a' : 'w' }),
-    );
+    await pipeline(answer.body, file);
   } catch (error) {
     if (error instanceof HubError) throw error; // more bytes than the file has
-    // What the part file holds: chunks received but not yet written are lost with the stream.
     const kept = await stat(part.path).then(
       (s) => s.size,
       () => 0,
@@ -181,6 +186,8 @@ async function receive(
     if (why === 'silent') throw new HubError({ kind: 'silent', host: answer.host, received: kept });
     if (why === 'interrupted') throw new HubError({ kind: 'interrupted', received: kept });
     throw new HubError({ kind: 'cut', received: kept });
+  } finally {
+    closeSync(fd);
   }
   if (size !== undefined && done < size) throw new HubError({ kind: 'cut', received: done });
   if (done === 0) {
