@@ -65,6 +65,13 @@ describe('lexical index and semantic model across servers', () => {
         body: '# Winter\n\nBefore winter, take the car to the garage: engine, brakes and battery.',
       })
       .expect(201);
+    // The model is learnt once 50 documents are indexed, maybe before the target is: the
+    // pipeline is waited for as well (a search before it is done may not know the target).
+    await waitFor(
+      async () => (await request(a.baseUrl).get('/admin/vectors/status')).body.counts?.ready === 61,
+      'the 61 documents indexed',
+      60_000,
+    );
     for (const app of [a, b]) {
       await waitFor(
         async () => {
