@@ -259,6 +259,25 @@ describe('lexical index snapshot', () => {
     expect((await stopping.current()).documentCount).toBe(before.documents + 2);
   });
 
+  it("gives up at the stop's bound while another server's save holds the table", async () => {
+    const kept = async () =>
+      (await dataSource.query(`SELECT applied_id::text AS applied FROM kb_lexical_snapshot`))[0];
+    const stopping = await loaded(true);
+    await write([70]);
+    await stopping.refresh();
+    const before = await kept();
+    // Another server writing its snapshot: the table is its own until it commits.
+    const other = await db.client();
+    await other.query(`BEGIN; LOCK TABLE kb_lexical_snapshot IN SHARE ROW EXCLUSIVE MODE`);
+    try {
+      // Resolves while the other save still holds the table (waiting on it would hang here).
+      await stopping.close({ withinMs: 300, minChanges: 1 });
+      expect(await kept()).toEqual(before);
+    } finally {
+      await other.query('ROLLBACK');
+    }
+  });
+
   it('is not replaced by a snapshot of an earlier position', async () => {
     const earlier = await loaded(true);
     await write([80]);

@@ -30,15 +30,22 @@ export class LexicalSnapshotRepository {
   /**
    * Replaces the kept snapshot with this one in one transaction, unless the one kept reflects a
    * later position of the same log (another server saved it meanwhile). Gives it up, keeping
-   * the old one, as soon as `unchanged()` is false between two parts. Whether it was saved.
+   * the old one, as soon as `unchanged()` is false between two parts, or when another server's
+   * save holds the table longer than `lockWaitMs` (a stop's bound). Whether it was saved.
    */
   async save(
     header: SnapshotHeader,
     parts: Iterable<Buffer>,
     unchanged: () => boolean,
+    lockWaitMs?: number,
   ): Promise<boolean> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        if (lockWaitMs !== undefined) {
+          await manager.query(`SELECT set_config('lock_timeout', $1, true)`, [
+            `${Math.max(1, Math.ceil(lockWaitMs))}ms`,
+          ]);
+        }
         // One saver at a time; readers (ACCESS SHARE) are not held up.
         await manager.query(`LOCK TABLE kb_lexical_snapshot IN SHARE ROW EXCLUSIVE MODE`);
         const [kept]: Array<{ newer: boolean }> = await manager.query(
@@ -79,6 +86,10 @@ export class LexicalSnapshotRepository {
       });
     } catch (error) {
       if (error instanceof SaveAbandoned) return false;
+      // lock_not_available: another server's save outlasted the wait.
+      if ((error as { driverError?: { code?: string } }).driverError?.code === '55P03') {
+        return false;
+      }
       throw error;
     }
   }

@@ -377,6 +377,8 @@ export class LexicalReplica {
         this.semantic === semantic &&
         !this.closed &&
         Date.now() < this.stopBy,
+      // Stopping: another server's save is waited for only within the stop's bound.
+      this.stopBy === Infinity ? undefined : this.stopBy - Date.now(),
     );
     try {
       const done = await this.saving;
