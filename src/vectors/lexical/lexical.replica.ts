@@ -200,21 +200,27 @@ export class LexicalReplica {
     if (!index) return; // the load computes them
     const semantic = new SemanticIndex(model);
     const rows = new ModelRows(index, semantic.embedder);
-    this.changedDuringBuild = new Set();
-    let done = 0;
-    for (const { documentId, tags } of [...index.documents()]) {
-      const vector = rows.vectorOf(documentId);
-      if (vector) semantic.setVector(documentId, tags, vector);
-      if (++done % VECTORS_PER_TURN === 0) await setImmediate();
-      if (this.index !== index || this.model !== model) return; // reloaded or replaced meanwhile
+    const changed = new Set<string>();
+    this.changedDuringBuild = changed;
+    try {
+      let done = 0;
+      for (const { documentId, tags } of [...index.documents()]) {
+        const vector = rows.vectorOf(documentId);
+        if (vector) semantic.setVector(documentId, tags, vector);
+        if (++done % VECTORS_PER_TURN === 0) await setImmediate();
+        if (this.index !== index || this.model !== model) return; // reloaded or replaced meanwhile
+      }
+      for (const documentId of changed) {
+        const vector = rows.vectorOf(documentId);
+        if (vector === undefined) semantic.remove(documentId);
+        else semantic.setVector(documentId, index.tagsOf(documentId) ?? [], vector);
+      }
+      this.semantic = semantic;
+    } finally {
+      // Also when given up for a reloaded index: a build left marked in progress would keep
+      // every later snapshot from being saved (and collect every change) until the next model.
+      if (this.changedDuringBuild === changed) this.changedDuringBuild = undefined;
     }
-    for (const documentId of this.changedDuringBuild) {
-      const vector = rows.vectorOf(documentId);
-      if (vector === undefined) semantic.remove(documentId);
-      else semantic.setVector(documentId, index.tagsOf(documentId) ?? [], vector);
-    }
-    this.changedDuringBuild = undefined;
-    this.semantic = semantic;
   }
 
   private put(index: LexicalIndex, document: IndexedLexicalDocument): void {
