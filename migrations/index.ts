@@ -21,6 +21,7 @@ import { LexicalStatistics1763800190000 } from './1763800190000-lexical-statisti
 import { Links1763800200000 } from './1763800200000-links';
 import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-indexes';
 import { AnchorText1763800210000 } from './1763800210000-anchor-text';
+import { OlderAnalyzerIndex1763800220000 } from './1763800220000-older-analyzer-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   Links1763800200000,
   LinkTargetIndexes1763800200001,
   AnchorText1763800210000,
+  OlderAnalyzerIndex1763800220000,
 ];

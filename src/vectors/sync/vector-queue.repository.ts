@@ -130,7 +130,10 @@ export class VectorQueueRepository {
   /**
    * Up to `limit` documents after the id `after`, in id order, whose lexical record another
    * analyzer than `analyzer` wrote, leaving out deleted and empty ones and those whose id
-   * starts with one of `skipped` (LIKE patterns), whatever their place in the queue.
+   * starts with one of `skipped` (LIKE patterns), whatever their place in the queue. Read
+   * through the partial index of the records of other analyzers than this release's (its
+   * predicate is the version written out, so the statement writes it out too, for any plan
+   * to use the index): a start with nothing to do reads no record.
    */
   async olderAnalyzer(
     after: string,
@@ -138,16 +141,17 @@ export class VectorQueueRepository {
     skipped: readonly string[],
     limit: number,
   ): Promise<LexicalWorkRow[]> {
+    if (!Number.isSafeInteger(analyzer)) throw new Error(`not an analyzer version: ${analyzer}`);
     return this.dataSource.query(
       `SELECT d.document_id, d.revision, d.title, d.tags, d.body,
               d.vector_queued_at::text AS queued_at
          FROM kb_lexical_documents l JOIN kb_documents d ON d.document_id = l.document_id
-        WHERE l.document_id > $1 AND l.analyzer <> $2
+        WHERE l.document_id > $1 AND l.analyzer <> ${analyzer}
           AND d.deleted_at IS NULL AND d.body <> ''
-          AND NOT (d.document_id LIKE ANY($3::text[]))
+          AND NOT (d.document_id LIKE ANY($2::text[]))
         ORDER BY l.document_id
-        LIMIT $4`,
-      [after, analyzer, skipped, limit],
+        LIMIT $3`,
+      [after, skipped, limit],
     );
   }
 
