@@ -75,6 +75,16 @@ describe('highlight', () => {
     );
   });
 
+  it('marks an abbreviation whole, as the analyzer reads it (one word of its letters)', () => {
+    expect(highlight('Offices in the U.S.A. open at 9 a.m. daily', ['usa', 'am'])).toBe(
+      'Offices in the **U.S.A.** open at 9 **a.m.** daily',
+    );
+    // Letters of a compound in code are not an abbreviation, nor a sentence's last letter.
+    expect(highlight('call x.y.z, see plan B.', ['usa', 'xyz', 'b'])).toBe(
+      'call x.y.z, see plan **B**.',
+    );
+  });
+
   it('leaves the text alone without lexemes, and marks other scripts', () => {
     expect(highlight('plain text', [])).toBe('plain text');
     expect(highlight('検索 エンジン', ['検索'])).toBe('**検索** エンジン');

@@ -50,10 +50,16 @@ export function snippetOf(content: string, query: string, maxChars = SNIPPET_MAX
 export function highlight(snippet: string, terms: readonly string[]): string {
   if (terms.length === 0) return snippet;
   const wanted = new Set(terms);
-  return snippet.replace(/[\p{L}\p{N}]+/gu, (word) =>
+  return snippet.replace(WORD_OR_ABBREVIATION, (word) =>
     termsOfWord(word).some((term) => wanted.has(term)) ? `**${word}**` : word,
   );
 }
+
+/**
+ * A word, or an abbreviation whole (single letters joined by dots and ending in one: `U.S.A.`,
+ * `a.m.`), which the analyzer reads as one word of its letters (`usa`, `am`).
+ */
+const WORD_OR_ABBREVIATION = /(?<![\p{L}\p{N}.])\p{L}(?:\.\p{L})+\.|[\p{L}\p{N}]+/gu;
 
 /** Words whose terms are remembered: the words of results repeat from one search to the next. */
 const REMEMBERED_WORDS = 50_000;
