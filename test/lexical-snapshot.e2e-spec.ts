@@ -278,6 +278,21 @@ describe('lexical index snapshot', () => {
     }
   });
 
+  it("is written at a stop while a new model's vectors are computed", async () => {
+    // More documents than the computation does in one turn of the event loop.
+    await write(Array.from({ length: 560 }, (_, n) => 1000 + n));
+    const stopping = await loaded(true);
+    const index = await stopping.current();
+    const sample = [...index.documents()].map(({ documentId }) => index.termCountsOf(documentId)!);
+    void stopping.useModel(trainLsa(sample, { dimensions: 4, seed: 5 }));
+    // Stopped while the vectors are being computed (they yield after their first turn).
+    await stopping.close({ minChanges: 1 });
+    const [kept] = await dataSource.query(`SELECT documents FROM kb_lexical_snapshot`);
+    expect(kept.documents).toBe(index.documentCount);
+    const restarted = await loaded(true);
+    expect(restarted.loadedFrom).toBe('snapshot');
+  });
+
   it('is not replaced by a snapshot of an earlier position', async () => {
     const earlier = await loaded(true);
     await write([80]);

@@ -208,7 +208,9 @@ export class LexicalReplica {
         const vector = rows.vectorOf(documentId);
         if (vector) semantic.setVector(documentId, tags, vector);
         if (++done % VECTORS_PER_TURN === 0) await setImmediate();
-        if (this.index !== index || this.model !== model) return; // reloaded or replaced meanwhile
+        // Reloaded or replaced meanwhile, or stopping (the snapshot at stop holds the vectors
+        // of the model before).
+        if (this.index !== index || this.model !== model || this.stopBy !== Infinity) return;
       }
       for (const documentId of changed) {
         const vector = rows.vectorOf(documentId);
@@ -348,8 +350,10 @@ export class LexicalReplica {
     const { index, position, saved } = this;
     if (!this.snapshots || !index || !position || this.saving || this.closed) return false;
     if (Date.now() >= this.stopBy) return false;
-    // A model's vectors being computed: saved with them once they are.
-    if (this.changedDuringBuild) return false;
+    // A model's vectors being computed: saved with them once they are. Not at a stop: the index
+    // is written with the vectors of the model before (kept current meanwhile), which a start
+    // under the new model leaves aside and computes its own.
+    if (this.changedDuringBuild && this.stopBy === Infinity) return false;
     const semantic = this.semantic;
     const unsaved = this.unsavedChanges();
     if (unsaved === 0) return false;
