@@ -8,7 +8,7 @@ import { planNodes, type PlanNode } from './support/explain';
 
 /**
  * The analyzer pass's reads (the records another text analyzer wrote, written again at start)
- * over 200 000 lexical records, a few of them of an older analyzer: through the partial index
+ * over 20 000 lexical records, a few of them of an older analyzer: through the partial index
  * of those records, never a scan of the table. Every start asks once whether there is work;
  * that check read the whole table (some 200 ms at 200 000 documents).
  */
@@ -26,16 +26,16 @@ describe('plans of the analyzer pass', () => {
       await manager.query(
         `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
          SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
-           FROM generate_series(1, 200000) AS i`,
+           FROM generate_series(1, 20000) AS i`,
       );
-      // Every 40 000th written by the analyzer before this one.
+      // Every 4 000th written by the analyzer before this one.
       await manager.query(
         `INSERT INTO kb_lexical_documents
                 (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
          SELECT format('f%s/doc-%s.md', i % 100, i), 1,
-                CASE WHEN i % 40000 = 0 THEN $1 - 1 ELSE $1 END, '{}', '{0,0,0}', '{}',
+                CASE WHEN i % 4000 = 0 THEN $1 - 1 ELSE $1 END, '{}', '{0,0,0}', '{}',
                 repeat('term ', 40), ''
-           FROM generate_series(1, 200000) AS i`,
+           FROM generate_series(1, 20000) AS i`,
         [ANALYZER_VERSION],
       );
     });
@@ -71,7 +71,7 @@ describe('plans of the analyzer pass', () => {
 
   it('finds the records of the older analyzer', () => {
     expect(found.map((row) => row.document_id)).toEqual(
-      [40000, 80000, 120000, 160000, 200000].map((i) => `f0/doc-${i}.md`).sort(),
+      [4000, 8000, 12000, 16000, 20000].map((i) => `f0/doc-${i}.md`).sort(),
     );
   });
 
