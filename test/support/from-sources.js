@@ -5,14 +5,17 @@
 // pays once. tsconfig.json's decorator settings (the metadata Nest's injection reads) carry
 // over to SWC.
 //
-// Worker threads inherit the preload; there SWC's native module stays unloaded (TypeScript
-// compiles): a process whose idle threads were ended with SWC loaded in them died of SIGSEGV.
+// Worker threads inherit the preload and leave it: their entries compile their own sources,
+// each file once (src/common/thread-from-sources.js), and SWC's native module loaded in a
+// thread made the process die of SIGSEGV when idle threads were ended.
 'use strict';
 const { join } = require('node:path');
 const { isMainThread } = require('node:worker_threads');
 
-require('ts-node').register({
-  transpileOnly: true,
-  swc: isMainThread,
-  project: join(__dirname, '..', '..', 'tsconfig.json'),
-});
+if (isMainThread) {
+  require('ts-node').register({
+    transpileOnly: true,
+    swc: true,
+    project: join(__dirname, '..', '..', 'tsconfig.json'),
+  });
+}
