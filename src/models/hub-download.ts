@@ -150,7 +150,15 @@ async function receive(
   // Each chunk is written as it comes, synchronously (a command, not a server): a stream of
   // the file would drop the chunks it still buffered when the connection is cut, and with
   // them what the next run could resume from.
-  const fd = openSync(part.path, have > 0 ? 'a' : 'w');
+  let fd: number;
+  try {
+    fd = openSync(part.path, have > 0 ? 'a' : 'w');
+  } catch (error) {
+    drop(answer.body);
+    throw new Error(`${part.path} cannot be written: ${(error as Error).message}`);
+  }
+  // The disk's own failure (full, read-only): named as such, not as a cut download.
+  let diskError: Error | undefined;
   const file = new Writable({
     write(chunk: Buffer, _encoding, next) {
       if (done + chunk.length > bound) {
@@ -166,7 +174,8 @@ async function receive(
       try {
         for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
       } catch (error) {
-        next(error as Error);
+        diskError = new Error(`${part.path} cannot be written: ${(error as Error).message}`);
+        next(diskError);
         return;
       }
       done += chunk.length;
@@ -178,6 +187,7 @@ async function receive(
     await pipeline(answer.body, file);
   } catch (error) {
     if (error instanceof HubError) throw error; // more bytes than the file has
+    if (diskError) throw diskError;
     const kept = await stat(part.path).then(
       (s) => s.size,
       () => 0,
