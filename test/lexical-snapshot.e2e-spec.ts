@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
@@ -269,11 +270,15 @@ describe('lexical index snapshot', () => {
     // Another server writing its snapshot: the table is its own until it commits.
     const other = await db.client();
     await other.query(`BEGIN; LOCK TABLE kb_lexical_snapshot IN SHARE ROW EXCLUSIVE MODE`);
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
-      // Resolves while the other save still holds the table (waiting on it would hang here).
+      // Resolves while the other save still holds the table (waiting on it would hang here),
+      // given up as a late save is (not failed).
       await stopping.close({ withinMs: 300, minChanges: 1 });
       expect(await kept()).toEqual(before);
+      expect(warned.mock.calls).toEqual([['the snapshot at stop was given up after 300 ms']]);
     } finally {
+      warned.mockRestore();
       await other.query('ROLLBACK');
     }
   });

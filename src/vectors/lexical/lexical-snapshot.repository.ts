@@ -31,21 +31,19 @@ export class LexicalSnapshotRepository {
    * Replaces the kept snapshot with this one in one transaction, unless the one kept reflects a
    * later position of the same log (another server saved it meanwhile). Gives it up, keeping
    * the old one, as soon as `unchanged()` is false between two parts, or when another server's
-   * save holds the table longer than `lockWaitMs` (a stop's bound). Whether it was saved.
+   * save holds the table longer than `lockWaitMs` (0: gives way at once). Whether it was saved.
    */
   async save(
     header: SnapshotHeader,
     parts: Iterable<Buffer>,
     unchanged: () => boolean,
-    lockWaitMs?: number,
+    lockWaitMs: number,
   ): Promise<boolean> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        if (lockWaitMs !== undefined) {
-          await manager.query(`SELECT set_config('lock_timeout', $1, true)`, [
-            `${Math.max(1, Math.ceil(lockWaitMs))}ms`,
-          ]);
-        }
+        await manager.query(`SELECT set_config('lock_timeout', $1, true)`, [
+          `${Math.max(1, Math.ceil(lockWaitMs))}ms`,
+        ]);
         // One saver at a time; readers (ACCESS SHARE) are not held up.
         await manager.query(`LOCK TABLE kb_lexical_snapshot IN SHARE ROW EXCLUSIVE MODE`);
         const [kept]: Array<{ newer: boolean }> = await manager.query(

@@ -387,8 +387,9 @@ export class LexicalReplica {
         this.semantic === semantic &&
         !this.closed &&
         Date.now() < this.stopBy,
-      // Stopping: another server's save is waited for only within the stop's bound.
-      this.stopBy === Infinity ? undefined : this.stopBy - Date.now(),
+      // Another server saving: a periodic save gives way (the next period tries again), a
+      // stop's waits within its bound.
+      this.stopBy === Infinity ? 0 : this.stopBy - Date.now(),
     );
     try {
       const done = await this.saving;
