@@ -278,7 +278,7 @@ describeWithModels('search with an embedding model')('search with an embedding m
     }
     // Two starts, a model loaded and two waits of their own: its waits, not jest's, name what
     // did not come.
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('a named model that is not installed', () => {

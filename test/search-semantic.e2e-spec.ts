@@ -93,8 +93,9 @@ describe('lexical index and semantic model across servers', () => {
     }
     const status = (await request(a.baseUrl).get('/admin/vectors/status')).body;
     expect(status.lexical).toMatchObject({ loaded: true, documents: 61 });
-    // 61 writes, their indexing and a model learnt on each server: slow under a full run.
-  }, 120_000);
+    // 61 writes, their indexing and a model learnt on each server: slow under a full run (its
+    // waits, not jest's, name what did not come).
+  }, 180_000);
 
   it('keeps the model: a server started later searches with it at once, learning nothing', async () => {
     const db = await a.db.client();
