@@ -37,9 +37,16 @@ export function installGracefulShutdown(
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
   });
+  let stoppingSince = 0;
   const shutdown = async (signal: NodeJS.Signals) => {
-    if (closing) return;
+    if (closing) {
+      // Heard again and let be: `npm start` passes a terminal's Ctrl-C on, so the server hears
+      // it twice at once, and ending on the second left the embedded PostgreSQL running.
+      if (Date.now() - stoppingSince > 1000) logger.log(`${signal} received again: stopping`);
+      return;
+    }
     closing = true;
+    stoppingSince = Date.now();
     logger.log(`${signal} received: draining requests`);
     app.get(HealthService).shuttingDown();
     app.get(ChangeSubscriptions, { strict: false }).endAll();
@@ -64,8 +71,9 @@ export function installGracefulShutdown(
       process.exit(1);
     }
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  // Every time, not once: without a listener a second signal would end the process mid-stop.
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
   // A terminal that closes sends SIGHUP to what runs in it (`npm start`): Node's default is to
   // end at once, leaving the embedded PostgreSQL running behind it. Where SIGHUP means "read
   // the access policy or sources file again" it keeps that meaning (docs/operations.md).

@@ -75,6 +75,20 @@ describe('the embedded PostgreSQL', () => {
     expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   }, 90_000);
 
+  it('stops its PostgreSQL on a Ctrl-C that comes twice (npm start passes it on)', async () => {
+    await start({ LOG_LEVEL: 'info' });
+    server!.child.kill('SIGINT');
+    // The second once the first is being handled (two at once would arrive as one).
+    await waitFor(
+      () => server!.stdout().includes('SIGINT received: draining requests'),
+      'the first Ctrl-C to be heard',
+    );
+    server!.child.kill('SIGINT');
+    expect(await server!.exit).toBe(0);
+    expect(server!.stdout()).toContain('embedded PostgreSQL stopped');
+    expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  }, 90_000);
+
   it('reads its access policy file again on SIGHUP, and goes on serving', async () => {
     const policy = join(dataDir, 'policy.json');
     writeFileSync(policy, JSON.stringify({ rules: [{ who: ['*'], read: '*', write: '*' }] }));

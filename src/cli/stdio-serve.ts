@@ -90,8 +90,10 @@ export function serveStdio(
     process.stdin.once('end', () => void finish());
     process.stdin.once('error', () => stop());
     process.stdout.once('error', () => stop());
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    if (hangUpStops) process.once('SIGHUP', stop);
+    // Every time, not once: a second signal without a listener would end the process before
+    // its PostgreSQL is stopped.
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (hangUpStops) process.on('SIGHUP', stop);
   });
 }

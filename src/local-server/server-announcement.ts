@@ -161,8 +161,8 @@ export async function announceServer(
     // Another server may have replaced a file it found stale (this one hung): leave its own.
     if (readAnnouncement(dataDir)?.pid === process.pid) rmSync(file, { force: true });
   };
-  process.once('SIGTERM', withdraw);
-  process.once('SIGINT', withdraw);
+  process.on('SIGTERM', withdraw);
+  process.on('SIGINT', withdraw);
   process.once('exit', withdraw);
   return withdraw;
 }

@@ -113,8 +113,10 @@ export async function runPrimary(config: AppConfig): Promise<void> {
     log.info('stopped');
     process.exit(0);
   };
-  process.once('SIGTERM', (signal) => void stop(signal));
-  process.once('SIGINT', (signal) => void stop(signal));
+  // Every time, not once (`npm start` passes a terminal's Ctrl-C on: it comes twice): without
+  // a listener the second would end the primary before it stopped PostgreSQL.
+  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal));
   // Each worker reads the access policy file again on SIGHUP, and the vector worker the
   // sources file: pass it on to those that listen for it (a process without a handler for
   // SIGHUP would end on it). Without either file SIGHUP is a closed terminal: stop as on
