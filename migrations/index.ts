@@ -22,6 +22,7 @@ import { Links1763800200000 } from './1763800200000-links';
 import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-indexes';
 import { AnchorText1763800210000 } from './1763800210000-anchor-text';
 import { OlderAnalyzerIndex1763800220000 } from './1763800220000-older-analyzer-index';
+import { DeletedVersionReason1763800230000 } from './1763800230000-deleted-version-reason';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   LinkTargetIndexes1763800200001,
   AnchorText1763800210000,
   OlderAnalyzerIndex1763800220000,
+  DeletedVersionReason1763800230000,
 ];

@@ -111,6 +111,17 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
         changed: true,
       });
       await request(t.baseUrl).get(idPath(id)).expect(200);
+      // The history says which statement replaced each version: the delete, then the restore
+      // (an update that brings the deleted version back).
+      const history = await request(t.baseUrl)
+        .get(`${idPath(id)}/history`)
+        .expect(200);
+      expect(
+        history.body.items.map((i: { revision: number; reason: string }) => [i.revision, i.reason]),
+      ).toEqual([
+        [2, 'update'],
+        [1, 'delete'],
+      ]);
     });
 
     it('returns an alive document unchanged, and 404 for an unknown one', async () => {
@@ -225,7 +236,7 @@ describe('documents REST API: delete, revive, restore, history, move', () => {
           item.reason,
         ]),
       ).toEqual([
-        [3, 2, 'local', 'update'],
+        [3, 2, 'local', 'delete'],
         [2, 9, 'local', 'update'],
         [1, 2, 'local', 'update'],
       ]);

@@ -155,7 +155,11 @@ export const historyEntrySchema = z.object({
   body_bytes: z.number().int(),
   content_hash: z.string(),
   deleted_at: timestampSchema.nullable(),
-  reason: z.string().describe('The statement that replaced this version: update or delete'),
+  reason: z
+    .string()
+    .describe(
+      'The statement that replaced this version: delete (soft or purge) or update (a restore included)',
+    ),
   actor: z.string().describe('Who made the change: the API key name or the token subject'),
   snapshot_at: timestampSchema,
 });
