@@ -164,6 +164,27 @@ describe('chunkMarkdown', () => {
     expect(kept).toBeGreaterThanOrEqual(200_000);
   });
 
+  it("joins the pieces of a line cut by tokens as they were (a README's badges)", () => {
+    // A model's window: a piece of the line and the overlap before it share a chunk.
+    const options: ChunkerOptions = { targetTokens: 350, overlapTokens: 50, maxTokens: 512 };
+    const line = Array.from(
+      { length: 40 },
+      (_, i) =>
+        `[![badge${i}](https://img.example.org/badge/build-${i}.svg)](https://github.com/example/project/actions/workflows/ci${i}.yml)`,
+    ).join('');
+    const chunks = chunkMarkdown(`${line}\n\nThis project builds widgets.`, '', options);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const chunk of chunks) {
+      // A stretch of the line, overlap included (the paragraph after it set apart).
+      expect(line).toContain(chunk.content.replace(/\n\nThis project builds widgets\.$/, ''));
+    }
+    // A long sentence cut by tokens keeps a space between words where it was cut.
+    const sentence = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
+    const pieces = chunkMarkdown(sentence, '', options);
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const chunk of pieces) expect(sentence).toContain(chunk.content);
+  });
+
   it('cuts a heading path longer than half the limit to that half, keeping its start and the full headings', () => {
     const heading = `Install ${'https://example.org/a/very/long/path/without/spaces?x=1 '.repeat(20).trim()}`;
     const body = `# ${heading}\n\n${sentences(12, 'installing')}`;

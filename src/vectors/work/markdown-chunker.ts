@@ -41,6 +41,11 @@ interface Block {
   tokens: number;
   /** Heading path in force at this block (a heading block includes itself). */
   headings: string[];
+  /**
+   * A later piece of one line or sentence cut by tokens: what joins it to the piece before
+   * when both go in one chunk (nothing inside a word, a space between words), not a blank line.
+   */
+  continues?: string;
 }
 
 /** A code block's opening fence (indented as far as a list item's code may be). */
@@ -249,7 +254,9 @@ function pack(blocks: Block[], options: ChunkerOptions, title: string): Omit<Chu
 
   const flush = (withOverlap: boolean): string | undefined => {
     if (!draft || draft.parts.length === 0) return undefined;
-    const content = draft.parts.map((p) => p.text).join('\n\n');
+    const content = draft.parts
+      .map((p, i) => (i === 0 ? p.text : `${p.continues ?? '\n\n'}${p.text}`))
+      .join('');
     const { context } = budget(draft.headings);
     emit(chunks, content, draft.headings, context, options.maxTokens, draft.tokens);
     const last = draft.parts[draft.parts.length - 1];
@@ -409,24 +416,35 @@ function regroup(units: string[], joiner: string, target: number, block: Block):
   const pieces: Block[] = [];
   let current: string[] = [];
   let tokens = 0;
-  const push = () => {
+  const push = (continues?: string) => {
     if (current.length === 0) return;
     const joined = current.join(joiner);
     // Indentation is meaningful in code; prose loses only its outer whitespace.
     const text = block.kind === 'code' ? joined : joined.trim();
-    if (text.trim() !== '')
-      pieces.push({ kind: block.kind, text, tokens: countTokens(text), headings: block.headings });
+    if (text.trim() !== '') {
+      const piece: Block = {
+        kind: block.kind,
+        text,
+        tokens: countTokens(text),
+        headings: block.headings,
+      };
+      pieces.push(continues === undefined ? piece : { ...piece, continues });
+    }
     current = [];
     tokens = 0;
   };
   for (const unit of units) {
     const unitTokens = countTokens(unit);
     if (unitTokens > target) {
-      // One sentence or line longer than a piece: cut it by tokens.
+      // One sentence or line longer than a piece: cut it by tokens, its pieces joined again
+      // as they were where they meet in a chunk (a badge line cut inside a URL stays one word).
       push();
+      let before: string | undefined;
       for (const part of splitByTokens(unit, target)) {
         current = [part];
-        push();
+        const cutAtSpace = before !== undefined && (/\s$/.test(before) || /^\s/.test(part));
+        push(before === undefined || block.kind === 'code' ? undefined : cutAtSpace ? ' ' : '');
+        before = part;
       }
       continue;
     }
