@@ -1,10 +1,9 @@
 import { DataSource } from 'typeorm';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { VectorQueueRepository } from '../src/vectors/sync/vector-queue.repository';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { createTestDatabase, type TestDatabase } from './support/database';
-import { planNodes, type PlanNode } from './support/explain';
+import { planNodes, statementsSent, type PlanNode, type SentStatement } from './support/explain';
 
 /**
  * The analyzer pass's reads (the records another text analyzer wrote, written again at start)
@@ -15,7 +14,7 @@ import { planNodes, type PlanNode } from './support/explain';
 describe('plans of the analyzer pass', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
-  const sent: Array<{ text: string; values: unknown[] }> = [];
+  let sent: SentStatement[];
   let found: Array<{ document_id: string }>;
 
   beforeAll(async () => {
@@ -41,28 +40,10 @@ describe('plans of the analyzer pass', () => {
     });
     await dataSource.query('VACUUM ANALYZE kb_documents, kb_lexical_documents');
 
-    const runnerQuery = PostgresQueryRunner.prototype.query;
-    const spied = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(function (
-      this: PostgresQueryRunner,
-      text,
-      values,
-      ...rest
-    ) {
-      if (typeof text === 'string' && text.includes('FROM kb_lexical_documents l')) {
-        sent.push({ text, values: (values as unknown[]) ?? [] });
-      }
-      return runnerQuery.call(this, text, values, ...rest);
-    });
-    try {
-      found = await new VectorQueueRepository(dataSource).olderAnalyzer(
-        '',
-        ANALYZER_VERSION,
-        [],
-        10,
-      );
-    } finally {
-      spied.mockRestore();
-    }
+    ({ result: found, sent } = await statementsSent(
+      (text) => text.includes('FROM kb_lexical_documents l'),
+      () => new VectorQueueRepository(dataSource).olderAnalyzer('', ANALYZER_VERSION, [], 10),
+    ));
   }, 300_000);
   afterAll(async () => {
     await dataSource?.destroy();

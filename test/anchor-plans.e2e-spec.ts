@@ -1,12 +1,11 @@
 import { DataSource } from 'typeorm';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { AnchorFieldsRepository } from '../src/vectors/lexical/anchor-fields.repository';
 import { LexicalRecordsRepository } from '../src/vectors/lexical/lexical-records.repository';
 import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { createTestDatabase, type TestDatabase } from './support/database';
-import { planNodes, type PlanNode } from './support/explain';
+import { planNodes, statementsSent, type PlanNode, type SentStatement } from './support/explain';
 
 /**
  * The plans of the probes of the anchor fields' sources (`anchor_sources && ids`: which
@@ -19,7 +18,7 @@ describe('plans of the anchor fields’ probes', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   /** The statements that probe the sources, as the repositories send them. */
-  const sent: Array<{ text: string; values: unknown[] }> = [];
+  let sent: SentStatement[];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -47,42 +46,27 @@ describe('plans of the anchor fields’ probes', () => {
     });
     await dataSource.query('VACUUM ANALYZE kb_documents, kb_lexical_documents');
 
-    const capture = (text: unknown, values: unknown) => {
-      if (typeof text === 'string' && text.includes('anchor_sources &&')) {
-        sent.push({ text, values: (values as unknown[]) ?? [] });
-      }
-    };
-    // Every statement goes through the driver's query runner, in a transaction or not.
-    const runnerQuery = PostgresQueryRunner.prototype.query;
-    const spied = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(function (
-      this: PostgresQueryRunner,
-      text,
-      values,
-      ...rest
-    ) {
-      capture(text, values);
-      return runnerQuery.call(this, text, values, ...rest);
-    });
-    try {
-      // A document written again (the pipeline's write), then the fields its links gave words
-      // to (the background job's read of a source).
-      const text = 'Restore the replica from the nightly backup.';
-      await new LexicalRecordsRepository(dataSource).write(
-        [
-          {
-            documentId: 'f31/doc-31.md',
-            revision: 2,
-            tags: [],
-            passages: [{ index: 0, heading: '', content: text }],
-            record: lexicalRecord('Title 31', text, [{ headings: [], content: text }]),
-          },
-        ],
-        [],
-      );
-      await new AnchorFieldsRepository(dataSource).sources(['f31/doc-31.md', 'f47/doc-47.md']);
-    } finally {
-      spied.mockRestore();
-    }
+    ({ sent } = await statementsSent(
+      (text) => text.includes('anchor_sources &&'),
+      async () => {
+        // A document written again (the pipeline's write), then the fields its links gave words
+        // to (the background job's read of a source).
+        const text = 'Restore the replica from the nightly backup.';
+        await new LexicalRecordsRepository(dataSource).write(
+          [
+            {
+              documentId: 'f31/doc-31.md',
+              revision: 2,
+              tags: [],
+              passages: [{ index: 0, heading: '', content: text }],
+              record: lexicalRecord('Title 31', text, [{ headings: [], content: text }]),
+            },
+          ],
+          [],
+        );
+        await new AnchorFieldsRepository(dataSource).sources(['f31/doc-31.md', 'f47/doc-47.md']);
+      },
+    ));
   }, 300_000);
   afterAll(async () => {
     await dataSource?.destroy();

@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 
 /** A node of `EXPLAIN (FORMAT JSON)` output, with the fields the tests read. */
 export interface PlanNode {
@@ -122,5 +123,38 @@ export async function withoutTriggers(
     await load();
   } finally {
     await db.query(alter('ENABLE'));
+  }
+}
+
+/** A statement as a repository sent it: its text and parameters. */
+export interface SentStatement {
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+/**
+ * Runs `run`, recording the statements whose text `matches` that went through TypeORM's
+ * query runner (every statement does, in a transaction or not), to explain them as sent.
+ */
+export async function statementsSent<T>(
+  matches: (text: string) => boolean,
+  run: () => Promise<T>,
+): Promise<{ result: T; sent: SentStatement[] }> {
+  const sent: SentStatement[] = [];
+  const runnerQuery = PostgresQueryRunner.prototype.query;
+  const spied = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(function (
+    this: PostgresQueryRunner,
+    text,
+    values,
+    ...rest
+  ) {
+    if (typeof text === 'string' && matches(text))
+      sent.push({ text, values: (values as unknown[]) ?? [] });
+    return runnerQuery.call(this, text, values, ...rest);
+  });
+  try {
+    return { result: await run(), sent };
+  } finally {
+    spied.mockRestore();
   }
 }
