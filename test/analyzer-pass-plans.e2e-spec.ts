@@ -1,9 +1,14 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
 import { VectorQueueRepository } from '../src/vectors/sync/vector-queue.repository';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
-import { createTestDatabase, type TestDatabase } from './support/database';
-import { planNodes, statementsSent, type PlanNode, type SentStatement } from './support/explain';
+import { type TestDatabase } from './support/database';
+import {
+  filledForPlans,
+  planNodes,
+  statementsSent,
+  type PlanNode,
+  type SentStatement,
+} from './support/explain';
 
 /**
  * The analyzer pass's reads (the records another text analyzer wrote, written again at start)
@@ -18,28 +23,14 @@ describe('plans of the analyzer pass', () => {
   let found: Array<{ document_id: string }>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
-    await dataSource.transaction(async (manager) => {
-      await manager.query(`SET LOCAL session_replication_role = replica`);
-      await manager.query(
-        `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-         SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
-           FROM generate_series(1, 20000) AS i`,
-      );
-      // Every 4 000th written by the analyzer before this one.
-      await manager.query(
-        `INSERT INTO kb_lexical_documents
-                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings)
-         SELECT format('f%s/doc-%s.md', i % 100, i), 1,
-                CASE WHEN i % 4000 = 0 THEN $1 - 1 ELSE $1 END, '{}', '{0,0,0}', '{}',
-                repeat('term ', 40), ''
-           FROM generate_series(1, 20000) AS i`,
-        [ANALYZER_VERSION],
-      );
-    });
-    await dataSource.query('VACUUM ANALYZE kb_documents, kb_lexical_documents');
-
+    // Every 4 000th written by the analyzer before this one.
+    ({ db, dataSource } = await filledForPlans(20_000, {
+      columns: 'document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings',
+      select: `format('f%s/doc-%s.md', i % 100, i), 1,
+               CASE WHEN i % 4000 = 0 THEN $1::int - 1 ELSE $1::int END, '{}', '{0,0,0}', '{}',
+               repeat('term ', 40), ''`,
+      values: [ANALYZER_VERSION],
+    }));
     ({ result: found, sent } = await statementsSent(
       (text) => text.includes('FROM kb_lexical_documents l'),
       () => new VectorQueueRepository(dataSource).olderAnalyzer('', ANALYZER_VERSION, [], 10),

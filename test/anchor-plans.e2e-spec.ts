@@ -1,11 +1,16 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
 import { AnchorFieldsRepository } from '../src/vectors/lexical/anchor-fields.repository';
 import { LexicalRecordsRepository } from '../src/vectors/lexical/lexical-records.repository';
 import { lexicalRecord } from '../src/vectors/lexical/lexical-record';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
-import { createTestDatabase, type TestDatabase } from './support/database';
-import { planNodes, statementsSent, type PlanNode, type SentStatement } from './support/explain';
+import { type TestDatabase } from './support/database';
+import {
+  filledForPlans,
+  planNodes,
+  statementsSent,
+  type PlanNode,
+  type SentStatement,
+} from './support/explain';
 
 /**
  * The plans of the probes of the anchor fields' sources (`anchor_sources && ids`: which
@@ -21,31 +26,16 @@ describe('plans of the anchor fields’ probes', () => {
   let sent: SentStatement[];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
-    // The tables filled as the pipeline would, without their triggers' bookkeeping.
-    await dataSource.transaction(async (manager) => {
-      await manager.query(`SET LOCAL session_replication_role = replica`);
-      await manager.query(
-        `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
-         SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
-           FROM generate_series(1, 300000) AS i`,
-      );
-      await manager.query(
-        `INSERT INTO kb_lexical_documents
-                (document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings,
-                 anchor_sources)
-         SELECT format('f%s/doc-%s.md', i % 100, i), 1, $1, '{}', '{0,0,0}', '{}', '', '',
-                CASE WHEN i % 15 = 0
-                     THEN ARRAY[format('f%s/doc-%s.md', (i + 1) % 100, i + 1),
-                                format('f%s/doc-%s.md', (i + 2) % 100, i + 2)]
-                     ELSE '{}' END
-           FROM generate_series(1, 300000) AS i`,
-        [ANALYZER_VERSION],
-      );
-    });
-    await dataSource.query('VACUUM ANALYZE kb_documents, kb_lexical_documents');
-
+    ({ db, dataSource } = await filledForPlans(300_000, {
+      columns: `document_id, revision, analyzer, tags, lengths, passage_lengths, terms, postings,
+                anchor_sources`,
+      select: `format('f%s/doc-%s.md', i % 100, i), 1, $1::int, '{}', '{0,0,0}', '{}', '', '',
+               CASE WHEN i % 15 = 0
+                    THEN ARRAY[format('f%s/doc-%s.md', (i + 1) % 100, i + 1),
+                               format('f%s/doc-%s.md', (i + 2) % 100, i + 2)]
+                    ELSE '{}' END`,
+      values: [ANALYZER_VERSION],
+    }));
     ({ sent } = await statementsSent(
       (text) => text.includes('anchor_sources &&'),
       async () => {

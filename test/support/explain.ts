@@ -1,5 +1,8 @@
 import type { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { createTestDatabase, type TestDatabase } from './database';
 
 /** A node of `EXPLAIN (FORMAT JSON)` output, with the fields the tests read. */
 export interface PlanNode {
@@ -157,4 +160,35 @@ export async function statementsSent<T>(
   } finally {
     spied.mockRestore();
   }
+}
+
+/**
+ * A database of `count` documents `f{i % 100}/doc-{i}.md` (titled `Title {i}`, in 100
+ * folders) and their lexical records, written in one transaction without the triggers'
+ * bookkeeping (as the pipeline would have left them), then analysed: `lexical` is the SELECT
+ * list of the records' columns `(document_id, revision, analyzer, tags, lengths,
+ * passage_lengths, terms, postings, ...extra)` over `generate_series(1, count) AS i`.
+ */
+export async function filledForPlans(
+  count: number,
+  lexical: { columns: string; select: string; values?: unknown[] },
+): Promise<{ db: TestDatabase; dataSource: DataSource }> {
+  const db = await createTestDatabase();
+  const dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
+  await dataSource.transaction(async (manager) => {
+    await manager.query(`SET LOCAL session_replication_role = replica`);
+    await manager.query(
+      `INSERT INTO kb_documents (document_id, parent_id, title, body, content_hash)
+       SELECT format('f%s/doc-%s.md', i % 100, i), format('f%s', i % 100), format('Title %s', i), 'b', 'h'
+         FROM generate_series(1, $1::int) AS i`,
+      [count],
+    );
+    await manager.query(
+      `INSERT INTO kb_lexical_documents (${lexical.columns})
+       SELECT ${lexical.select} FROM generate_series(1, ${count}) AS i`,
+      lexical.values ?? [],
+    );
+  });
+  await dataSource.query('VACUUM ANALYZE kb_documents, kb_lexical_documents');
+  return { db, dataSource };
 }
