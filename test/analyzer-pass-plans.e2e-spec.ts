@@ -64,8 +64,13 @@ describe('plans of the analyzer pass', () => {
         return json;
       });
       const nodes = planNodes(plan[0].Plan as PlanNode);
+      // An index scan of it, or a bitmap of it: the planner's choice varies with the sample
+      // its statistics read.
+      const indexes = nodes.map((node) => node['Index Name']).filter((name) => name);
+      expect(indexes).toContain('kb_lexical_documents_older_analyzer');
+      expect(indexes).not.toContain('kb_lexical_documents_pkey');
       const on = nodes.filter((node) => node['Relation Name'] === 'kb_lexical_documents');
-      expect(on.map((node) => node['Index Name'])).toEqual(['kb_lexical_documents_older_analyzer']);
+      expect(on.map((node) => node['Node Type'])).not.toContain('Seq Scan');
     },
   );
 
