@@ -132,7 +132,8 @@ describe('triggers', () => {
         [2, 'v2', 'update'],
         [3, 'v2', 'update'],
         [4, 'v2', 'update'],
-        [5, 'v2', 'update'],
+        // Setting deleted_at is a (soft) delete.
+        [5, 'v2', 'delete'],
       ]);
     });
 
