@@ -4,9 +4,8 @@ import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
 import { type TestDatabase } from './support/database';
 import {
   filledForPlans,
-  planNodes,
+  preparedPlan,
   statementsSent,
-  type PlanNode,
   type SentStatement,
 } from './support/explain';
 
@@ -47,23 +46,12 @@ describe('plans of the analyzer pass', () => {
     );
   });
 
-  it.each(['auto', 'force_generic_plan'])(
+  it.each(['auto', 'force_generic_plan'] as const)(
     'reads them through the partial index (%s plans)',
     async (mode) => {
       expect(sent).toHaveLength(1);
       const { text, values } = sent[0];
-      const plan = await dataSource.transaction(async (manager) => {
-        await manager.query(`SET LOCAL plan_cache_mode = ${mode}`);
-        await manager.query(`PREPARE older_probe AS ${text}`);
-        const literal = (v: unknown) =>
-          Array.isArray(v) ? `ARRAY[]::text[]` : typeof v === 'string' ? `'${v}'` : String(v);
-        const [{ 'QUERY PLAN': json }] = await manager.query(
-          `EXPLAIN (FORMAT JSON) EXECUTE older_probe(${values.map(literal).join(', ')})`,
-        );
-        await manager.query('DEALLOCATE older_probe');
-        return json;
-      });
-      const nodes = planNodes(plan[0].Plan as PlanNode);
+      const nodes = await preparedPlan(await db.client(), text, values, mode);
       // An index scan of it, or a bitmap of it: the planner's choice varies with the sample
       // its statistics read.
       const indexes = nodes.map((node) => node['Index Name']).filter((name) => name);

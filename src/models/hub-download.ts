@@ -136,6 +136,11 @@ export async function download(
   }
 }
 
+/** The disk's own failure to take the part file (full, read-only), named as such. */
+function unwritable(part: PartialFile, error: unknown): Error {
+  return new Error(`${part.path} cannot be written: ${(error as Error).message}`);
+}
+
 /** Appends the body to the part file from `have` on; resolves with the bytes received. */
 async function receive(
   answer: HubAnswer,
@@ -155,7 +160,7 @@ async function receive(
     fd = openSync(part.path, have > 0 ? 'a' : 'w');
   } catch (error) {
     drop(answer.body);
-    throw new Error(`${part.path} cannot be written: ${(error as Error).message}`);
+    throw unwritable(part, error);
   }
   // The disk's own failure (full, read-only): named as such, not as a cut download.
   let diskError: Error | undefined;
@@ -174,7 +179,7 @@ async function receive(
       try {
         for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at);
       } catch (error) {
-        diskError = new Error(`${part.path} cannot be written: ${(error as Error).message}`);
+        diskError = unwritable(part, error);
         next(diskError);
         return;
       }
