@@ -1,16 +1,18 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { extractLinks } from '../../documents/links/markdown-links';
 
 /**
  * The text a reader sees in a passage of markdown, for search snippets: no `#` before a
  * heading, no `|---|` under a table header, no `**`, backticks or link targets; a table's
- * cells separated by ` · `, list items by `;`, blocks by a space. Code keeps its text.
+ * cells separated by ` · `, list items by `;`, blocks by a space; a `[[wikilink]]` as the
+ * words the console shows for it (its label, or its target). Code keeps its text.
  * Reading is marked's lexer (the console renders with marked too), so what counts as
  * markdown is what a renderer would take as markdown.
  */
 export function plainText(markdown: string): string {
   let tokens: Token[];
   try {
-    tokens = new Lexer({ gfm: true }).lex(markdown);
+    tokens = new Lexer({ gfm: true }).lex(withWikilinksRead(markdown));
   } catch {
     return markdown;
   }
@@ -76,6 +78,23 @@ function inline(tokens: readonly Token[]): string {
       }
     })
     .join('');
+}
+
+/**
+ * The markdown with each wikilink (`[[ops/backup]]`, `[[ops/backup#restore|Restore]]`,
+ * `![[diagram.png]]`) replaced by its label, escaped so marked reads it as text. Which
+ * brackets are a wikilink (never in code) is the link reader's, as for the document's links.
+ */
+function withWikilinksRead(markdown: string): string {
+  if (!markdown.includes('[[')) return markdown;
+  let result = '';
+  let at = 0;
+  for (const link of extractLinks(markdown)) {
+    if (link.kind !== 'wikilink') continue;
+    result += markdown.slice(at, link.start) + link.label.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+    at = link.end;
+  }
+  return result + markdown.slice(at);
 }
 
 function withoutTags(html: string): string {

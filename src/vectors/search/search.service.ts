@@ -9,6 +9,7 @@ import { AppConfig } from '../../config/app-config';
 import { EmbeddingsChoice } from '../../config/embeddings-choice';
 import type { Access } from '../../documents/access';
 import { highlight, snippetOf } from './snippet';
+import { queryTerms } from '../text/analyzer';
 import { folderOf } from '../stores/vector-payload';
 import { type Candidate, fuse, vectorWeightFor } from './fusion';
 import { queryKind, type QueryKind } from './query-kind';
@@ -134,7 +135,11 @@ export class SearchService {
 
     if (mode === 'vector') {
       const hits = await this.sides.vector(request);
-      return { mode, results: this.present(await this.complete(hits, [], limit), parsed.query) };
+      // Found by meaning, not by words: the query's words a passage happens to hold are
+      // still shown in bold, as on the other sides.
+      const words = [...queryTerms(parsed.query).terms.keys()];
+      const shown = await this.complete(hits, [], limit);
+      return { mode, results: this.present(shown, parsed.query, words) };
     }
     if (mode === 'lexical') {
       const { hits, lexemes } = await this.sides.lexical(request);

@@ -30,6 +30,15 @@ describe('snippetOf', () => {
     );
   });
 
+  it('shows a wikilink as its label or its target, and leaves one in code as written', () => {
+    expect(
+      snippetOf(
+        'See [[ops/backup]], [[ops/backup#restore|the *restore* steps]] and ![[diagram.png]]; `[[raw]]` stays.',
+        'x',
+      ),
+    ).toBe('See ops/backup, the *restore* steps and diagram.png; [[raw]] stays.');
+  });
+
   it('keeps what only looks like markdown inside code and identifiers', () => {
     expect(snippetOf('Set `max_old_space_size` and run `a * b`; snake_case_name stays.', 'x')).toBe(
       'Set max_old_space_size and run a * b; snake_case_name stays.',
