@@ -34,12 +34,32 @@ describe('parseInput', () => {
     [{ document_id: 'a', metadata: { source: 1 } }, 'metadata.source', /^metadata\.source: /],
     [{ document_id: 'a', metadata: { source: 'x', y: 1 } }, 'metadata.y', /^metadata\.y: unknown/],
     [undefined, 'body', 'body: is required'],
-    [[], 'body', /^body: expected object/],
+    [[], 'body', 'body: the request body must be a JSON object, received array'],
   ])('refuses %j with INVALID_ARGUMENT naming %s', (value, field, message) => {
     const error = refusal(() => parseInput(schema, value));
     expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(error.details).toEqual({ field });
     expect(error.message).toMatch(message);
+  });
+
+  it.each([
+    [{ limit: 100000 }, 'limit: must be at most 50, got 100000'],
+    [{ limit: 0 }, 'limit: must be at least 1, got 0'],
+    [{ ratio: 1 }, 'ratio: must be below 1, got 1'],
+    [{ query: '' }, 'query: must not be empty'],
+    [{ query: 'abcdéf' }, 'query: must be at most 5 characters, got 6'],
+    [{ tags: ['a', 'b', 'c'] }, 'tags: must have at most 2 items, got 3'],
+    [{ tags: [] }, 'tags: must not be empty'],
+    [{ named: 'x' }, 'named: give at least two'],
+  ])('names a bound %j missed in the words of the API', (value, message) => {
+    const bounded = z.object({
+      limit: z.number().int().min(1).max(50).optional(),
+      ratio: z.number().lt(1).optional(),
+      query: z.string().min(1).max(5).optional(),
+      tags: z.array(z.string()).min(1).max(2).optional(),
+      named: z.string().min(2, 'give at least two').optional(),
+    });
+    expect(refusal(() => parseInput(bounded, value)).message).toBe(message);
   });
 
   it('prefixes the field with a root when given', () => {

@@ -10,7 +10,8 @@ export function parseInput<T extends z.ZodType>(
   value: unknown,
   root?: string,
 ): z.output<T> {
-  const result = schema.safeParse(value);
+  // The input of each issue is kept, so a number out of its range can be quoted back.
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = fieldName(issue, root);
@@ -33,7 +34,49 @@ function describe(issue: z.core.$ZodIssue): string {
   // zod 4 leaves `issue.input` out unless asked, so a missing value is told by its message.
   if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message))
     return 'is required';
+  if (issue.code === 'invalid_type' && issue.path.length === 0)
+    return `the request body must be a JSON ${issue.expected}, ${issue.message.replace(/^.*, /, '')}`;
+  if (issue.code === 'too_big' || issue.code === 'too_small') return outOfRange(issue);
   return issue.message.replace(/^Invalid input: /, '');
+}
+
+/**
+ * A bound missed, in the words of the rest of the API (`must be at most 50, got 100000`)
+ * rather than zod's (`Too big: expected number to be <=50`); a message a schema gave itself
+ * stays.
+ */
+function outOfRange(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
+  if (!/^Too (big|small): /.test(issue.message)) return issue.message;
+  const big = issue.code === 'too_big';
+  const bound = Number(big ? issue.maximum : issue.minimum);
+  const inclusive = issue.inclusive !== false;
+  const input: unknown = issue.input;
+  switch (issue.origin) {
+    case 'number':
+    case 'int': {
+      const rule = big
+        ? inclusive
+          ? `must be at most ${bound}`
+          : `must be below ${bound}`
+        : inclusive
+          ? `must be at least ${bound}`
+          : `must be above ${bound}`;
+      return typeof input === 'number' ? `${rule}, got ${input}` : rule;
+    }
+    case 'string': {
+      if (!big && bound === 1) return 'must not be empty';
+      const length = typeof input === 'string' ? `, got ${[...input].length}` : '';
+      return `must be ${big ? 'at most' : 'at least'} ${bound} characters${length}`;
+    }
+    case 'array':
+    case 'set': {
+      if (!big && bound === 1) return 'must not be empty';
+      const count = Array.isArray(input) ? `, got ${input.length}` : '';
+      return `must have ${big ? 'at most' : 'at least'} ${bound} ${bound === 1 ? 'item' : 'items'}${count}`;
+    }
+    default:
+      return issue.message;
+  }
 }
 
 /** Strict decimal integer from a query-string value; `undefined` stays `undefined`. */
