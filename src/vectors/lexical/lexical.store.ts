@@ -264,8 +264,8 @@ export class LexicalStore
    * `removed` (deleted or skipped documents), in one transaction; an older revision never
    * replaces a newer one. With the index in Qdrant, it is written inside that transaction.
    */
-  async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<void> {
-    if (documents.length === 0 && removed.length === 0) return;
+  async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<number> {
+    if (documents.length === 0 && removed.length === 0) return 0;
     const written = await this.records.write(documents, removed, this.mirror);
     this.replica.remove(removed);
     await this.replica.apply(
@@ -277,6 +277,7 @@ export class LexicalStore
         ...d.record,
       })),
     );
+    return written.length;
   }
 
   /** The matches' titles and passages, alive documents only, at most `limit`. */

@@ -247,10 +247,8 @@ export class VectorBatchProcessor {
       signal,
       spare,
     );
-    return async () => {
-      await this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
-      return indexable.length;
-    };
+    // The documents written: one deleted, or indexed at a newer revision meanwhile, is not.
+    return () => this.writeLexical(indexable, prepared, headingsOf(prepared.chunks), []);
   }
 
   private async writeLexical(
@@ -258,8 +256,8 @@ export class VectorBatchProcessor {
     prepared: { chunks: PreparedChunk[][]; records: LexicalRecord[] },
     headings: string[][],
     gone: readonly string[],
-  ): Promise<void> {
-    await this.lexical.write(
+  ): Promise<number> {
+    return this.lexical.write(
       items.map((item, i) => ({
         documentId: item.document_id,
         revision: item.revision,
