@@ -34,7 +34,8 @@ describe('parseInput', () => {
     [{ document_id: 'a', metadata: { source: 1 } }, 'metadata.source', /^metadata\.source: /],
     [{ document_id: 'a', metadata: { source: 'x', y: 1 } }, 'metadata.y', /^metadata\.y: unknown/],
     [undefined, 'body', 'body: is required'],
-    [[], 'body', 'body: the request body must be a JSON object, received array'],
+    [[], 'body', 'body: the request body must be a JSON object, got an array'],
+    [null, 'body', 'body: the request body must be a JSON object, got null'],
   ])('refuses %j with INVALID_ARGUMENT naming %s', (value, field, message) => {
     const error = refusal(() => parseInput(schema, value));
     expect(error.code).toBe(ErrorCode.INVALID_ARGUMENT);
@@ -51,6 +52,10 @@ describe('parseInput', () => {
     [{ tags: ['a', 'b', 'c'] }, 'tags: must have at most 2 items, got 3'],
     [{ tags: [] }, 'tags: must not be empty'],
     [{ named: 'x' }, 'named: give at least two'],
+    [{ code: 'abc🚀d' }, 'code: must be exactly 4 characters, got 5'],
+    [{ one: 'ab' }, 'one: must be at most 1 character, got 2'],
+    [{ pair: ['a'] }, 'pair: must have exactly 2 items, got 1'],
+    [{ unique: new Set(['a', 'b']) }, 'unique: must have at most 1 item, got 2'],
   ])('names a bound %j missed in the words of the API', (value, message) => {
     const bounded = z.object({
       limit: z.number().int().min(1).max(50).optional(),
@@ -58,8 +63,18 @@ describe('parseInput', () => {
       query: z.string().min(1).max(5).optional(),
       tags: z.array(z.string()).min(1).max(2).optional(),
       named: z.string().min(2, 'give at least two').optional(),
+      code: z.string().length(4).optional(),
+      one: z.string().max(1).optional(),
+      pair: z.array(z.string()).length(2).optional(),
+      unique: z.set(z.string()).max(1).optional(),
     });
     expect(refusal(() => parseInput(bounded, value)).message).toBe(message);
+  });
+
+  it('names the wrong kind of a whole input under its root', () => {
+    expect(refusal(() => parseInput(schema, [], 'arguments')).message).toBe(
+      'arguments: must be a JSON object, got an array',
+    );
   });
 
   it('prefixes the field with a root when given', () => {

@@ -15,7 +15,9 @@ export function parseInput<T extends z.ZodType>(
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = fieldName(issue, root);
-  throw new DomainError(ErrorCode.INVALID_ARGUMENT, `${field}: ${describe(issue)}`, { field });
+  throw new DomainError(ErrorCode.INVALID_ARGUMENT, `${field}: ${describe(issue, root)}`, {
+    field,
+  });
 }
 
 function fieldName(issue: z.core.$ZodIssue, root: string | undefined): string {
@@ -28,16 +30,25 @@ function fieldName(issue: z.core.$ZodIssue, root: string | undefined): string {
   return text || 'body';
 }
 
-function describe(issue: z.core.$ZodIssue): string {
+function describe(issue: z.core.$ZodIssue, root: string | undefined): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field (allowed fields are listed in the API documentation)`;
-  // zod 4 leaves `issue.input` out unless asked, so a missing value is told by its message.
   if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message))
     return 'is required';
-  if (issue.code === 'invalid_type' && issue.path.length === 0)
-    return `the request body must be a JSON ${issue.expected}, ${issue.message.replace(/^.*, /, '')}`;
+  if (issue.code === 'invalid_type' && issue.path.length === 0) {
+    // The whole input is the wrong kind: named as what it is, the request body by default
+    // (the field "body" would read as a document's body).
+    const what = root === undefined ? 'the request body must be' : 'must be';
+    return `${what} a JSON ${issue.expected}, got ${kindOf(issue.input)}`;
+  }
   if (issue.code === 'too_big' || issue.code === 'too_small') return outOfRange(issue);
   return issue.message.replace(/^Invalid input: /, '');
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /**
@@ -64,15 +75,20 @@ function outOfRange(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): s
       return typeof input === 'number' ? `${rule}, got ${input}` : rule;
     }
     case 'string': {
-      if (!big && bound === 1) return 'must not be empty';
-      const length = typeof input === 'string' ? `, got ${[...input].length}` : '';
-      return `must be ${big ? 'at most' : 'at least'} ${bound} characters${length}`;
+      if (!big && bound === 1 && !issue.exact) return 'must not be empty';
+      const length = typeof input === 'string' ? `, got ${codePoints(input)}` : '';
+      return `must be ${limit(issue, big)} ${counted(bound, 'character')}${length}`;
     }
     case 'array':
     case 'set': {
-      if (!big && bound === 1) return 'must not be empty';
-      const count = Array.isArray(input) ? `, got ${input.length}` : '';
-      return `must have ${big ? 'at most' : 'at least'} ${bound} ${bound === 1 ? 'item' : 'items'}${count}`;
+      if (!big && bound === 1 && !issue.exact) return 'must not be empty';
+      const size = Array.isArray(input)
+        ? input.length
+        : input instanceof Set
+          ? input.size
+          : undefined;
+      const count = size === undefined ? '' : `, got ${size}`;
+      return `must have ${limit(issue, big)} ${counted(bound, 'item')}${count}`;
     }
     default:
       return issue.message;
@@ -109,4 +125,29 @@ export function queryParameters<K extends string>(
     if (typeof value !== 'string') throw invalidArgument(name, 'must be given once');
   }
   return query as Partial<Record<K, string>>;
+}
+
+function limit(issue: { exact?: boolean }, big: boolean): string {
+  if (issue.exact) return 'exactly';
+  return big ? 'at most' : 'at least';
+}
+
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** Characters as zod counts them (code points), without an array of a refused megabyte. */
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
 }

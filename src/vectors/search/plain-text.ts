@@ -4,19 +4,21 @@ import { extractLinks } from '../../documents/links/markdown-links';
 /**
  * The text a reader sees in a passage of markdown, for search snippets: no `#` before a
  * heading, no `|---|` under a table header, no `**`, backticks or link targets; a table's
- * cells separated by ` · `, list items by `;`, blocks by a space; a `[[wikilink]]` as the
- * words the console shows for it (its label, or its target). Code keeps its text.
+ * cells separated by ` · `, list items by `;`, blocks by a space; a `[[wikilink]]` as its
+ * label, or its target. Code keeps its text.
  * Reading is marked's lexer (the console renders with marked too), so what counts as
  * markdown is what a renderer would take as markdown.
  */
 export function plainText(markdown: string): string {
+  const { text, labels } = withWikilinksMarked(markdown);
   let tokens: Token[];
   try {
-    tokens = new Lexer({ gfm: true }).lex(withWikilinksRead(markdown));
+    tokens = new Lexer({ gfm: true }).lex(text);
   } catch {
     return markdown;
   }
-  return blocks(tokens).replace(/\s+/g, ' ').trim();
+  const plain = blocks(tokens).replace(/\s+/g, ' ').trim();
+  return labels.length === 0 ? plain : plain.replace(MARK, (_, i: string) => labels[Number(i)]);
 }
 
 function blocks(tokens: readonly Token[]): string {
@@ -81,20 +83,32 @@ function inline(tokens: readonly Token[]): string {
 }
 
 /**
- * The markdown with each wikilink (`[[ops/backup]]`, `[[ops/backup#restore|Restore]]`,
- * `![[diagram.png]]`) replaced by its label, escaped so marked reads it as text. Which
- * brackets are a wikilink (never in code) is the link reader's, as for the document's links.
+ * Where a wikilink was, in the text marked lexes: characters of Unicode's private use area
+ * around its number, which no markdown rule reads (in a paragraph, a table, an HTML block
+ * alike), put back as its words once the text is read.
  */
-function withWikilinksRead(markdown: string): string {
-  if (!markdown.includes('[[')) return markdown;
-  let result = '';
+const MARK = /\uE000(\d+)\uE001/g;
+
+/**
+ * The markdown with each wikilink (`[[ops/backup]]`, `[[ops/backup#restore|Restore]]`,
+ * `![[diagram.png]]`) replaced by a mark, and the words each mark stands for: its label, or
+ * its target (an embed's: `![[diagram.png|300]]` gives a width, not words). Which brackets
+ * are a wikilink (never in code) is the link reader's, as for the document's links.
+ */
+function withWikilinksMarked(markdown: string): { text: string; labels: string[] } {
+  const labels: string[] = [];
+  if (!markdown.includes('[[') || /[\uE000\uE001]/.test(markdown))
+    return { text: markdown, labels };
+  let text = '';
   let at = 0;
   for (const link of extractLinks(markdown)) {
     if (link.kind !== 'wikilink') continue;
-    result += markdown.slice(at, link.start) + link.label.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+    const embed = markdown.charCodeAt(link.start) === 33; // '!'
+    text += `${markdown.slice(at, link.start)}\uE000${labels.length}\uE001`;
+    labels.push(embed ? link.target : link.label);
     at = link.end;
   }
-  return result + markdown.slice(at);
+  return { text: text + markdown.slice(at), labels };
 }
 
 function withoutTags(html: string): string {

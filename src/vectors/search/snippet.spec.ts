@@ -39,6 +39,15 @@ describe('snippetOf', () => {
     ).toBe('See ops/backup, the *restore* steps and diagram.png; [[raw]] stays.');
   });
 
+  it('reads a wikilink in an HTML block, a table cell or an embed with a width as its words', () => {
+    expect(
+      snippetOf('<details><summary>More</summary>\nSee [[ops/backup.md]]\n</details>', 'x'),
+    ).toBe('More See ops/backup.md');
+    expect(
+      snippetOf('| a | b |\n|---|---|\n| [[ops/x\\|the x.y]] | ![[chart.png|300]] |', 'x'),
+    ).toBe('a · b; the x.y · chart.png');
+  });
+
   it('keeps what only looks like markdown inside code and identifiers', () => {
     expect(snippetOf('Set `max_old_space_size` and run `a * b`; snake_case_name stays.', 'x')).toBe(
       'Set max_old_space_size and run a * b; snake_case_name stays.',
