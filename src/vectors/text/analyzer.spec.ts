@@ -98,6 +98,19 @@ describe('analyze', () => {
     expect(terms(`${long}y`)[0]).not.toBe(term);
   });
 
+  it('stems a word up to 64 characters, and keeps a longer one as written (bounded)', () => {
+    const stemmed = `${'quasi'.repeat(12)}ing`; // 63 letters
+    expect(terms(stemmed)).toEqual([`${'quasi'.repeat(12)}`]);
+    const longer = `${'quasi'.repeat(13)}ing`; // 68: not stemmed, cut with a hash of it
+    const [term] = terms(longer);
+    expect(term.startsWith(longer.slice(0, 32))).toBe(true);
+    expect(term).not.toBe(terms(`${'quasi'.repeat(13)}s`)[0]);
+    // A line of 100 000 letters (no language's word) is one bounded term, not minutes of a
+    // stemmer whose cost grows with the square of the word.
+    const line = 'a'.repeat(100_000);
+    expect(terms(line)).toEqual([expect.stringMatching(/^a{32}#[0-9a-f]{16}$/)]);
+  });
+
   it('finds nothing in punctuation, symbols and emoji', () => {
     expect(terms(`&|!():*<>'"\\ -- ;; 🙂🎉`)).toEqual([]);
   });

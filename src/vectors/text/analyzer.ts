@@ -33,11 +33,16 @@ import englishStem from 'wink-porter2-stemmer';
  *   documents on them. `e.g.` and `i.e.` themselves are stop words.
  * - A term over {@link MAX_TERM_BYTES} is cut and suffixed with a hash of the whole: a
  *   2 000-character identifier is one exact term of bounded size.
+ * - A word over {@link MAX_STEMMED_CHARS} characters is not stemmed: no language has such
+ *   words, and the stemmers' regular expressions take time in the square of a word's length
+ *   (a line of 100 000 letters held the indexing of every later document for minutes).
  */
-export const ANALYZER_VERSION = 3;
+export const ANALYZER_VERSION = 4;
 
 /** Longest term kept whole, in UTF-8 bytes. */
 export const MAX_TERM_BYTES = 64;
+/** Longest word stemmed, in UTF-16 code units (a stem costs some 0.1 ms at this length). */
+export const MAX_STEMMED_CHARS = 64;
 /** Parts of one compound token analysed at most (a 10 000-part path is not 10 000 words). */
 const MAX_PARTS = 64;
 
@@ -237,6 +242,7 @@ const stems = new Map<string, string>();
 const STEMS_KEPT = 200_000;
 
 function stemOf(word: string): string {
+  if (word.length > MAX_STEMMED_CHARS) return word;
   let stem = stems.get(word);
   if (stem === undefined) {
     stem = stemWord(word);
@@ -256,7 +262,12 @@ function stemWord(word: string): string {
 
 /** `term`, or its first 32 characters and a hash of the whole when it is too long. */
 function bounded(term: string): string {
-  if (Buffer.byteLength(term) <= MAX_TERM_BYTES) return term;
-  const head = [...term].slice(0, 32).join('');
+  if (term.length <= MAX_TERM_BYTES / 3 || Buffer.byteLength(term) <= MAX_TERM_BYTES) return term;
+  let head = '';
+  let count = 0;
+  for (const character of term) {
+    if (count++ === 32) break;
+    head += character;
+  }
   return `${head}#${createHash('sha1').update(term).digest('hex').slice(0, 16)}`;
 }
