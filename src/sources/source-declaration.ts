@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -74,8 +75,48 @@ const secret = z
   .refine((ref) => (ref.env === undefined) !== (ref.file === undefined), 'either env or file');
 
 export const folderSourceSchema = z
-  .object({ ...common, kind: z.literal('folder'), path: z.string().min(1).max(4096) })
+  .object({
+    ...common,
+    kind: z.literal('folder'),
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine(
+        (text) => isAbsolute(text),
+        'an absolute path (a relative one would depend on where the server was started)',
+      ),
+  })
   .strict();
+
+/**
+ * A declaration as it is shown: a password in its URL (refused since, but kept in a
+ * declaration stored before) replaced by `***`.
+ */
+export function shown<T extends { kind: string; url?: string }>(declaration: T): T {
+  if (declaration.url === undefined || !holdsPassword(declaration.url)) return declaration;
+  const url = new URL(declaration.url);
+  url.password = '***';
+  return { ...declaration, url: url.toString() };
+}
+
+/** Whether a URL (a user@host:path one has none) holds a password. */
+function holdsPassword(text: string): boolean {
+  try {
+    return new URL(text).password !== '';
+  } catch {
+    return false;
+  }
+}
+
+function webUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export const gitSourceSchema = z
   .object({
@@ -88,6 +129,10 @@ export const gitSourceSchema = z
       .refine(
         (text) => /^(https?|ssh|file):\/\//.test(text) || /^[\w.-]+@[\w.-]+:/.test(text),
         'an https://, ssh://, file:// or user@host:path URL',
+      )
+      .refine(
+        (text) => !holdsPassword(text),
+        'the URL holds a password: give it by reference instead (token: { env } or { file })',
       ),
     ref: z.string().min(1).max(256).optional(),
     /** A folder inside the repository. */
@@ -105,7 +150,15 @@ export const webSourceSchema = z
     ...common,
     kind: z.literal('web'),
     /** The start URL, and the scope: only URLs under it are read. */
-    url: z.string().url().max(2048),
+    url: z
+      .string()
+      .url()
+      .max(2048)
+      .refine((text) => webUrl(text) !== undefined, 'an http:// or https:// URL')
+      .refine(
+        (text) => webUrl(text)?.username === '' && webUrl(text)?.password === '',
+        'the URL holds a user or a password: a site is read without credentials',
+      ),
     max_pages: z.number().int().min(1).max(100_000).optional(),
     max_depth: z.number().int().min(0).max(50).optional(),
   })

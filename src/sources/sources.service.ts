@@ -7,7 +7,7 @@ import { Access } from '../documents/access';
 import { DocumentSources, sourceActor } from '../documents/document-sources';
 import { DocumentsService } from '../documents/documents.service';
 import { SourceRunner } from './source-runner';
-import { sourceDeclarationSchema, type SourceDeclaration } from './source-declaration';
+import { shown, sourceDeclarationSchema, type SourceDeclaration } from './source-declaration';
 import { readSourcesFile } from './sources-file';
 import { NO_COUNTS, type RunRow, type SourceRow, SourcesRepository } from './sources.repository';
 import type { RunView, SourceDetail, SourceList, SourceView } from './sources.schemas';
@@ -225,7 +225,7 @@ function viewOf(source: SourceRow, run: RunRow | null, counts: Map<string, numbe
     kind: source.kind,
     mount: source.mount,
     origin: source.origin,
-    declaration: source.declaration,
+    declaration: shown(source.declaration),
     state,
     documents: counts.get(source.id) ?? 0,
     next_run_at: iso(source.next_run_at),

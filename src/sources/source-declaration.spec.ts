@@ -1,0 +1,51 @@
+import { DomainError } from '../common/domain-error';
+import { parseInput } from '../common/validation';
+import { shown, sourceDeclarationSchema } from './source-declaration';
+
+function refusal(input: unknown): string {
+  try {
+    parseInput(sourceDeclarationSchema, input);
+  } catch (error) {
+    if (error instanceof DomainError) return error.message;
+    throw error;
+  }
+  throw new Error('expected the declaration to be refused');
+}
+
+describe('a source declaration', () => {
+  const git = { id: 'handbook', kind: 'git', mount: 'handbook' };
+  const web = { id: 'site', kind: 'web', mount: 'site' };
+  const folder = { id: 'notes', kind: 'folder', mount: 'notes' };
+
+  it.each([
+    [{ ...git, url: 'https://git.example.com/acme/handbook.git' }],
+    [{ ...git, url: 'https://deploy@git.example.com/acme/handbook.git' }],
+    [{ ...git, url: 'git@git.example.com:acme/handbook.git' }],
+    [{ ...web, url: 'https://docs.example.com/guide/' }],
+    [{ ...web, url: 'http://127.0.0.1:8000/' }],
+    [{ ...folder, path: '/srv/notes' }],
+  ])('accepts %j', (declaration) => {
+    expect(parseInput(sourceDeclarationSchema, declaration)).toEqual(declaration);
+  });
+
+  it.each([
+    [
+      { ...git, url: 'https://user:s3cret@git.example.com/x.git' },
+      /^url: the URL holds a password/,
+    ],
+    [{ ...web, url: 'file:///etc/passwd' }, /^url: an http:\/\/ or https:\/\/ URL/],
+    [{ ...web, url: 'https://user:pw@docs.example.com/' }, /^url: the URL holds a user/],
+    [{ ...folder, path: 'notes' }, /^path: an absolute path/],
+  ])('refuses %j when it is declared, not when it runs', (declaration, message) => {
+    const said = refusal(declaration);
+    expect(said).toMatch(message);
+    expect(said).not.toContain('s3cret');
+  });
+
+  it('shows a password a declaration stored before held as ***', () => {
+    const stored = { ...git, url: 'https://user:s3cret@git.example.com/x.git' };
+    expect(shown(stored).url).toBe('https://user:***@git.example.com/x.git');
+    const clean = { ...git, url: 'git@git.example.com:acme/handbook.git' };
+    expect(shown(clean)).toBe(clean);
+  });
+});
