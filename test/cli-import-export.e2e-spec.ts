@@ -183,6 +183,29 @@ describe('agent-data import and export', () => {
     await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(404);
   });
 
+  it('exports ids that name a route (notes/history), and --mirror keeps the documents of files it skips', async () => {
+    for (const id of ['odd/history', 'odd/README', 'odd/config.json', 'odd/.hidden.md']) {
+      await request(t.baseUrl)
+        .post('/documents')
+        .set('X-API-Key', KEY)
+        .send({ document_id: id, body: `The body of ${id}.` })
+        .expect(201);
+    }
+    const out = join(dir, 'odd-out');
+    const exported = await cli('export', 'odd', out);
+    expect([exported.code, exported.stdout.trim()]).toEqual([0, 'exported 4, failed 0']);
+    expect(readFileSync(join(out, 'history'), 'utf8')).toContain('The body of odd/history.');
+    // An import reads none of them back (no extension, .json, hidden): it skips them, and
+    // deletes none of their documents for it.
+    const back = await cli('import', out, '--prefix', 'odd', '--mirror', '--json');
+    const report = JSON.parse(back.stdout);
+    expect(report.summary).toBe(
+      'created 0, updated 0, moved 0, unchanged 0, deleted 0, skipped 4, failed 0',
+    );
+    await request(t.baseUrl).get('/documents/odd%2Fhistory').set('X-API-Key', KEY).expect(200);
+    await request(t.baseUrl).get('/documents/odd/config.json').set('X-API-Key', KEY).expect(200);
+  });
+
   it('skips a 2 GiB file without reading it, and names the server when none answers', async () => {
     const huge = join(dir, 'huge');
     mkdirSync(huge);

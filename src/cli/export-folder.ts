@@ -1,7 +1,8 @@
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { stringify } from 'yaml';
-import { encodeId, listAll, messageOf } from './import-folder';
+import { documentPath } from '../common/document-path';
+import { listAll, messageOf } from './import-folder';
 import type { RestClient } from './rest-client';
 
 export interface ExportReport {
@@ -46,12 +47,9 @@ export async function exportFolder(
   const worker = async () => {
     for (const [, id] of next) {
       try {
-        const document = await client.call<Document>('GET', `/documents/${encodeId(id)}`);
+        const document = await client.call<Document>('GET', documentPath(id));
         if (mayNameById(document.body)) {
-          const { links } = await client.call<{ links: Link[] }>(
-            'GET',
-            `/documents/${encodeId(id)}/links`,
-          );
+          const { links } = await client.call<{ links: Link[] }>('GET', documentPath(id, '/links'));
           document.body = asFiles(document.body, id, links);
         }
         const relative = id.slice(prefix.length);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { documentPath } from '../common/document-path';
 import { RequestFailed, RestClient } from './rest-client';
 import { readSource, sourceFiles, type SourceDocument } from './source-files';
 
@@ -97,9 +98,19 @@ export async function importFolder(
   });
   const existing = await listAll(client, folder);
   const fresh = [...wanted.keys()].filter((id) => !existing.has(id));
-  const gone = [...existing.keys()].filter(
-    (id) => !wanted.has(id) && !report.failed.some((f) => f.document_id === id),
-  );
+  // A file that is there but not read (skipped: hidden, of a kind not imported, too large) or
+  // that failed is not gone: `mirror` never deletes the document of a file it did not read.
+  // A skipped folder (hidden, a link) keeps every document under it.
+  const failed = new Set(report.failed.map((f) => f.document_id));
+  const kept = new Set(skipped.map((s) => `${folder}${s.relative}`));
+  const there = (id: string) => {
+    if (failed.has(id)) return true;
+    for (let at = id.indexOf('/'); at !== -1; at = id.indexOf('/', at + 1)) {
+      if (kept.has(id.slice(0, at))) return true;
+    }
+    return kept.has(id);
+  };
+  const gone = [...existing.keys()].filter((id) => !wanted.has(id) && !there(id));
 
   // A document with no file and a new file of the same content: the file was renamed.
   const moves: Array<{ from: string; to: string }> = [];
@@ -111,7 +122,7 @@ export async function importFolder(
       byBody.set(wanted.get(id)!.body, list);
     }
     for (const id of gone) {
-      const { body } = await client.call<{ body: string }>('GET', `/documents/${encodeId(id)}`);
+      const { body } = await client.call<{ body: string }>('GET', documentPath(id));
       const to = byBody.get(body)?.shift();
       if (to !== undefined) moves.push({ from: id, to });
     }
@@ -158,7 +169,7 @@ export async function importFolder(
     try {
       await client.call(
         'POST',
-        `/documents/${encodeId(move.from)}/move`,
+        documentPath(move.from, '/move'),
         { to: move.to },
         { idempotencyKey: randomUUID() },
       );
@@ -257,10 +268,6 @@ function* batches(
     bytes += size;
   }
   if (batch.length > 0) yield batch;
-}
-
-export function encodeId(documentId: string): string {
-  return documentId.split('/').map(encodeURIComponent).join('/');
 }
 
 export function messageOf(error: unknown): string {

@@ -28,6 +28,7 @@ import { DocumentsService } from './documents.service';
 import { DocumentListingsService } from './document-listings.service';
 import { ChangeFeedService } from './change-feed.service';
 import type { Access } from './access';
+import { documentPath } from '../common/document-path';
 import { AccessPolicyService } from './access-policy.service';
 import {
   BULK_MAX_ITEMS,
@@ -166,7 +167,7 @@ export class DocumentsController {
       actorOf(request),
       this.accessOf(request),
     );
-    response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
+    response.setHeader('Location', documentPath(document.document_id));
     return written(response, prefer, document);
   }
 
@@ -298,7 +299,7 @@ export class DocumentsController {
       actorOf(request),
       this.accessOf(request),
     );
-    response.setHeader('Location', `/documents/${encodeId(document.document_id)}`);
+    response.setHeader('Location', documentPath(document.document_id));
     return written(response, prefer, document);
   }
 
@@ -391,10 +392,6 @@ export class DocumentsController {
 
 function joinId(id: IdSegments): string {
   return Array.isArray(id) ? id.join('/') : id;
-}
-
-function encodeId(documentId: string): string {
-  return documentId.split('/').map(encodeURIComponent).join('/');
 }
 
 function actorOf(request: AuthenticatedRequest): string {
