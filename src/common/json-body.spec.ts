@@ -5,6 +5,7 @@ import {
 } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import { isJsonContentType, type JsonBodyOptions, readBody, readJsonBody } from './json-body';
 
 /** A request-like stream carrying `body` in chunks, with the given headers. */
@@ -100,6 +101,21 @@ describe('readJsonBody', () => {
       BadRequestException,
     );
     await expect(readJsonBody(aRequest('{"a":', JSON_TYPE), 100)).rejects.toThrow(/malformed JSON/);
+  });
+
+  it('answers a body cut by its connection with 400, never with the socket error (no outage)', async () => {
+    const stream = new PassThrough();
+    const request = Object.assign(stream, { headers: JSON_TYPE }) as unknown as IncomingMessage;
+    setImmediate(() => {
+      stream.write('{"a":');
+      stream.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    });
+    const refused = await readJsonBody(request, 100).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BadRequestException);
+    expect((refused as Error).message).toBe(
+      'the request body could not be read to its end (aborted)',
+    );
+    expect(isDatabaseUnavailable(refused)).toBe(false);
   });
 });
 

@@ -51,6 +51,18 @@ export class BodyRefused extends Error {
   }
 }
 
+/**
+ * The body could not be read to its end: the client's connection broke mid-body (a malformed
+ * chunk, a reset). Its own class, without the socket error's code: an ECONNRESET of a client
+ * is not the database's.
+ */
+export class BodyUnreadable extends Error {
+  constructor(cause: Error) {
+    super(`the request body could not be read to its end (${cause.message})`);
+    this.name = 'BodyUnreadable';
+  }
+}
+
 /** Bodies from this size on are parsed in a turn of the event loop of their own. */
 const LARGE_BODY_BYTES = 64 * 1024;
 let lastTurn: Promise<void> = Promise.resolve();
@@ -121,6 +133,7 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
       closeOnOversize: true,
     });
   } catch (error) {
+    if (error instanceof BodyUnreadable) throw new BadRequestException(error.message);
     if (!(error instanceof BodyRefused)) throw error;
     if (error.status === 415) {
       throw new UnsupportedMediaTypeException(
@@ -157,7 +170,7 @@ function readUpTo(request: IncomingMessage, limit: number): Promise<Buffer[] | u
       else chunks.push(chunk);
     };
     const onEnd = () => settle(() => resolve(chunks));
-    const onError = (error: Error) => settle(() => reject(error));
+    const onError = (error: Error) => settle(() => reject(new BodyUnreadable(error)));
     if (request.readableEnded) resolve(chunks);
     else request.on('data', onData).on('end', onEnd).on('error', onError);
   });

@@ -115,6 +115,32 @@ describe('the process logger', () => {
     }
   });
 
+  it('logs a request its client left before the answer as aborted, at warn (no server error)', async () => {
+    const observe = requestLogging(createRootLogger(loadConfig({ LOG_LEVEL: 'info' }), fd));
+    let closed!: Promise<unknown>;
+    const arrived = new Promise<void>((resolve) => {
+      server = createServer((req, res) => {
+        const routed = req as RoutedRequest;
+        routed.originalUrl = req.url!;
+        observe(routed, res);
+        closed = new Promise((done) => res.once('close', done));
+        resolve(); // and never answered
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server!.address() as AddressInfo;
+    const client = httpRequest({ port, host: '127.0.0.1', path: '/documents' }).on(
+      'error',
+      () => {},
+    );
+    client.end();
+    await arrived;
+    client.destroy();
+    await closed;
+    const [line] = written().map((text) => JSON.parse(text));
+    expect(line).toMatchObject({ level: 40, msg: 'request aborted', req: { url: '/documents' } });
+  });
+
   it('logs a request without its headers at info, and with them, redacted, at debug', async () => {
     await aRequest(createRootLogger(loadConfig({ LOG_LEVEL: 'info' }), fd));
     const [atInfo] = written().map((line) => JSON.parse(line));

@@ -86,7 +86,9 @@ export function requestLogging(root: Logger): RequestObserver {
     response.once('close', () => {
       const status = response.statusCode;
       const completed = response.writableFinished;
-      const level = !completed || status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      // A client that leaves before its answer is the client's doing, not a failure of the
+      // server: a warning, as a refused request is.
+      const level = status >= 500 ? 'error' : !completed || status >= 400 ? 'warn' : 'info';
       if (
         !root.isLevelEnabled(level) ||
         (completed && status < 400 && QUIET_PATHS.test(request.url))

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BodyRefused, readBody } from '../common/json-body';
+import { BodyRefused, BodyUnreadable, readBody } from '../common/json-body';
 import { McpHttpException } from './json-rpc-error';
 
 /** A parsed MCP POST body, or why it is not JSON (answered as JSON-RPC -32700). */
@@ -27,6 +27,8 @@ export async function readMcpBody(request: IncomingMessage, limit: number): Prom
     if (body.kind === 'malformed' && !body.blank) return { ok: false, problem: body.problem };
     return { ok: false, problem: 'the request body is empty' };
   } catch (error) {
+    if (error instanceof BodyUnreadable)
+      throw new McpHttpException(400, `Bad Request: ${error.message}`);
     if (!(error instanceof BodyRefused)) throw error;
     if (error.status === 413) {
       throw new McpHttpException(
