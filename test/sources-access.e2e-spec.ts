@@ -87,6 +87,14 @@ describe('sources under an access policy', () => {
     }
   });
 
+  it('answers an id no source can have (a NUL byte, capitals) as an absent source, not with the database', async () => {
+    for (const path of ['/sources/%00', '/sources/%00/runs', '/sources/Not-An-Id/runs']) {
+      const absent = await request(t.baseUrl).get(path).set(as('ops')).expect(404);
+      expect(absent.body.error.code).toBe('NOT_FOUND');
+      expect(absent.body.error.message).not.toMatch(/database|byte sequence/);
+    }
+  });
+
   it('names only readable documents among a run’s failures, and counts a mount read whole only', async () => {
     const ops = await request(t.baseUrl).get('/sources/mixed').set(as('ops')).expect(200);
     expect(

@@ -35,9 +35,10 @@ const every = z
   .refine((text) => durationMs(text) !== null, 'a duration such as 30m, 6h or 1d')
   .refine((text) => (durationMs(text) ?? 0) >= MIN_EVERY_MS, 'at least 1m');
 
-const id = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and dashes, at most 63');
+/** A source's id: lowercase letters, digits and dashes, at most 63. */
+export const SOURCE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+const id = z.string().regex(SOURCE_ID, 'lowercase letters, digits and dashes, at most 63');
 
 /** A folder of the knowledge base: segments without `.`/`..`, no leading or trailing `/`. */
 const mount = z

@@ -7,7 +7,12 @@ import { Access } from '../documents/access';
 import { DocumentSources, sourceActor } from '../documents/document-sources';
 import { DocumentsService } from '../documents/documents.service';
 import { SourceRunner } from './source-runner';
-import { shown, sourceDeclarationSchema, type SourceDeclaration } from './source-declaration';
+import {
+  shown,
+  SOURCE_ID,
+  sourceDeclarationSchema,
+  type SourceDeclaration,
+} from './source-declaration';
 import { readSourcesFile } from './sources-file';
 import { NO_COUNTS, type RunRow, type SourceRow, SourcesRepository } from './sources.repository';
 import type { RunView, SourceDetail, SourceList, SourceView } from './sources.schemas';
@@ -179,7 +184,9 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async found(id: string): Promise<SourceRow> {
-    const source = await this.repository.find(id);
+    // No source has an id outside the pattern: not looked for (a NUL byte is no text to
+    // PostgreSQL, and its refusal is no answer to give).
+    const source = SOURCE_ID.test(id) ? await this.repository.find(id) : null;
     if (source === null) {
       throw new DomainError(ErrorCode.NOT_FOUND, `source ${id} does not exist`, { source_id: id });
     }
