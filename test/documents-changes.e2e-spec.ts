@@ -247,6 +247,7 @@ describe('change feed', () => {
       ['a folder of a slash alone', 'folder=/', 'folder'],
       ['an actor with a control character', 'actor=a%00b', 'actor'],
       ['an operation that is not one', 'operation=Update%3B', 'operation'],
+      ['an operation no write is audited as', 'operation=drop', 'operation'],
       ['a time that is not one', 'since=yesterday', 'since'],
       ['a day that does not exist', 'since=2026-02-30T00:00:00Z', 'since'],
       ['a time without its offset', 'until=2026-01-01T00:00:00', 'until'],

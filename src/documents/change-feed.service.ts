@@ -22,8 +22,17 @@ export interface ChangeQuery {
   cursor?: string;
 }
 
-/** `create`, `moved-away`, `refused:patch`: what the audit trail writes as an operation. */
-const OPERATION = /^[a-z][a-z-]{0,30}(?::[a-z][a-z-]{0,30})?$/;
+/** Every operation the audit trail writes (docs/documents.md, "The change feed"). */
+export const AUDITED_OPERATIONS: readonly string[] = [
+  'create',
+  'update',
+  'delete',
+  'restore',
+  'purge',
+  'move',
+  'moved-away',
+  ...['create', 'update', 'patch', 'delete', 'restore', 'move'].map((op) => `refused:${op}`),
+];
 
 /**
  * The change feed (docs/documents.md): the audit trail, newest first by id, a keyset page at
@@ -38,8 +47,8 @@ export class ChangeFeedService {
     const folder = validateFolder(query.folder, 'folder');
     const actor = validatePrefix(query.actor, 'actor') || null;
     const operation = query.operation || null;
-    if (operation !== null && !OPERATION.test(operation)) {
-      throw invalidArgument('operation', 'must be an operation such as update or refused:update');
+    if (operation !== null && !AUDITED_OPERATIONS.includes(operation)) {
+      throw invalidArgument('operation', `must be one of ${AUDITED_OPERATIONS.join(', ')}`);
     }
     const since = instantOf(query.since, 'since');
     const until = instantOf(query.until, 'until');

@@ -13,6 +13,7 @@ import {
   CHANGES_MAX_LIMIT,
   FOLDER_TREE_MAX_FOLDERS,
 } from '../documents/document.schemas';
+import { AUDITED_OPERATIONS } from '../documents/change-feed.service';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import { header, linksById, type OperationDoc, query } from './operation-doc';
 import { BACKUP_API_OPERATIONS } from './backup-api.operations';
@@ -148,8 +149,9 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
           type: 'string',
         },
       ),
-      query('operation', 'Only this operation (`update`, `refused:update`...), exactly', {
+      query('operation', 'Only this operation, exactly; empty: any', {
         type: 'string',
+        enum: ['', ...AUDITED_OPERATIONS],
       }),
       // An empty filter is no filter (`since=` as if absent), as for every filter of the feed.
       {
