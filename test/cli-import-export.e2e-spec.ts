@@ -264,5 +264,31 @@ describe('agent-data import and export', () => {
     );
     expect([code, stderr.trim()]).toEqual([1, 'agent-data: the API key is not valid']);
     expect((await cli('import', '--help')).stdout).toContain('agent-data import <dir>');
+
+    // A prefix no id can start with is said before anything is read or written.
+    for (const prefix of ['../x', '/abs', 'a//b']) {
+      const refused = await cli('import', join(dir, 'src'), '--prefix', prefix, '--dry-run');
+      expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([
+        2,
+        expect.stringMatching(/^agent-data: --prefix: must not/),
+      ]);
+    }
+    const ftp = await cli('export', 'kb', join(dir, 'y'), '--server', 'ftp://127.0.0.1');
+    expect([ftp.code, ftp.stderr.split('\n')[0]]).toEqual([
+      2,
+      'agent-data: --server ftp://127.0.0.1 is not an http:// or https:// URL',
+    ]);
+    const keyFile = join(dir, 'no-such-key');
+    const noFile = await cli('export', 'kb', join(dir, 'y'), '--api-key-file', keyFile);
+    expect([noFile.code, noFile.stderr.trim()]).toEqual([
+      1,
+      `agent-data: cannot read the API key file ${keyFile}: no such file`,
+    ]);
+    writeFileSync(keyFile, '\n');
+    const empty = await cli('export', 'kb', join(dir, 'y'), '--api-key-file', keyFile);
+    expect([empty.code, empty.stderr.trim()]).toEqual([
+      1,
+      `agent-data: the API key file ${keyFile} is empty`,
+    ]);
   });
 });

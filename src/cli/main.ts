@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AppConfig } from '../config/app-config';
+import { validateFolder } from '../documents/document-id';
 import { MCP_USAGE, mcpProfileOf, McpUsageError } from './mcp-usage';
 import { progressBar } from './progress-bar';
 import { apiKey, SERVER_OPTIONS, serverClient } from './server-client';
@@ -167,6 +168,14 @@ async function runImport(args: readonly string[]): Promise<number> {
   if (folder === undefined) throw new Error(`${dir} does not exist`);
   if (!folder.isDirectory()) throw new Error(`${dir} is not a folder`);
   if (values.mirror && !values.prefix) throw new UsageError('--mirror needs --prefix');
+  if (values.prefix !== undefined) {
+    // The folder's rules are the ids' (no "..", no "//", not from "/"): said now, not once per file.
+    try {
+      validateFolder(values.prefix, '--prefix');
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
   const maxBytes = Number(values['max-bytes'] ?? 1_048_576);
   if (!Number.isInteger(maxBytes) || maxBytes < 1)
     throw new UsageError('--max-bytes must be a number of bytes');

@@ -115,7 +115,11 @@ export class RestClient {
       if (response.ok) return { response, text };
       const parsed = text === '' ? undefined : safeJson(text);
       const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-      const message = error?.message ?? `HTTP ${response.status}`;
+      // An answer without the API's error object comes from something else at that address
+      // (another server, a proxy's page): said so, rather than a bare status.
+      const message =
+        error?.message ??
+        `HTTP ${response.status} from ${this.baseUrl}, not an answer of Agent Data's API (is it the server's address?)`;
       const retried =
         response.status === 429 ||
         response.status === 503 ||

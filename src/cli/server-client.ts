@@ -23,10 +23,14 @@ export function serverClient(
     /\/+$/,
     '',
   );
+  let url: URL;
   try {
-    new URL(server);
+    url = new URL(server);
   } catch {
     throw new CommandUsageError(`--server ${server} is not a URL`, usage);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CommandUsageError(`--server ${server} is not an http:// or https:// URL`, usage);
   }
   return new RestClient(server, apiKey(values['api-key-file']), (line) =>
     process.stderr.write(`${line}\n`),
@@ -36,11 +40,15 @@ export function serverClient(
 /** The key from --api-key-file, else AGENT_DATA_API_KEY. */
 export function apiKey(file: string | undefined): string | undefined {
   if (file === undefined) return process.env.AGENT_DATA_API_KEY || undefined;
+  let key: string;
   try {
-    return readFileSync(file, 'utf8').trim();
+    key = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new Error(
-      `cannot read the API key file: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
+    const { code } = error as NodeJS.ErrnoException;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable' : code;
+    throw new Error(`cannot read the API key file ${file}: ${why ?? 'error'}`);
   }
+  // An empty file would send no key at all, and every answer would be "unauthenticated".
+  if (key === '') throw new Error(`the API key file ${file} is empty`);
+  return key;
 }
