@@ -173,12 +173,14 @@ describe('sources', () => {
     await repo.commit('second');
     const run = await sync();
     expect(run.status).toBe('succeeded');
-    expect(run.counts).toMatchObject({ updated: 1, moved: 1, deleted: 1, failed: 0 });
+    // The renamed file: moved, then written once more to name its new path.
+    expect(run.counts).toMatchObject({ updated: 2, moved: 1, deleted: 1, failed: 0 });
     expect((await document('handbook/guide.md')).body).toContain('twice');
     await get(idPath('handbook/ops/restore.md')).expect(404);
     await get(idPath('handbook/notes.txt')).expect(404);
     const moved = await document('handbook/ops/recovery.md');
-    expect(moved.revision).toBe(restoreRevision);
+    expect(moved.revision).toBe(restoreRevision + 1);
+    expect(moved.metadata.source_uri).toMatch(/@[0-9a-f]{40}:ops\/recovery\.md$/);
     expect(moved.body).toContain('From the latest snapshot.');
     expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
   });
