@@ -343,7 +343,7 @@ describe('refused input changes nothing in the database', () => {
         .post('/documents')
         .set('Content-Type', 'application/json')
         .send('{"document_id":"pg/surrogate.md","body":"b","metadata":{"k":"\\ud800"}}');
-      expectRefusal(response, { status: 400, code: 'INVALID_ARGUMENT' });
+      expectRefusal(response, { status: 400, code: 'INVALID_ARGUMENT', field: 'metadata' });
     });
 
     it('answers 400, never 500, for a restore revision past the integer range', async () => {

@@ -80,6 +80,28 @@ describe('documents REST API: create, read, update, patch', () => {
         .expect(200)
         .expect((r) => expect(r.body).toMatchObject({ body: document.body, revision: 1 }));
     });
+
+    it('answers a body, title or tag holding a lone surrogate with the text it stores (U+FFFD)', async () => {
+      const created = await request(t.baseUrl)
+        .post('/documents')
+        .set('Content-Type', 'application/json')
+        .send(
+          '{"document_id":"pg/cut-emoji.md","body":"cut \\ud83d here","title":"T \\ude00","tags":["x\\ud800"]}',
+        )
+        .expect(201);
+      expect(created.body).toMatchObject({
+        body: 'cut \uFFFD here',
+        title: 'T \uFFFD',
+        tags: ['x\uFFFD'],
+      });
+      const read = await request(t.baseUrl).get('/documents/pg/cut-emoji.md').expect(200);
+      expect(read.body).toMatchObject({
+        body: created.body.body,
+        title: created.body.title,
+        tags: created.body.tags,
+        content_hash: created.body.content_hash,
+      });
+    });
   });
 
   describe('GET /documents/{id}', () => {

@@ -12,6 +12,18 @@ export const MAX_METADATA_DEPTH = 64;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** A UTF-16 surrogate without its pair: it has no UTF-8 form. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * The text as PostgreSQL will hold it: a lone surrogate (a string cut inside an emoji) is
+ * written as U+FFFD, so what a write answers is what a read gives.
+ */
+function asStored(text: string): string {
+  return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
+}
+
 /** The fields a write gives (their types already checked by the REST or MCP schema). */
 /** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
 export interface WriteOptions {
@@ -68,7 +80,7 @@ export class DocumentFields {
       throw tooLarge('body', bytes, this.limits.maxBodyBytes, 'bytes');
     }
     if (body.includes('\u0000')) throw invalidArgument('body', 'must not contain NUL characters');
-    return body;
+    return asStored(body);
   }
 
   title(title: string | undefined): string | undefined {
@@ -78,7 +90,7 @@ export class DocumentFields {
       throw tooLarge('title', chars, this.limits.maxTitleChars, 'characters');
     }
     if (CONTROL.test(title)) throw invalidArgument('title', 'must not contain control characters');
-    return title.trim();
+    return asStored(title.trim());
   }
 
   tags(tags: readonly string[] | undefined): string[] | undefined {
@@ -98,7 +110,7 @@ export class DocumentFields {
       if (CONTROL.test(tag)) {
         throw invalidArgument(`tags[${i}]`, 'must not contain control characters');
       }
-      seen.add(tag.trim());
+      seen.add(asStored(tag.trim()));
     });
     return [...seen];
   }
@@ -112,7 +124,16 @@ export class DocumentFields {
         `must not be nested deeper than ${MAX_METADATA_DEPTH} levels`,
       );
     }
-    const json = JSON.stringify(metadata);
+    let lone = false;
+    const json = JSON.stringify(metadata, (key: string, value: unknown) => {
+      if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value)))
+        lone = true;
+      return value;
+    });
+    // jsonb refuses the escape of a lone surrogate (`"\ud800"`): said here, not by SQL.
+    if (lone) {
+      throw invalidArgument('metadata', 'must be valid Unicode text (a lone surrogate)');
+    }
     const bytes = Buffer.byteLength(json, 'utf8');
     if (bytes > this.limits.maxMetadataBytes) {
       throw tooLarge('metadata', bytes, this.limits.maxMetadataBytes, 'bytes of JSON');
