@@ -265,6 +265,13 @@ describe('agent-data import and export', () => {
     expect([code, stderr.trim()]).toEqual([1, 'agent-data: the API key is not valid']);
     expect((await cli('import', '--help')).stdout).toContain('agent-data import <dir>');
 
+    const none = await cli('export', 'nosuch', join(dir, 'z'));
+    expect([none.code, none.stdout.trim(), none.stderr.trim()]).toEqual([
+      0,
+      'exported 0, failed 0',
+      "no document under nosuch/ (a folder, as import's --prefix; nothing was written)",
+    ]);
+
     // A prefix no id can start with is said before anything is read or written.
     for (const prefix of ['../x', '/abs', 'a//b']) {
       const refused = await cli('import', join(dir, 'src'), '--prefix', prefix, '--dry-run');

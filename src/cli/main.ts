@@ -225,6 +225,13 @@ async function runExport(args: readonly string[]): Promise<number> {
     for (const { document_id, error } of report.failed) {
       process.stderr.write(`failed ${document_id}: ${error}\n`);
     }
+    if (report.written.length === 0 && report.failed.length === 0) {
+      // Nothing is no error (an empty folder), but a folder misspelt, or a document named
+      // where a folder was meant, is worth a line.
+      process.stderr.write(
+        `no document under ${folder.replace(/\/+$/, '')}/ (a folder, as import's --prefix; nothing was written)\n`,
+      );
+    }
     process.stdout.write(`exported ${report.written.length}, failed ${report.failed.length}\n`);
   }
   return report.failed.length > 0 ? 1 : 0;
