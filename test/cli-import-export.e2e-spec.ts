@@ -206,6 +206,21 @@ describe('agent-data import and export', () => {
     await request(t.baseUrl).get('/documents/odd/config.json').set('X-API-Key', KEY).expect(200);
   });
 
+  it('names a document by its file name composed (NFC), as written on macOS decomposed', async () => {
+    const folder = join(dir, 'nfd');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'cafe\u0301.md'), '# Café\n\nThe menu.\n');
+    const imported = await cli('import', folder, '--prefix', 'nfd');
+    expect([imported.code, imported.stdout.trim()]).toEqual([
+      0,
+      'created 1, updated 0, moved 0, unchanged 0, deleted 0, skipped 0, failed 0',
+    ]);
+    await request(t.baseUrl)
+      .get(`/documents/nfd/${encodeURIComponent('caf\u00e9.md')}`)
+      .set('X-API-Key', KEY)
+      .expect(200);
+  });
+
   it('skips a 2 GiB file without reading it, and names the server when none answers', async () => {
     const huge = join(dir, 'huge');
     mkdirSync(huge);

@@ -91,7 +91,7 @@ export async function importFolder(
     read[i] = await readSource(files[i]).catch((error: Error) => error);
   });
   files.forEach((file, i) => {
-    const id = `${folder}${file.relative}`;
+    const id = idOf(folder, file.relative);
     const document = read[i];
     if (document instanceof Error) report.failed.push({ document_id: id, error: document.message });
     else wanted.set(id, document);
@@ -102,7 +102,7 @@ export async function importFolder(
   // that failed is not gone: `mirror` never deletes the document of a file it did not read.
   // A skipped folder (hidden, a link) keeps every document under it.
   const failed = new Set(report.failed.map((f) => f.document_id));
-  const kept = new Set(skipped.map((s) => `${folder}${s.relative}`));
+  const kept = new Set(skipped.map((s) => idOf(folder, s.relative)));
   const there = (id: string) => {
     if (failed.has(id)) return true;
     for (let at = id.indexOf('/'); at !== -1; at = id.indexOf('/', at + 1)) {
@@ -268,6 +268,15 @@ function* batches(
     bytes += size;
   }
   if (batch.length > 0) yield batch;
+}
+
+/**
+ * The id of a file: its path under the folder, in Unicode's composed form (NFC), as people
+ * type it and links name it; macOS writes names decomposed (NFD: `e` and a combining accent),
+ * which would make ids no one can type.
+ */
+function idOf(folder: string, relative: string): string {
+  return `${folder}${relative.normalize('NFC')}`;
 }
 
 export function messageOf(error: unknown): string {
