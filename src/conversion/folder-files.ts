@@ -137,7 +137,7 @@ export async function folderFiles(
         {
           skipped: {
             relative: JSON.stringify(relative),
-            reason: 'its name holds control characters',
+            reason: 'its name holds a control character or a backslash, which no id may',
           },
         },
       ];

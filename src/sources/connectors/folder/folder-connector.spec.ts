@@ -49,7 +49,10 @@ describe('FolderConnector.enumerate', () => {
     expect(new Set(enumeration.items.map((item) => item.version)).size).toBe(5);
     expect(enumeration.skipped).toEqual([
       { key: '.obsidian', reason: 'hidden' },
-      { key: '"bad\\nname.md"', reason: 'its name holds control characters' },
+      {
+        key: '"bad\\nname.md"',
+        reason: 'its name holds a control character or a backslash, which no id may',
+      },
       { key: 'big.md', reason: '5000 bytes, over the body limit of 4096' },
       { key: 'image.png', reason: 'not a type that is imported (.png)' },
     ]);

@@ -260,7 +260,10 @@ describe('GitConnector', () => {
       { key: '.github', reason: 'hidden' },
       { key: 'docs/.draft.md', reason: 'hidden' },
       { key: 'docs/absolute.md', reason: 'a symbolic link (not followed)' },
-      { key: '"docs/back\\\\slash.md"', reason: 'its name holds control characters' },
+      {
+        key: '"docs/back\\\\slash.md"',
+        reason: 'its name holds a control character or a backslash, which no id may',
+      },
       { key: 'docs/relative.md', reason: 'a symbolic link (not followed)' },
       { key: 'vendor/lib', reason: 'a submodule (not followed)' },
     ]);

@@ -75,7 +75,10 @@ describe('listingOf', () => {
     expect(listing.skipped).toEqual([
       { key: '.git-crypt', reason: 'hidden' },
       { key: 'a/.obsidian', reason: 'hidden' },
-      { key: '"bell\\u0007.md"', reason: 'its name holds control characters' },
+      {
+        key: '"bell\\u0007.md"',
+        reason: 'its name holds a control character or a backslash, which no id may',
+      },
       { key: '"b\ufffd.md"', reason: 'its name is not UTF-8' },
       { key: 'link.md', reason: 'a symbolic link (not followed)' },
       { key: 'vendor/lib', reason: 'a submodule (not followed)' },

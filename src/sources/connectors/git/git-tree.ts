@@ -109,7 +109,10 @@ export function listingOf(entries: readonly TreeEntry[], rules: ListingRules): L
       if (!hidden.has(hiddenKey)) skipped.push({ key: hiddenKey, reason: 'hidden' });
       hidden.add(hiddenKey);
     } else if (UNUSABLE_IN_IDS.test(key)) {
-      skipped.push({ key: JSON.stringify(key), reason: 'its name holds control characters' });
+      skipped.push({
+        key: JSON.stringify(key),
+        reason: 'its name holds a control character or a backslash, which no id may',
+      });
     } else if (entry.mode === '160000') {
       skipped.push({ key, reason: 'a submodule (not followed)' });
     } else if (entry.mode === '120000') {
