@@ -264,7 +264,10 @@ export class LexicalStore
    * `removed` (deleted or skipped documents), in one transaction; an older revision never
    * replaces a newer one. With the index in Qdrant, it is written inside that transaction.
    */
-  async write(documents: readonly LexicalWrite[], removed: readonly string[] = []): Promise<number> {
+  async write(
+    documents: readonly LexicalWrite[],
+    removed: readonly string[] = [],
+  ): Promise<number> {
     if (documents.length === 0 && removed.length === 0) return 0;
     const written = await this.records.write(documents, removed, this.mirror);
     this.replica.remove(removed);
