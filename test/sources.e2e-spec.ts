@@ -113,6 +113,8 @@ describe('sources', () => {
       source_id: 'handbook',
       source_uri: expect.stringMatching(/@[0-9a-f]{40}:guide\.md$/),
     });
+    // Who keeps it, as the server says (the console offers no edit for it).
+    expect(guide.source).toEqual({ id: 'handbook', uri: guide.metadata.source_uri });
     const { body: source } = await get('/sources/handbook').expect(200);
     expect(source).toMatchObject({ origin: 'file', documents: 5, state: 'idle', failures: 0 });
     // An HTML file is read as a fetched page is: its article, without the site around it.
@@ -183,6 +185,7 @@ describe('sources', () => {
     expect(moved.metadata.source_uri).toMatch(/@[0-9a-f]{40}:ops\/recovery\.md$/);
     expect(moved.body).toContain('From the latest snapshot.');
     expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
+    expect((await document('handbook/agent-note.md')).source).toBeNull();
   });
 
   it('holds deletions beyond max_delete until they are confirmed', async () => {

@@ -177,6 +177,8 @@ export interface Document extends DocumentSummary {
   metadata: Record<string, unknown>;
   created_at: string;
   vector_status: string;
+  /** GET's: the source that keeps it in sync (read-only to every other writer), or null. */
+  source?: { id: string; uri: string } | null;
 }
 
 export interface ListResult {

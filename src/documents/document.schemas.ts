@@ -56,6 +56,21 @@ export const documentSchema = z.object({
 });
 export type Document = z.output<typeof documentSchema>;
 
+/**
+ * A document as `GET /documents/{id}` answers it: with the source that keeps it in sync, if
+ * one does (its metadata's `source_id` says where it came from, which stays after a copy or
+ * once the source has let it go; this says who may write it).
+ */
+export const readDocumentSchema = documentSchema.extend({
+  source: z
+    .object({ id: z.string(), uri: z.string() })
+    .nullable()
+    .describe(
+      'The source that keeps this document in sync: it is read-only to every other writer. null when none does',
+    ),
+});
+export type ReadDocument = z.output<typeof readDocumentSchema>;
+
 /** A document in a listing: no body, no metadata. */
 export const documentSummarySchema = documentSchema
   .pick({

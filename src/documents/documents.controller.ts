@@ -30,6 +30,7 @@ import { ChangeFeedService } from './change-feed.service';
 import type { Access } from './access';
 import { documentPath } from '../common/document-path';
 import { AccessPolicyService } from './access-policy.service';
+import { DocumentSources } from './document-sources';
 import {
   BULK_MAX_ITEMS,
   type BulkResult,
@@ -121,6 +122,7 @@ export class DocumentsController {
     private readonly listings: DocumentListingsService,
     private readonly changeFeed: ChangeFeedService,
     private readonly policy: AccessPolicyService,
+    private readonly sources: DocumentSources,
   ) {}
 
   /** What the caller may read and write (the access policy). */
@@ -320,7 +322,9 @@ export class DocumentsController {
       response.setHeader('ETag', etag(document.revision));
       return undefined;
     }
-    return withEtag(response, document);
+    const owner = (await this.sources.provenance([document.document_id])).get(document.document_id);
+    const source = owner === undefined ? null : { id: owner.source_id, uri: owner.source_uri };
+    return withEtag(response, { ...document, source });
   }
 
   @Put('*id')

@@ -203,7 +203,10 @@ export const ADMIN_API_OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     summary: 'Read a document',
     parameters: [idParameter, header('If-None-Match', 'Revision ETag; 304 when still current')],
     responses: {
-      200: { description: 'The document; `ETag` is its revision', schema: 'Document' },
+      200: {
+        description: 'The document, and the source that keeps it in sync; `ETag` is its revision',
+        schema: 'ReadDocument',
+      },
       304: { description: 'Not modified since the revision in If-None-Match' },
     },
     errors: { 404: 'NOT_FOUND: no alive document with this id' },

@@ -3,6 +3,7 @@ import { ErrorCode } from '../common/domain-error';
 import {
   deleteResultSchema,
   documentSchema,
+  readDocumentSchema,
   documentSummarySchema,
   historyResultSchema,
   revisionSchema,
@@ -70,6 +71,7 @@ export const errorSchema = z.object({
 /** Component name → schema, registered once under `components.schemas`. */
 export const RESPONSE_SCHEMAS = {
   Document: documentSchema,
+  ReadDocument: readDocumentSchema,
   WrittenDocument: writtenDocumentSchema,
   DocumentSummary: documentSummarySchema,
   WriteResult: writeResultSchema,

@@ -34,7 +34,10 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
   if (doc === undefined) return <p aria-busy="true">Loading…</p>;
   const restUrl = `${location.origin}${documentPath(doc.document_id)}`;
   const resourceUri = `kb://${doc.document_id}`;
-  const source = provenanceOf(doc.metadata);
+  // Who may write it is the server's to say (doc.source); the metadata says where it came
+  // from, which a copy (an export imported elsewhere) or a document its source let go keeps.
+  const owner = doc.source ?? undefined;
+  const source = provenanceOf(doc.metadata) ?? (owner && { id: owner.id, uri: owner.uri });
 
   async function remove() {
     if (!confirm(`Delete ${doc!.document_id}? It can be restored from its history.`)) return;
@@ -66,15 +69,15 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
       <h1 id="doc-title">{doc.title || doc.document_id}</h1>
       <div class="actions">
         {/* A source's document is refused to every other writer: no edit or delete to offer. */}
-        {source === undefined && <a href={href('edit', doc.document_id)}>Edit</a>}
+        {owner === undefined && <a href={href('edit', doc.document_id)}>Edit</a>}
         <a href={href('history', doc.document_id)}>History</a>
-        {source === undefined && (
+        {owner === undefined && (
           <button type="button" class="link danger" onClick={remove}>
             Delete
           </button>
         )}
       </div>
-      {source !== undefined && <ProvenanceNote source={source} />}
+      {source !== undefined && <ProvenanceNote source={source} kept={owner !== undefined} />}
       {message && (
         <p class="error" role="alert">
           {message}
@@ -142,14 +145,21 @@ function provenanceOf(metadata: Record<string, unknown>): Provenance | undefined
   };
 }
 
-function ProvenanceNote({ source }: { source: Provenance }) {
+function ProvenanceNote({ source, kept }: { source: Provenance; kept: boolean }) {
   const link = source.uri === undefined ? undefined : openable(source.uri);
   return (
     <div class="notice provenance" role="note" aria-label="Provenance">
-      <p>
-        Read-only: kept in sync by source <a href={href('sources', source.id)}>{source.id}</a>.
-        Change the original; the source's next run brings the change here.
-      </p>
+      {kept ? (
+        <p>
+          Read-only: kept in sync by source <a href={href('sources', source.id)}>{source.id}</a>.
+          Change the original; the source's next run brings the change here.
+        </p>
+      ) : (
+        <p>
+          Came from source <code>{source.id}</code>, which no longer keeps it in sync: it can be
+          edited here.
+        </p>
+      )}
       {source.uri !== undefined && (
         <p>
           Original:{' '}
