@@ -23,7 +23,7 @@ import { LinkTargetIndexes1763800200001 } from './1763800200001-link-target-inde
 import { AnchorText1763800210000 } from './1763800210000-anchor-text';
 import { OlderAnalyzerIndex1763800220000 } from './1763800220000-older-analyzer-index';
 import { DeletedVersionReason1763800230000 } from './1763800230000-deleted-version-reason';
-import { Analyzer4Index1763800240000 } from './1763800240000-analyzer-4-index';
+import { AnalyzerFourIndex1763800240000 } from './1763800240000-analyzer-four-index';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -52,5 +52,5 @@ export const MIGRATIONS = [
   AnchorText1763800210000,
   OlderAnalyzerIndex1763800220000,
   DeletedVersionReason1763800230000,
-  Analyzer4Index1763800240000,
+  AnalyzerFourIndex1763800240000,
 ];

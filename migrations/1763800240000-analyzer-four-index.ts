@@ -8,8 +8,8 @@ import { createIndexConcurrently } from './concurrent-index';
  * older analyzer, and is in the new index until the pass writes it again. Built without
  * locking writers; between the drop and the build the check at start reads the table.
  */
-export class Analyzer4Index1763800240000 implements MigrationInterface {
-  name = 'Analyzer4Index1763800240000';
+export class AnalyzerFourIndex1763800240000 implements MigrationInterface {
+  name = 'AnalyzerFourIndex1763800240000';
   transaction = false as const;
 
   async up(queryRunner: QueryRunner): Promise<void> {
