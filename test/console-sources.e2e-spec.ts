@@ -156,6 +156,24 @@ describeInBrowser('the Sources page of the console', () => {
     await page.getByRole('heading', { name: 'Runs of handbook' }).waitFor();
   });
 
+  it('leaves a copy of a synced document editable, noting where it came from', async () => {
+    const guide = (await get('/documents/handbook/guide.md').expect(200)).body;
+    // As an export imported elsewhere: the provenance in its metadata, no source keeping it.
+    await request(t.baseUrl)
+      .post('/documents')
+      .set(AS)
+      .send({ document_id: 'copies/guide.md', body: guide.body, metadata: guide.metadata })
+      .expect(201);
+    await signInToConsole(page, t.baseUrl, KEY);
+    await page.goto(`${t.baseUrl}/console/#/doc/copies/guide.md`);
+    const note = page.getByRole('note', { name: 'Provenance' });
+    await note.getByText('Came from source').waitFor();
+    expect(await note.getByText('Read-only').count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Edit' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(1);
+    await expectAccessible();
+  });
+
   it("links a web page's document to the page itself", async () => {
     await openSources();
     await page.getByRole('link', { name: 'site/' }).click();
