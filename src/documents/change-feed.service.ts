@@ -10,6 +10,7 @@ import {
   CHANGES_MAX_LIMIT,
 } from './document.schemas';
 import { prefixUpperBound, validateFolder, validatePrefix } from './document-id';
+import { REFUSABLE_OPERATIONS, WRITE_OPERATIONS } from './write-operations';
 
 /** The feed's filters as the route takes them: text, an empty value being no filter. */
 export interface ChangeQuery {
@@ -24,14 +25,8 @@ export interface ChangeQuery {
 
 /** Every operation the audit trail writes (docs/documents.md, "The change feed"). */
 export const AUDITED_OPERATIONS: readonly string[] = [
-  'create',
-  'update',
-  'delete',
-  'restore',
-  'purge',
-  'move',
-  'moved-away',
-  ...['create', 'update', 'patch', 'delete', 'restore', 'move'].map((op) => `refused:${op}`),
+  ...WRITE_OPERATIONS,
+  ...REFUSABLE_OPERATIONS.map((op) => `refused:${op}`),
 ];
 
 /**

@@ -7,6 +7,7 @@ import { documentFromRow } from './document-rows';
 import type { Document } from './document.schemas';
 import type { DocumentsRepository } from './documents.repository';
 import { linkRowOf } from './links/link-row';
+import type { RefusableOperation } from './write-operations';
 
 /** One write of a bulk call. */
 export type BulkItem = {
@@ -45,7 +46,12 @@ export interface SingleWrites {
     access: Access,
   ): Promise<Document>;
   /** Lets a write through, or records its refusal and throws it. */
-  mayWrite(operation: string, documentId: string, actor: string, access: Access): Promise<void>;
+  mayWrite(
+    operation: RefusableOperation,
+    documentId: string,
+    actor: string,
+    access: Access,
+  ): Promise<void>;
   alreadyExists(documentId: string): DomainError;
 }
 

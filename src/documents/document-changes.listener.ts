@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ListenConnection } from '../database/listen-connection';
+import { WRITE_OPERATIONS } from './write-operations';
 
 /** The channel the audit trail's trigger notifies (migrations/…-change-notifications.ts). */
 export const DOCUMENT_CHANGES_CHANNEL = 'kb_document_changes';
@@ -24,15 +25,7 @@ export interface ChangeObserver {
   interrupted(): void;
 }
 
-const OPERATIONS: ReadonlySet<string> = new Set([
-  'create',
-  'update',
-  'delete',
-  'restore',
-  'purge',
-  'move',
-  'moved-away',
-]);
+const OPERATIONS: ReadonlySet<string> = new Set(WRITE_OPERATIONS);
 
 /**
  * The committed writes of every replica and every source, as PostgreSQL announces them on

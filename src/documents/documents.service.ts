@@ -27,6 +27,7 @@ import { DocumentSources } from './document-sources';
 import { LinkMoves } from './link-moves';
 import { linkRowOf } from './links/link-row';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './document-listings.service';
+import type { RefusableOperation } from './write-operations';
 
 export type CreateDocumentInput = Pick<Document, 'document_id' | 'body'> & FieldsInput;
 
@@ -360,7 +361,7 @@ export class DocumentsService {
    * exactly as if the document did not exist.
    */
   private async mayWrite(
-    operation: string,
+    operation: RefusableOperation,
     documentId: string,
     actor: string,
     access: Access,
