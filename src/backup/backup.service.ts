@@ -8,6 +8,7 @@ import { DomainError, ErrorCode } from '../common/domain-error';
 import { AppConfig } from '../config/app-config';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import type { Access } from '../documents/access';
+import { DocumentSources } from '../documents/document-sources';
 import { SERVER_VERSION } from '../common/version';
 import { VectorsAdminService } from '../vectors/vectors-admin.service';
 import {
@@ -39,6 +40,7 @@ export class BackupService {
     private readonly repository: BackupRepository,
     private readonly vectors: VectorsAdminService,
     private readonly config: AppConfig,
+    private readonly sources: DocumentSources,
   ) {}
 
   /**
@@ -160,6 +162,10 @@ export class BackupService {
       await abort(restore, copying);
       throw refusalOf(error);
     }
+    // The restored sources own their documents from now on, here (other servers within 5 s).
+    await this.sources.reloadMounts().catch((error: Error) => {
+      this.logger.warn(`the restored sources' folders are learnt within 5 s: ${error.message}`);
+    });
     const documents = tables.kb_documents.rows;
     const lexical = await this.indexLexically(documents);
     const seconds = (Date.now() - started) / 1000;

@@ -26,6 +26,19 @@ export class DocumentSources {
     this.mounts = mounts.map((mount) => `${mount}/`);
   }
 
+  /**
+   * The mounts read again from `kb_sources` now, rather than at the sources module's next
+   * look (every 5 s): after a restore, whose sources own their documents at once.
+   */
+  async reloadMounts(): Promise<void> {
+    const rows = await this.statements.query<{ mount: string }>(
+      'kb_sources_mounts',
+      `SELECT mount FROM kb_sources`,
+      [],
+    );
+    this.setMounts(rows.map((row) => row.mount));
+  }
+
   /** Whether a source may own the document (it lies under a mount). */
   underAMount(documentId: string): boolean {
     return this.mounts.some((mount) => documentId.startsWith(mount));
