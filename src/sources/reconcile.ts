@@ -83,21 +83,16 @@ export class Reconciliation {
       this.counts.unchanged = known.size;
       return this.result(null);
     }
+    // A moved item's version is forgotten (moveItem): its document is read again below and
+    // written naming its new path, as a folder's renamed file is.
     const movedFrom = await this.moves();
-    // Where a moved item now is: its document is written again to name it (below).
-    const movedTo = new Set(
-      (enumeration.moves ?? []).filter(({ from }) => movedFrom.has(from)).map(({ to }) => to),
-    );
     const current = await this.repository.items(this.input.declaration.id);
     const changed: SourceItem[] = [];
     /** Unchanged, but found under another URI or with new validators: noted, not written. */
     const renoted: SourceItem[] = [];
     for (const item of enumeration.items) {
       const before = current.get(item.key);
-      // A renamed original keeps its version (a git blob), but its document's provenance
-      // names its old path: read again, it makes one revision naming the new one, as a
-      // folder's renamed file does.
-      if (before !== undefined && before.version === item.version && !movedTo.has(item.key)) {
+      if (before !== undefined && before.version === item.version) {
         this.counts.unchanged++;
         if (before.uri !== item.uri || !sameValidators(before.validators, item.validators)) {
           renoted.push(item);

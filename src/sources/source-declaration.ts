@@ -1,4 +1,3 @@
-import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -76,28 +75,22 @@ const secret = z
   .refine((ref) => (ref.env === undefined) !== (ref.file === undefined), 'either env or file');
 
 export const folderSourceSchema = z
-  .object({
-    ...common,
-    kind: z.literal('folder'),
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .refine(
-        (text) => isAbsolute(text),
-        'an absolute path (a relative one would depend on where the server was started)',
-      ),
-  })
+  .object({ ...common, kind: z.literal('folder'), path: z.string().min(1).max(4096) })
   .strict();
 
 /**
- * A declaration as it is shown: a password in its URL (refused since, but kept in a
- * declaration stored before) replaced by `***`.
+ * A declaration as it is shown: a password in its URL, and over http(s) a user name (refused
+ * since, but kept in a declaration stored before), replaced by `***`.
  */
 export function shown<T extends { kind: string; url?: string }>(declaration: T): T {
-  if (declaration.url === undefined || !holdsPassword(declaration.url)) return declaration;
+  if (declaration.url === undefined) return declaration;
+  const https = webUrl(declaration.url);
+  const password = holdsPassword(declaration.url);
+  // Over http(s) a user name may be a token (GitHub takes one there): masked too.
+  if (!password && (https === undefined || https.username === '')) return declaration;
   const url = new URL(declaration.url);
-  url.password = '***';
+  if (password) url.password = '***';
+  if (https !== undefined && url.username !== '') url.username = '***';
   return { ...declaration, url: url.toString() };
 }
 
@@ -134,6 +127,10 @@ export const gitSourceSchema = z
       .refine(
         (text) => !holdsPassword(text),
         'the URL holds a password: give it by reference instead (token: { env } or { file })',
+      )
+      .refine(
+        (text) => !/^https?:/i.test(text) || webUrl(text)?.username === '',
+        'the URL holds a user name (perhaps a token): give it as username, and a token by reference',
       ),
     ref: z.string().min(1).max(256).optional(),
     /** A folder inside the repository. */

@@ -173,9 +173,15 @@ export class SourcesRepository {
   }
 
   /** An item renamed: its row follows its document to the new key and id. */
+  /**
+   * The item renamed: under its new key and document, its version forgotten, so that its
+   * document is read again and written naming its new path, in this run or, should that
+   * fail, in the next that lists it.
+   */
   async moveItem(sourceId: string, from: string, to: string, documentId: string): Promise<void> {
     await this.dataSource.query(
-      `UPDATE kb_source_items SET key = $3, document_id = $4 WHERE source_id = $1 AND key = $2`,
+      `UPDATE kb_source_items SET key = $3, document_id = $4, version = NULL
+        WHERE source_id = $1 AND key = $2`,
       [sourceId, from, to, documentId],
     );
   }
