@@ -184,7 +184,14 @@ describe('agent-data import and export', () => {
   });
 
   it('exports ids that name a route (notes/history), and --mirror keeps the documents of files it skips', async () => {
-    for (const id of ['odd/history', 'odd/README', 'odd/config.json', 'odd/.hidden.md']) {
+    const ids = [
+      'odd/history',
+      'odd/README',
+      'odd/config.json',
+      'odd/.hidden.md',
+      'odd/.drafts/x.md',
+    ];
+    for (const id of ids) {
       await request(t.baseUrl)
         .post('/documents')
         .set('X-API-Key', KEY)
@@ -193,15 +200,16 @@ describe('agent-data import and export', () => {
     }
     const out = join(dir, 'odd-out');
     const exported = await cli('export', 'odd', out);
-    expect([exported.code, exported.stdout.trim()]).toEqual([0, 'exported 4, failed 0']);
+    expect([exported.code, exported.stdout.trim()]).toEqual([0, 'exported 5, failed 0']);
     expect(readFileSync(join(out, 'history'), 'utf8')).toContain('The body of odd/history.');
-    // An import reads none of them back (no extension, .json, hidden): it skips them, and
-    // deletes none of their documents for it.
+    // An import reads none of them back (no extension, .json, hidden, in a hidden folder): it
+    // skips them, and deletes none of their documents for it.
     const back = await cli('import', out, '--prefix', 'odd', '--mirror', '--json');
     const report = JSON.parse(back.stdout);
     expect(report.summary).toBe(
-      'created 0, updated 0, moved 0, unchanged 0, deleted 0, skipped 4, failed 0',
+      'created 0, updated 0, moved 0, unchanged 0, deleted 0, skipped 5, failed 0',
     );
+    await request(t.baseUrl).get('/documents/odd/.drafts/x.md').set('X-API-Key', KEY).expect(200);
     await request(t.baseUrl).get('/documents/odd%2Fhistory').set('X-API-Key', KEY).expect(200);
     await request(t.baseUrl).get('/documents/odd/config.json').set('X-API-Key', KEY).expect(200);
   });
@@ -210,10 +218,17 @@ describe('agent-data import and export', () => {
     const folder = join(dir, 'nfd');
     mkdirSync(folder);
     writeFileSync(join(folder, 'cafe\u0301.md'), '# Café\n\nThe menu.\n');
-    const imported = await cli('import', folder, '--prefix', 'nfd');
+    // As an import before ids were composed left it: its id decomposed. It keeps it.
+    writeFileSync(join(folder, 'cre\u0300me.md'), '# Crème\n');
+    await request(t.baseUrl)
+      .post('/documents')
+      .set('X-API-Key', KEY)
+      .send({ document_id: 'nfd/cre\u0300me.md', title: 'Crème', body: '# Crème\n' })
+      .expect(201);
+    const imported = await cli('import', folder, '--prefix', 'nfd', '--mirror');
     expect([imported.code, imported.stdout.trim()]).toEqual([
       0,
-      'created 1, updated 0, moved 0, unchanged 0, deleted 0, skipped 0, failed 0',
+      'created 1, updated 0, moved 0, unchanged 1, deleted 0, skipped 0, failed 0',
     ]);
     await request(t.baseUrl)
       .get(`/documents/nfd/${encodeURIComponent('caf\u00e9.md')}`)

@@ -94,16 +94,30 @@ export async function importFolder(
     const id = idOf(folder, file.relative);
     const document = read[i];
     if (document instanceof Error) report.failed.push({ document_id: id, error: document.message });
-    else wanted.set(id, document);
+    else if (wanted.has(id)) {
+      // Two names that differ only in how their accents are written (on Linux both exist).
+      report.failed.push({
+        document_id: id,
+        error: `${file.relative}: another file has this name, composed (NFC)`,
+      });
+    } else wanted.set(id, document);
   });
   const existing = await listAll(client, folder);
+  // A document an earlier import named decomposed (NFD) keeps its id: its file is the same.
+  for (const id of existing.keys()) {
+    const composed = id.normalize('NFC');
+    if (composed === id || existing.has(composed) || !wanted.has(composed)) continue;
+    wanted.set(id, wanted.get(composed)!);
+    wanted.delete(composed);
+  }
   const fresh = [...wanted.keys()].filter((id) => !existing.has(id));
   // A file that is there but not read (skipped: hidden, of a kind not imported, too large) or
   // that failed is not gone: `mirror` never deletes the document of a file it did not read.
   // A skipped folder (hidden, a link) keeps every document under it.
   const failed = new Set(report.failed.map((f) => f.document_id));
   const kept = new Set(skipped.map((s) => idOf(folder, s.relative)));
-  const there = (id: string) => {
+  const there = (spelled: string) => {
+    const id = spelled.normalize('NFC');
     if (failed.has(id)) return true;
     for (let at = id.indexOf('/'); at !== -1; at = id.indexOf('/', at + 1)) {
       if (kept.has(id.slice(0, at))) return true;

@@ -168,6 +168,8 @@ async function runImport(args: readonly string[]): Promise<number> {
   if (folder === undefined) throw new Error(`${dir} does not exist`);
   if (!folder.isDirectory()) throw new Error(`${dir} is not a folder`);
   if (values.mirror && !values.prefix) throw new UsageError('--mirror needs --prefix');
+  // An empty --prefix is the root, as no --prefix is.
+  if (values.prefix === '') values.prefix = undefined;
   if (values.prefix !== undefined) {
     // The folder's rules are the ids' (no "..", no "//", not from "/"): said now, not once per file.
     try {

@@ -86,9 +86,11 @@ export function requestLogging(root: Logger): RequestObserver {
     response.once('close', () => {
       const status = response.statusCode;
       const completed = response.writableFinished;
-      // A client that leaves before its answer is the client's doing, not a failure of the
-      // server: a warning, as a refused request is.
-      const level = status >= 500 ? 'error' : !completed || status >= 400 ? 'warn' : 'info';
+      // A client that leaves before anything of its answer is written is the client's doing: a
+      // warning, as a refused request is. An answer cut once begun (the server destroyed it,
+      // or the network broke) is an error.
+      const cut = !completed && response.headersSent;
+      const level = status >= 500 || cut ? 'error' : !completed || status >= 400 ? 'warn' : 'info';
       if (
         !root.isLevelEnabled(level) ||
         (completed && status < 400 && QUIET_PATHS.test(request.url))

@@ -10,7 +10,7 @@ import {
   CHANGES_MAX_LIMIT,
 } from './document.schemas';
 import { prefixUpperBound, validateFolder, validatePrefix } from './document-id';
-import { REFUSABLE_OPERATIONS, WRITE_OPERATIONS } from './write-operations';
+import { AUDITED_OPERATIONS } from './write-operations';
 
 /** The feed's filters as the route takes them: text, an empty value being no filter. */
 export interface ChangeQuery {
@@ -22,12 +22,6 @@ export interface ChangeQuery {
   limit?: number;
   cursor?: string;
 }
-
-/** Every operation the audit trail writes (docs/documents.md, "The change feed"). */
-export const AUDITED_OPERATIONS: readonly string[] = [
-  ...WRITE_OPERATIONS,
-  ...REFUSABLE_OPERATIONS.map((op) => `refused:${op}`),
-];
 
 /**
  * The change feed (docs/documents.md): the audit trail, newest first by id, a keyset page at

@@ -23,3 +23,9 @@ export const REFUSABLE_OPERATIONS = [
   'move',
 ] as const;
 export type RefusableOperation = (typeof REFUSABLE_OPERATIONS)[number];
+
+/** Every operation the audit trail writes (docs/documents.md, "The change feed"). */
+export const AUDITED_OPERATIONS: readonly string[] = [
+  ...WRITE_OPERATIONS,
+  ...REFUSABLE_OPERATIONS.map((op) => `refused:${op}`),
+];

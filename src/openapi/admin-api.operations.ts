@@ -13,7 +13,7 @@ import {
   CHANGES_MAX_LIMIT,
   FOLDER_TREE_MAX_FOLDERS,
 } from '../documents/document.schemas';
-import { AUDITED_OPERATIONS } from '../documents/change-feed.service';
+import { AUDITED_OPERATIONS } from '../documents/write-operations';
 import { reindexSchema } from '../vectors/vectors-admin.controller';
 import { header, linksById, type OperationDoc, query } from './operation-doc';
 import { BACKUP_API_OPERATIONS } from './backup-api.operations';

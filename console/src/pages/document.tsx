@@ -37,7 +37,12 @@ export function DocumentPage({ id, at }: { id: string; at?: string }) {
   // Who may write it is the server's to say (doc.source); the metadata says where it came
   // from, which a copy (an export imported elsewhere) or a document its source let go keeps.
   const owner = doc.source ?? undefined;
-  const source = provenanceOf(doc.metadata) ?? (owner && { id: owner.id, uri: owner.uri });
+  const provenance = provenanceOf(doc.metadata);
+  // The note names the source that keeps it, with the reading's time when the metadata has it.
+  const source =
+    owner === undefined
+      ? provenance
+      : { id: owner.id, uri: owner.uri, fetchedAt: provenance?.fetchedAt };
 
   async function remove() {
     if (!confirm(`Delete ${doc!.document_id}? It can be restored from its history.`)) return;
