@@ -1,16 +1,7 @@
 import { z } from 'zod';
-import { DomainError, ErrorCode } from './domain-error';
+import { ErrorCode } from './domain-error';
 import { parseInput, queryInteger, queryParameters } from './validation';
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a DomainError, nothing was thrown');
-}
+import { refusal } from '../../test/support/refusal';
 
 const schema = z.strictObject({
   document_id: z.string(),

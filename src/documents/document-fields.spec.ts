@@ -1,5 +1,5 @@
-import { DomainError } from '../common/domain-error';
 import { contentHash, DocumentFields } from './document-fields';
+import { refusal } from '../../test/support/refusal';
 
 const fields = new DocumentFields({
   maxBodyBytes: 1024,
@@ -8,16 +8,6 @@ const fields = new DocumentFields({
   maxTags: 5,
   maxTagChars: 20,
 });
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('DocumentFields and lone surrogates (text with no UTF-8 form)', () => {
   it('stores a body, title and tag holding one as U+FFFD, its hash that of what is stored', () => {

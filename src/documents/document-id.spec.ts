@@ -1,4 +1,4 @@
-import { DomainError, ErrorCode } from '../common/domain-error';
+import { ErrorCode } from '../common/domain-error';
 import {
   escapeLike,
   prefixUpperBound,
@@ -8,16 +8,7 @@ import {
   validateFolder,
   validatePrefix,
 } from './document-id';
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a DomainError, nothing was thrown');
-}
+import { refusal } from '../../test/support/refusal';
 
 describe('validateDocumentId', () => {
   it.each([

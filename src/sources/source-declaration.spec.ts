@@ -1,16 +1,6 @@
-import { DomainError } from '../common/domain-error';
 import { parseInput } from '../common/validation';
 import { shown, sourceDeclarationSchema } from './source-declaration';
-
-function refusal(input: unknown): string {
-  try {
-    parseInput(sourceDeclarationSchema, input);
-  } catch (error) {
-    if (error instanceof DomainError) return error.message;
-    throw error;
-  }
-  throw new Error('expected the declaration to be refused');
-}
+import { refusal } from '../../test/support/refusal';
 
 describe('a source declaration', () => {
   const git = { id: 'handbook', kind: 'git', mount: 'handbook' };
@@ -38,7 +28,7 @@ describe('a source declaration', () => {
     [{ ...web, url: 'https://user:pw@docs.example.com/' }, /^url: the URL holds a user/],
     [{ ...git, url: 'https://ghp_s3cret@github.com/o/r.git' }, /^url: the URL holds a user name/],
   ])('refuses %j when it is declared, not when it runs', (declaration, message) => {
-    const said = refusal(declaration);
+    const said = refusal(() => parseInput(sourceDeclarationSchema, declaration)).message;
     expect(said).toMatch(message);
     expect(said).not.toContain('s3cret');
   });
