@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpUrl } from '../common/http-url';
 
 /**
  * A source's declaration, as `SOURCES_FILE` (YAML or JSON) and `POST /sources` give it:
@@ -84,13 +85,17 @@ export const folderSourceSchema = z
  */
 export function shown<T extends { kind: string; url?: string }>(declaration: T): T {
   if (declaration.url === undefined) return declaration;
-  const https = webUrl(declaration.url);
-  const password = holdsPassword(declaration.url);
+  let url: URL;
+  try {
+    url = new URL(declaration.url);
+  } catch {
+    return declaration; // user@host:path: no password to hold
+  }
   // Over http(s) a user name may be a token (GitHub takes one there): masked too.
-  if (!password && (https === undefined || https.username === '')) return declaration;
-  const url = new URL(declaration.url);
-  if (password) url.password = '***';
-  if (https !== undefined && url.username !== '') url.username = '***';
+  const maskUser = /^https?:$/.test(url.protocol) && url.username !== '';
+  if (url.password === '' && !maskUser) return declaration;
+  if (url.password !== '') url.password = '***';
+  if (maskUser) url.username = '***';
   return { ...declaration, url: url.toString() };
 }
 
@@ -100,15 +105,6 @@ function holdsPassword(text: string): boolean {
     return new URL(text).password !== '';
   } catch {
     return false;
-  }
-}
-
-function webUrl(text: string): URL | undefined {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -129,7 +125,7 @@ export const gitSourceSchema = z
         'the URL holds a password: give it by reference instead (token: { env } or { file })',
       )
       .refine(
-        (text) => !/^https?:/i.test(text) || webUrl(text)?.username === '',
+        (text) => !/^https?:/i.test(text) || httpUrl(text)?.username === '',
         'the URL holds a user name (perhaps a token): give it as username, and a token by reference',
       ),
     ref: z.string().min(1).max(256).optional(),
@@ -152,11 +148,11 @@ export const webSourceSchema = z
       .string()
       .url()
       .max(2048)
-      .refine((text) => webUrl(text) !== undefined, 'an http:// or https:// URL')
-      .refine(
-        (text) => webUrl(text)?.username === '' && webUrl(text)?.password === '',
-        'the URL holds a user or a password: a site is read without credentials',
-      ),
+      .refine((text) => httpUrl(text) !== undefined, 'an http:// or https:// URL')
+      .refine((text) => {
+        const url = httpUrl(text);
+        return url?.username === '' && url.password === '';
+      }, 'the URL holds a user or a password: a site is read without credentials'),
     max_pages: z.number().int().min(1).max(100_000).optional(),
     max_depth: z.number().int().min(0).max(50).optional(),
   })

@@ -1,4 +1,5 @@
 import { isLoopbackHost } from '../config/load-config';
+import { httpUrl } from '../common/http-url';
 
 /**
  * Whether a browser `Origin` may call the MCP routes (DNS-rebinding protection).
@@ -8,7 +9,7 @@ import { isLoopbackHost } from '../config/load-config';
  * serialised origin, so case and default ports do not matter.
  */
 export function isOriginAllowed(origin: string, allowed: readonly string[] | undefined): boolean {
-  const parsed = parseOrigin(origin);
+  const parsed = httpUrl(origin);
   if (allowed === undefined) {
     return parsed !== undefined && isLoopbackHost(parsed.hostname);
   }
@@ -19,22 +20,13 @@ export function isOriginAllowed(origin: string, allowed: readonly string[] | und
       continue;
     }
     if (entry.endsWith(':*')) {
-      const base = parseOrigin(entry.slice(0, -2));
+      const base = httpUrl(entry.slice(0, -2));
       if (base && base.protocol === parsed.protocol && base.hostname === parsed.hostname) {
         return true;
       }
-    } else if (parseOrigin(entry)?.origin === parsed.origin) {
+    } else if (httpUrl(entry)?.origin === parsed.origin) {
       return true;
     }
   }
   return false;
-}
-
-function parseOrigin(value: string): URL | undefined {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-  } catch {
-    return undefined;
-  }
 }
