@@ -50,9 +50,9 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
       watchFile(file, { interval: FILE_POLL_MS }, () => void this.applyFile());
       process.on('SIGHUP', this.onSighup);
     }
-    await this.refreshMounts().catch(() => undefined);
+    await this.owners.reloadMounts().catch(() => undefined);
     this.timer = setInterval(
-      () => void this.refreshMounts().catch(() => undefined),
+      () => void this.owners.reloadMounts().catch(() => undefined),
       MOUNTS_REFRESH_MS,
     );
     this.timer.unref();
@@ -81,7 +81,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     for (const source of await this.repository.all()) {
       if (!declared.has(source.id)) await this.removeSource(source.id);
     }
-    await this.refreshMounts();
+    await this.owners.reloadMounts();
     this.runner.nudge();
   }
 
@@ -130,7 +130,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     }
     await this.refuseOverlap(declaration);
     await this.repository.upsert(declaration, 'api');
-    await this.refreshMounts();
+    await this.owners.reloadMounts();
     this.runner.nudge();
     return this.get(declaration.id);
   }
@@ -160,7 +160,7 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     this.refuseWhenFile();
     await this.found(id);
     await this.removeSource(id);
-    await this.refreshMounts();
+    await this.owners.reloadMounts();
   }
 
   /** Removes a source and (softly) the documents it owned; an agent's documents stay. */
@@ -177,10 +177,6 @@ export class SourcesService implements OnApplicationBootstrap, OnApplicationShut
     await this.repository.forgetAllItems(id);
     await this.repository.remove(id);
     this.logger.log(`source ${id} removed with its ${ids.length} documents`);
-  }
-
-  private async refreshMounts(): Promise<void> {
-    this.owners.setMounts((await this.repository.all()).map((source) => source.mount));
   }
 
   private async found(id: string): Promise<SourceRow> {
