@@ -173,13 +173,25 @@ describe('agent-data import and export', () => {
     expect(report.summary).toBe(
       'created 0, updated 0, moved 0, unchanged 7, deleted 0, skipped 0, failed 0',
     );
-    // --mirror deletes what has no file any more; a dry run says so first.
+    // --mirror deletes what has no file any more; a dry run says so first, and reads which
+    // existing documents a file would change (its body, or only its front matter's tags).
     rmSync(join(out, 'notes.txt'));
-    const dry = await cli('import', out, '--prefix', 'kb', '--mirror', '--dry-run');
-    expect(dry.stdout).toMatch(/^dry run, nothing written: would create 0, move 0, delete 1, /);
+    const intro = join(out, 'guide', 'intro.md');
+    writeFileSync(
+      intro,
+      readFileSync(intro, 'utf8').replace('  - guide\n', '  - guide\n  - new\n'),
+    );
+    const dry = await cli('import', out, '--prefix', 'kb', '--mirror', '--dry-run', '--json');
+    const planned = JSON.parse(dry.stdout);
+    expect(planned.summary).toBe(
+      'dry run, nothing written; the run would report created 0, updated 1, moved 0, unchanged 5, deleted 1, skipped 0, failed 0',
+    );
+    expect([planned.updated, planned.deleted]).toEqual([['kb/guide/intro.md'], ['kb/notes.txt']]);
     await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(200);
     const mirrored = await cli('import', out, '--prefix', 'kb', '--mirror');
-    expect(mirrored.stdout).toMatch(/deleted 1/);
+    expect(mirrored.stdout.trim()).toBe(
+      'created 0, updated 1, moved 0, unchanged 5, deleted 1, skipped 0, failed 0',
+    );
     await request(t.baseUrl).get('/documents/kb/notes.txt').set('X-API-Key', KEY).expect(404);
   });
 

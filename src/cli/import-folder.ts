@@ -170,13 +170,27 @@ export async function importFolder(
   let done = 0;
   options.progress?.(0, total);
   if (options.dryRun) {
-    for (const item of [...items, ...conditional(existing)]) {
-      const id = item.document_id as string;
-      if (item.op === 'create') report.created.push(id);
-      else if (item.op === 'delete') report.deleted.push(id);
-      else report.updated.push(id);
-    }
+    for (const item of items) report.created.push(item.document_id as string);
+    report.deleted.push(...deletes);
     report.moved.push(...moves);
+    // Whether an existing document would change is read from it, field by field as the
+    // server compares them: a dry run of a folder imported before says `unchanged`.
+    const changes = new Array<boolean | Error>(updated.length);
+    await inParallel(updated.length, READERS, async (i) => {
+      changes[i] = await client
+        .call<StoredFields>('GET', documentPath(updated[i]))
+        .then((stored) => wouldChange(stored, wanted.get(updated[i])!))
+        .catch((error: unknown) => new Error(messageOf(error)));
+      options.progress?.(++done, total);
+    });
+    updated.forEach((id, i) => {
+      const change = changes[i];
+      if (change instanceof Error) report.failed.push({ document_id: id, error: change.message });
+      else (change ? report.updated : report.unchanged).push(id);
+    });
+    options.progress?.(total, total);
+    for (const list of [report.created, report.updated, report.unchanged, report.deleted])
+      list.sort();
     return report;
   }
   for (const move of moves) {
@@ -235,9 +249,41 @@ export async function importFolder(
 /** The one-line summary of a report. */
 export function summaryOf(report: ImportReport): string {
   const line = `created ${report.created.length}, updated ${report.updated.length}, moved ${report.moved.length}, unchanged ${report.unchanged.length}, deleted ${report.deleted.length}, skipped ${report.skipped.length}, failed ${report.failed.length}`;
-  if (!report.dry_run) return line;
-  // Whether an existing document changes is known only by writing it: those are to be checked.
-  return `dry run, nothing written: would create ${report.created.length}, move ${report.moved.length}, delete ${report.deleted.length}, and check ${report.updated.length} existing documents for changes; skipped ${report.skipped.length}, failed ${report.failed.length}`;
+  return report.dry_run ? `dry run, nothing written; the run would report ${line}` : line;
+}
+
+/** The fields of a stored document an import may write. */
+interface StoredFields {
+  readonly body: string;
+  readonly title: string;
+  readonly tags: string[];
+  readonly metadata: Record<string, unknown>;
+}
+
+/**
+ * Whether writing `file`'s fields would change `stored`: the fields the file gives, compared as
+ * the server compares them (the title and tags trimmed, tags once each, metadata as JSON
+ * whatever the order of its keys). A file read from disk holds no lone surrogate, the one
+ * thing the server would write otherwise.
+ */
+function wouldChange(stored: StoredFields, file: SourceDocument): boolean {
+  if (stored.body !== file.body) return true;
+  if (file.title !== undefined && stored.title !== file.title.trim()) return true;
+  if (file.tags !== undefined) {
+    const tags = [...new Set(file.tags.map((tag) => tag.trim()))];
+    if (tags.length !== stored.tags.length || tags.some((tag, i) => tag !== stored.tags[i]))
+      return true;
+  }
+  return file.metadata !== undefined && canonical(file.metadata) !== canonical(stored.metadata);
+}
+
+/** JSON with every object's keys in order, as jsonb compares values. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }
 
 /** Every alive document under `folder`, with its revision, page by page. */
