@@ -194,15 +194,10 @@ describeWithQdrant('the Qdrant fault tests', 'binary')(
     afterAll(() => node?.destroy());
 
     it('writes the points of a batch whose terms exceed one request, and finds each document', async () => {
-      const store = QdrantVectorStore.open({
-        url: node.url,
-        collection: 'kb_large',
-        layout: 'shared',
-        checkCompatibility: false,
-      });
-      await store.init({ id: 'local:test', dimensions: 8 });
-      const index = new QdrantLexicalIndex(store.collection, store.searchClient);
-      // Distinct made-up words, as a large log or a generated reference would hold.
+      // Distinct made-up words, as a large log or a generated reference would hold. Analysed
+      // before the store is opened: seconds of analysis on a busy machine after its first
+      // requests would leave their connection idle past Qdrant's keep-alive (5 s), and an
+      // upsert sent as it closes fails, as a write is not asked twice (qdrant-connection.ts).
       const word = (d: number, i: number) => `w${d}x${(i * 7919 + d * 104729).toString(36)}`;
       const documents = Array.from({ length: 10 }, (_, d) => {
         const content = Array.from({ length: 12_000 }, (_, i) => word(d, i)).join(' ');
@@ -215,6 +210,14 @@ describeWithQdrant('the Qdrant fault tests', 'binary')(
         };
       });
       const averages = { title: 2, headings: 1, body: 12_000, anchor: 1, passage: 12_000 };
+      const store = QdrantVectorStore.open({
+        url: node.url,
+        collection: 'kb_large',
+        layout: 'shared',
+        checkCompatibility: false,
+      });
+      await store.init({ id: 'local:test', dimensions: 8 });
+      const index = new QdrantLexicalIndex(store.collection, store.searchClient);
       // No semantic model: the transaction is not needed.
       await index.mirror(undefined as never, documents, [], averages);
       for (const d of [0, 9]) {
