@@ -2,7 +2,8 @@ import { getRandomPort } from 'get-port-please';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { resultJson } from './support/mcp-sdk';
@@ -11,6 +12,8 @@ import {
   env,
   META,
   newDataDir,
+  removeTemplate,
+  usedDataDir,
   postmasters,
   RawStdio,
   searchUntilFound,
@@ -23,7 +26,8 @@ import { live, type ServerProcess, startServer } from './server-process-helpers'
 /**
  * `agent-data mcp` (docs/cli.md): MCP over stdio for local agents, driven by the official SDK
  * clients (v1 with the 2025 handshake, v2 probing and pinned to 2026-07-28) and by hand for
- * what a client library never sends. Each test runs its own processes on its own DATA_DIR.
+ * what a client library never sends. Each test runs its own processes on its own DATA_DIR: a
+ * new one where the first start is what is tested, else a copy of a cluster made once.
  */
 describe('agent-data mcp over stdio', () => {
   jest.setTimeout(120_000);
@@ -33,7 +37,13 @@ describe('agent-data mcp over stdio', () => {
     dataDirs.push(dir);
     return dir;
   };
+  const usedDir = async () => {
+    const dir = await usedDataDir();
+    dataDirs.push(dir);
+    return dir;
+  };
   afterAll(async () => {
+    await removeTemplate();
     for (const dir of dataDirs) {
       // Nothing left running behind the processes that used it.
       await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
@@ -84,7 +94,7 @@ describe('agent-data mcp over stdio', () => {
 
   it('speaks 2026-07-28 to the v2 SDK client, probing and pinned', async () => {
     // Both at once on one DATA_DIR, each finding what it wrote.
-    const dir = dataDir();
+    const dir = await usedDir();
     const modes = [
       ['auto', 'auto', 'cartographer harbour'],
       [{ pin: '2026-07-28' }, 'pin', 'navigator lighthouse'],
@@ -113,7 +123,7 @@ describe('agent-data mcp over stdio', () => {
   });
 
   it('serves the profile named by --profile', async () => {
-    const client = await v1Client(dataDir(), ['--profile', 'readonly']);
+    const client = await v1Client(await usedDir(), ['--profile', 'readonly']);
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([
@@ -149,7 +159,7 @@ describe('agent-data mcp over stdio', () => {
     it('writes only protocol messages on stdout, and answers what a library never sends', async () => {
       const raw = new RawStdio(
         [],
-        env(dataDir(), {
+        env(await usedDir(), {
           LOG_LEVEL: 'debug',
           MAX_REQUEST_BYTES: '4096',
           INGEST_ALLOWED_HOSTS: '127.0.0.1',
@@ -234,7 +244,7 @@ describe('agent-data mcp over stdio', () => {
   });
 
   it('with --standalone, shares the embedded PostgreSQL with a server on the same DATA_DIR, and the last to leave stops it', async () => {
-    const dir = dataDir();
+    const dir = await usedDir();
     const port = await getRandomPort('127.0.0.1');
     let server: ServerProcess | undefined = startServer(
       env(dir, { PORT: String(port), VECTOR_SYNC_ENABLED: 'true' }),
@@ -309,7 +319,7 @@ describe('agent-data mcp over stdio', () => {
     // One agent a signal, each on a DATA_DIR of its own, side by side.
     const outcomes = await Promise.all(
       (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map(async (signal) => {
-        const dir = dataDir();
+        const dir = await usedDir();
         const raw = new RawStdio([], env(dir));
         await raw.handshake2025();
         const running = postmasters(dir).length;
@@ -331,6 +341,31 @@ describe('agent-data mcp over stdio', () => {
     );
   });
 
+  it('starts its PostgreSQL on another port when the one it remembers is taken as it starts', async () => {
+    // Two copies of a DATA_DIR remember one port: the second to bind it finds it taken after
+    // its check said free (made certain here by a preload that makes the check pass).
+    const dir = await usedDir();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    writeFileSync(join(dir, 'pg-port'), String(taken));
+    const raw = new RawStdio([], env(dir, { AGENT_DATA_TEST_PORT_SEEN_FREE: String(taken) }), [
+      '-r',
+      join(__dirname, 'support', 'port-seen-free.js'),
+    ]);
+    try {
+      await raw.handshake2025();
+      const port = Number(readFileSync(join(dir, 'pg-port'), 'utf8'));
+      expect([port === taken, Number.isInteger(port) && port > 0]).toEqual([false, true]);
+      expect(readFileSync(join(dir, 'pg', 'server.log'), 'utf8')).toMatch(
+        /could not create any TCP\/IP sockets/,
+      );
+    } finally {
+      await raw.end();
+      holder.close();
+    }
+  });
+
   describe('with API keys and an access policy', () => {
     const KEY = 'stdio-key-0123456789abcdef0123';
     const secured = (dir: string, extra: Record<string, string> = {}) =>
@@ -343,7 +378,7 @@ describe('agent-data mcp over stdio', () => {
       });
 
     it('refuses to start without a key, or with a key that is not one', async () => {
-      const dir = dataDir();
+      const dir = await usedDir();
       const noKey = new RawStdio([], secured(dir));
       const wrong = new RawStdio(
         [],
@@ -361,7 +396,7 @@ describe('agent-data mcp over stdio', () => {
     });
 
     it('shows a key only its folders', async () => {
-      const dir = dataDir();
+      const dir = await usedDir();
       // Without a policy the local user writes anywhere.
       const local = await v1Client(dir);
       await local.callTool({

