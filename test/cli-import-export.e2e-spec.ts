@@ -147,6 +147,12 @@ describe('agent-data import and export', () => {
     const other = readFileSync(join(dir, 'src', 'guide', 'other.md'));
     rmSync(join(dir, 'src', 'guide', 'other.md'));
     writeFileSync(join(dir, 'src', 'guide', 'renamed.md'), other);
+    const planned = await cli(
+      ...['import', join(dir, 'src'), '--prefix', 'kb', '--max-bytes', '4096', '--dry-run'],
+    );
+    expect(planned.stdout.trim()).toBe(
+      'dry run, nothing written; the run would report created 0, updated 1, moved 1, unchanged 5, deleted 0, skipped 4, failed 0',
+    );
     const changed = await cli('import', join(dir, 'src'), '--prefix', 'kb', '--max-bytes', '4096');
     expect(changed.stdout.trim()).toBe(
       'created 0, updated 1, moved 1, unchanged 5, deleted 0, skipped 4, failed 0',

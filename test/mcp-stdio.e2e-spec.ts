@@ -362,7 +362,7 @@ describe('agent-data mcp over stdio', () => {
       );
     } finally {
       await raw.end();
-      holder.close();
+      await new Promise((resolve) => holder.close(resolve));
     }
   });
 

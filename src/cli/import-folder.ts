@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { documentPath } from '../common/document-path';
+import { wellFormed } from '../common/well-formed';
 import { RequestFailed, RestClient } from './rest-client';
 import { readSource, sourceFiles, type SourceDocument } from './source-files';
 
@@ -173,22 +174,29 @@ export async function importFolder(
     for (const item of items) report.created.push(item.document_id as string);
     report.deleted.push(...deletes);
     report.moved.push(...moves);
-    // Whether an existing document would change is read from it, field by field as the
-    // server compares them: a dry run of a folder imported before says `unchanged`.
-    const changes = new Array<boolean | Error>(updated.length);
-    await inParallel(updated.length, READERS, async (i) => {
+    done = items.length + deletes.length;
+    // Whether an existing document would change is read from it, field by field as the server
+    // compares them: a dry run of a folder imported before says `unchanged`. A moved document
+    // is compared with its file too (the run updates it after the move, as `updated`).
+    const compared: Array<[read: string, file: string]> = [
+      ...updated.map((id): [string, string] => [id, id]),
+      ...moves.map((move): [string, string] => [move.from, move.to]),
+    ];
+    const changes = new Array<boolean | Error>(compared.length);
+    await inParallel(compared.length, READERS, async (i) => {
+      const [read, file] = compared[i];
       changes[i] = await client
-        .call<StoredFields>('GET', documentPath(updated[i]))
-        .then((stored) => wouldChange(stored, wanted.get(updated[i])!))
-        .catch((error: unknown) => new Error(messageOf(error)));
+        .call<StoredFields>('GET', documentPath(read))
+        .then((stored) => wouldChange(stored, wanted.get(file)!))
+        .catch((error: unknown) => new Error(`could not be read to compare: ${messageOf(error)}`));
       options.progress?.(++done, total);
     });
-    updated.forEach((id, i) => {
+    compared.forEach(([read, file], i) => {
       const change = changes[i];
-      if (change instanceof Error) report.failed.push({ document_id: id, error: change.message });
-      else (change ? report.updated : report.unchanged).push(id);
+      if (change instanceof Error) report.failed.push({ document_id: read, error: change.message });
+      else if (change) report.updated.push(file);
+      else if (read === file) report.unchanged.push(file);
     });
-    options.progress?.(total, total);
     for (const list of [report.created, report.updated, report.unchanged, report.deleted])
       list.sort();
     return report;
@@ -263,14 +271,13 @@ interface StoredFields {
 /**
  * Whether writing `file`'s fields would change `stored`: the fields the file gives, compared as
  * the server compares them (the title and tags trimmed, tags once each, metadata as JSON
- * whatever the order of its keys). A file read from disk holds no lone surrogate, the one
- * thing the server would write otherwise.
+ * whatever the order of its keys, a lone surrogate of front matter as U+FFFD, as stored).
  */
 function wouldChange(stored: StoredFields, file: SourceDocument): boolean {
-  if (stored.body !== file.body) return true;
-  if (file.title !== undefined && stored.title !== file.title.trim()) return true;
+  if (stored.body !== wellFormed(file.body)) return true;
+  if (file.title !== undefined && stored.title !== wellFormed(file.title.trim())) return true;
   if (file.tags !== undefined) {
-    const tags = [...new Set(file.tags.map((tag) => tag.trim()))];
+    const tags = [...new Set(file.tags.map((tag) => wellFormed(tag.trim())))];
     if (tags.length !== stored.tags.length || tags.some((tag, i) => tag !== stored.tags[i]))
       return true;
   }

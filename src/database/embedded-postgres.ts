@@ -3,9 +3,13 @@ import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  closeSync,
   existsSync,
+  fstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  readSync,
   readdirSync,
   rmSync,
   statSync,
@@ -338,13 +342,18 @@ function sizeOf(file: string): number {
   }
 }
 
-/** Whether PostgreSQL's log, from byte `from` on, says it stopped because its port was taken. */
+/** Whether PostgreSQL's log, from byte `from` on, says it could not bind its port. */
 function portWasTaken(file: string, from: number): boolean {
+  let fd: number | undefined;
   try {
-    const written = readFileSync(file).subarray(from).toString('utf8');
-    return /could not create any TCP\/IP sockets/.test(written);
+    fd = openSync(file, 'r');
+    const written = Buffer.alloc(Math.min(Math.max(fstatSync(fd).size - from, 0), 64 * 1024));
+    readSync(fd, written, 0, written.length, from);
+    return /could not bind .*Address already in use/.test(written.toString('utf8'));
   } catch {
     return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+import { LONE_SURROGATE, wellFormed } from '../common/well-formed';
 import type { DocumentLimits } from '../config/app-config';
 import type { Document } from './document.schemas';
 import type { DocumentChanges, DocumentContent } from './documents.repository';
@@ -11,18 +12,6 @@ const MAX_REVISION = 2_147_483_647;
 export const MAX_METADATA_DEPTH = 64;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** A UTF-16 surrogate without its pair: it has no UTF-8 form. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
-
-/**
- * The text as PostgreSQL will hold it: a lone surrogate (a string cut inside an emoji) is
- * written as U+FFFD, so what a write answers is what a read gives.
- */
-function asStored(text: string): string {
-  return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
-}
 
 /** The fields a write gives (their types already checked by the REST or MCP schema). */
 /** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
@@ -80,7 +69,8 @@ export class DocumentFields {
       throw tooLarge('body', bytes, this.limits.maxBodyBytes, 'bytes');
     }
     if (body.includes('\u0000')) throw invalidArgument('body', 'must not contain NUL characters');
-    return asStored(body);
+    // As PostgreSQL will hold it, so that what a write answers is what a read gives.
+    return wellFormed(body);
   }
 
   title(title: string | undefined): string | undefined {
@@ -90,7 +80,7 @@ export class DocumentFields {
       throw tooLarge('title', chars, this.limits.maxTitleChars, 'characters');
     }
     if (CONTROL.test(title)) throw invalidArgument('title', 'must not contain control characters');
-    return asStored(title.trim());
+    return wellFormed(title.trim());
   }
 
   tags(tags: readonly string[] | undefined): string[] | undefined {
@@ -110,7 +100,7 @@ export class DocumentFields {
       if (CONTROL.test(tag)) {
         throw invalidArgument(`tags[${i}]`, 'must not contain control characters');
       }
-      seen.add(asStored(tag.trim()));
+      seen.add(wellFormed(tag.trim()));
     });
     return [...seen];
   }

@@ -1,13 +1,12 @@
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
+// A lone surrogate has no UTF-8 form: PostgreSQL would store U+FFFD, and the id written would
+// not be the id given.
+import { LONE_SURROGATE } from '../common/well-formed';
 
 export const MAX_ID_BYTES = 512;
 
 // C0 and C1 control characters, DEL, and the backslash.
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
-
-// A UTF-16 surrogate without its pair: it has no UTF-8 form, so PostgreSQL would store
-// U+FFFD instead and the id written would not be the id given.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Checks a document id (docs/documents.md): 1–512 UTF-8 bytes, `/`-separated segments, no leading or

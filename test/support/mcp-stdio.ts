@@ -27,6 +27,7 @@ export function newDataDir(): string {
 }
 
 let template: Promise<string> | undefined;
+let templateDir: string | undefined;
 
 /**
  * A DATA_DIR as any start but the first finds it: its PostgreSQL cluster made (a copy of one
@@ -36,23 +37,32 @@ let template: Promise<string> | undefined;
 export async function usedDataDir(): Promise<string> {
   template ??= (async () => {
     const dir = newDataDir();
+    templateDir = dir;
     const raw = new RawStdio([], env(dir));
-    await raw.handshake2025();
-    await raw.end();
+    try {
+      await raw.handshake2025();
+    } finally {
+      await raw.end();
+    }
     await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
     return dir;
   })();
   const made = await template;
   const dir = newDataDir();
   execFileSync('cp', ['-a', `${made}/.`, dir]);
+  // Each copy chooses a port of its own, as a DATA_DIR of its own would.
+  rmSync(join(dir, 'pg-port'), { force: true });
   return dir;
 }
 
 /** Removes the cluster `usedDataDir` copies, once its test file is done. */
 export async function removeTemplate(): Promise<void> {
-  const made = await template?.catch(() => undefined);
-  if (made !== undefined) rmSync(made, { recursive: true, force: true });
-  template = undefined;
+  await template?.catch(() => undefined);
+  if (templateDir !== undefined) {
+    await waitFor(() => postmasters(templateDir!).length === 0, 'the template cluster to stop');
+    rmSync(templateDir, { recursive: true, force: true });
+  }
+  template = templateDir = undefined;
 }
 
 export function env(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -85,6 +95,8 @@ export class RawStdio {
   readonly messages: Array<Record<string, unknown>> = [];
   readonly unparsable: string[] = [];
   stderr = '';
+  /** Whether the command has exited and its output has been read to the end. */
+  closed = false;
   private pending = '';
 
   /** `nodeArgs` go to node before the launcher (`-r` a preload). */
@@ -106,6 +118,7 @@ export class RawStdio {
       }
     });
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.child.on('close', () => (this.closed = true));
   }
 
   send(...lines: Array<string | object>): void {
@@ -119,9 +132,9 @@ export class RawStdio {
     return waitFor(
       () => {
         const answer = this.messages.find((m) => m.id === id && ('result' in m || 'error' in m));
-        if (answer === undefined && this.child.exitCode !== null) {
+        if (answer === undefined && this.closed) {
           throw new Error(
-            `agent-data mcp exited (${this.child.exitCode}) before answering request ${JSON.stringify(id)}: ${this.stderr.slice(-600)}`,
+            `agent-data mcp exited (${this.child.exitCode ?? this.child.signalCode}) before answering request ${JSON.stringify(id)}: ${this.stderr.slice(-600)}`,
           );
         }
         return answer;
