@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { canonicalJson } from '../common/canonical-json';
 import { documentPath } from '../common/document-path';
 import { wellFormed } from '../common/well-formed';
 import { RequestFailed, RestClient } from './rest-client';
@@ -281,15 +282,8 @@ function wouldChange(stored: StoredFields, file: SourceDocument): boolean {
     if (tags.length !== stored.tags.length || tags.some((tag, i) => tag !== stored.tags[i]))
       return true;
   }
-  return file.metadata !== undefined && canonical(file.metadata) !== canonical(stored.metadata);
-}
-
-/** JSON with every object's keys in order, as jsonb compares values. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
+  return (
+    file.metadata !== undefined && canonicalJson(file.metadata) !== canonicalJson(stored.metadata)
   );
 }
 

@@ -13,7 +13,6 @@ export const MAX_METADATA_DEPTH = 64;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** The fields a write gives (their types already checked by the REST or MCP schema). */
 /** How a writer that copies documents from elsewhere (a source, an ingest) updates them. */
 export interface WriteOptions {
   /**
@@ -26,6 +25,7 @@ export interface WriteOptions {
   readonly stamps?: readonly string[];
 }
 
+/** The fields a write gives (their types already checked by the REST or MCP schema). */
 export type FieldsInput = Partial<Pick<Document, 'body' | 'title' | 'tags' | 'metadata'>>;
 
 /**

@@ -1,6 +1,4 @@
 import { DomainError, ErrorCode, invalidArgument } from '../common/domain-error';
-// A lone surrogate has no UTF-8 form: PostgreSQL would store U+FFFD, and the id written would
-// not be the id given.
 import { LONE_SURROGATE } from '../common/well-formed';
 
 export const MAX_ID_BYTES = 512;
@@ -29,6 +27,7 @@ export function validateDocumentId(value: unknown, field = 'document_id'): strin
   }
   if (FORBIDDEN.test(value))
     throw invalidArgument(field, 'must not contain control characters or a backslash');
+  // No UTF-8 form: PostgreSQL would store U+FFFD, and the id written would not be the id given.
   if (LONE_SURROGATE.test(value)) throw invalidArgument(field, 'must be valid Unicode text');
   if (value.startsWith('/') || value.endsWith('/'))
     throw invalidArgument(field, 'must not start or end with "/"');

@@ -1,5 +1,6 @@
 import { ErrorCode } from '../common/domain-error';
-import { canonicalJson, fingerprintOf, keyOwnerOf, parseIdempotencyKey } from './idempotency-key';
+import { canonicalJson } from '../common/canonical-json';
+import { fingerprintOf, keyOwnerOf, parseIdempotencyKey } from './idempotency-key';
 
 describe('parseIdempotencyKey', () => {
   it.each([

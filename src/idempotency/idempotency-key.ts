@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Principal } from '../auth/api-key.service';
 import { invalidArgument } from '../common/domain-error';
+import { canonicalJson } from '../common/canonical-json';
 
 /** The HTTP header of a retry-safe write, as the IETF draft and Stripe name it. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -59,17 +60,4 @@ export function keyOwnerOf(principal: Principal): string {
  */
 export function fingerprintOf(parts: readonly unknown[]): string {
   return hash('sha256', canonicalJson(parts), 'hex');
-}
-
-/** JSON with object keys sorted at every depth; `undefined` (no body) as `null`. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined || value === null) return 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

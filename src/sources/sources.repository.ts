@@ -172,7 +172,6 @@ export class SourcesRepository {
     );
   }
 
-  /** An item renamed: its row follows its document to the new key and id. */
   /**
    * The item renamed: under its new key and document, its version forgotten, so that its
    * document is read again and written naming its new path, in this run or, should that
