@@ -58,6 +58,8 @@ export interface ReconcileResult {
 export class Reconciliation {
   private readonly counts: RunCounts = { ...NO_COUNTS };
   private readonly failed: ReconcileResult['failedItems'] = [];
+  /** Each listed item's document id, by key (see {@link name}). */
+  private readonly ids = new Map<string, string>();
   private readonly access: Access;
   private readonly actor: string;
 
@@ -87,10 +89,12 @@ export class Reconciliation {
     // written naming its new path, as a folder's renamed file is.
     const movedFrom = await this.moves();
     const current = await this.repository.items(this.input.declaration.id);
+    this.name(enumeration.items, current);
     const changed: SourceItem[] = [];
     /** Unchanged, but found under another URI or with new validators: noted, not written. */
     const renoted: SourceItem[] = [];
     for (const item of enumeration.items) {
+      if (!this.ids.has(item.key)) continue;
       const before = current.get(item.key);
       if (before !== undefined && before.version === item.version) {
         this.counts.unchanged++;
@@ -158,7 +162,7 @@ export class Reconciliation {
     current: ReadonlyMap<string, ItemRow>,
   ): Promise<void> {
     const sourceId = this.input.declaration.id;
-    const ids = items.map((item) => this.documentId(item.key));
+    const ids = items.map((item) => this.ids.get(item.key)!);
     const alive = await this.documents.getMany(ids, Access.EVERYTHING);
     const bulk: BulkItem[] = [];
     const written: SourceItem[] = [];
@@ -268,14 +272,47 @@ export class Reconciliation {
     };
   }
 
+  /**
+   * The document id of a new item: its key under the mount, in Unicode's composed form (NFC),
+   * as `agent-data import` names a file: a name macOS wrote decomposed (`e` and a combining
+   * accent) becomes the `é` people type and links name.
+   */
   private documentId(key: string): string {
-    return `${this.input.declaration.mount}/${key}`;
+    return `${this.input.declaration.mount}/${key}`.normalize('NFC');
+  }
+
+  /**
+   * Each listed item's document id ({@link ids}): the one it was written under (an item an
+   * earlier release named decomposed keeps it), or a new item's {@link documentId}. Two keys
+   * that differ only in how their accents are written (both can exist on Linux) would be one
+   * document: the one written before keeps it, and the other fails, naming it.
+   */
+  private name(items: readonly SourceItem[], current: ReadonlyMap<string, ItemRow>): void {
+    const holders = new Map<string, string>();
+    for (const item of items) {
+      const row = current.get(item.key);
+      if (row === undefined) continue;
+      this.ids.set(item.key, row.document_id);
+      holders.set(row.document_id, item.key);
+    }
+    for (const item of items) {
+      if (current.has(item.key)) continue;
+      const id = this.documentId(item.key);
+      const holder = holders.get(id);
+      if (holder !== undefined) {
+        this.fail(item.key, `${holder} has this name, composed (NFC), and holds ${id}`);
+        continue;
+      }
+      this.ids.set(item.key, id);
+      holders.set(id, item.key);
+    }
   }
 
   private fail(key: string, reason: string): void {
     this.counts.failed++;
     if (this.failed.length < FAILED_KEPT) {
-      this.failed.push({ key, document_id: this.documentId(key), reason });
+      const documentId = this.ids.get(key) ?? this.input.known.get(key)?.document_id;
+      this.failed.push({ key, document_id: documentId ?? this.documentId(key), reason });
     }
   }
 

@@ -30,8 +30,10 @@ export interface EnumerationContext {
 
 /**
  * An item the source holds now. Its key becomes the document id under the mount
- * (`mount/key`): '/'-separated, no leading slash, as `agent-data import` names files
- * (`guides/setup.md`; a web page's path, `.md` added where it has no extension of its own).
+ * (`mount/key`, in the composed form: the reconciliation's `documentId`): '/'-separated, no
+ * leading slash, as `agent-data import` names files (`guides/setup.md`; a web page's path,
+ * `.md` added where it has no extension of its own). The key itself is the name as found (the
+ * connector reads the item by it).
  */
 export interface SourceItem {
   readonly key: string;
