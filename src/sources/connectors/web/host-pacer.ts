@@ -43,8 +43,12 @@ export class HostPacer {
     state.tail = new Promise((resolve) => (release = resolve));
     try {
       await previous;
-      const wait = state.nextAt - performance.now();
-      if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => signal.throwIfAborted());
+      // Timers count whole milliseconds from the event loop's clock, read when its turn began:
+      // a sleep of the time left can end up to a millisecond early, so the time is read again.
+      for (let wait = state.nextAt - performance.now(); wait > 0;) {
+        await sleep(Math.ceil(wait), undefined, { signal }).catch(() => signal.throwIfAborted());
+        wait = state.nextAt - performance.now();
+      }
       signal.throwIfAborted();
       return await task();
     } finally {
