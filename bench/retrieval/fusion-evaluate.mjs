@@ -233,3 +233,48 @@ export async function evaluate(dumps, names) {
     }
   }
 }
+
+/**
+ * How far any fusion that weighs the two sides per query could go: for each query, the
+ * better of its two sides' own rankings, and the best of the convex combinations of its two
+ * lists (min–max or z-scores, the vector side's share 0 to 1 by 0.05), each chosen knowing the
+ * query's judgements. A rule reads evidence, not judgements, so it stays under these ceilings:
+ * a target above them needs a better side, not a better fusion.
+ */
+export async function bounds(dumps) {
+  const { combine, minMax, zScores } = await import('./fusion-rules.mjs');
+  const ids = (list) => list.map((c) => c.documentId);
+  const judged = (c) => (ranked) => ndcgAt(10, ranked.slice(0, 10), c.relevant);
+  const best = (c, candidates) => {
+    const score = judged(c);
+    return candidates.reduce((a, b) => (score(b) > score(a) ? b : a));
+  };
+  const ceilings = {
+    'served hybrid': (c) => c.answers.hybrid ?? [],
+    'the better side, each query': (c) => best(c, [ids(c.lexical), ids(c.vector)]),
+    'the best weight, each query': (c) => {
+      const candidates = [];
+      for (const normalise of [minMax, zScores]) {
+        const lexical = normalise(c.lexical);
+        const vector = normalise(c.vector);
+        for (let step = 0; step <= 20; step++) candidates.push(combine(lexical, vector, step / 20));
+      }
+      return best(c, candidates);
+    },
+  };
+  for (const dump of dumps) {
+    const contexts = await contextsOf(dump);
+    const library = bestLibrary(contexts);
+    console.log(`\n== ${dump.embedder}, ${dump.store}: nDCG@10 overall (× the best library) ==`);
+    const sets = SETS.filter((s) => library[s]);
+    console.log(`${''.padEnd(30)} ${sets.map((s) => s.padStart(15)).join(' ')}`);
+    for (const [name, rank] of Object.entries(ceilings)) {
+      const t = scoreRule(contexts, rank);
+      const cells = sets.map((s) => {
+        const v = t[s].overall;
+        return `${v.toFixed(3)} (${(v / library[s].overall).toFixed(3)})`.padStart(15);
+      });
+      console.log(`${name.padEnd(30)} ${cells.join(' ')}`);
+    }
+  }
+}

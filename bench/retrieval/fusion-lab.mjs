@@ -17,6 +17,10 @@
 //       the best library's score on each kind. FUSION_VARIANTS=1 adds the product's rule with
 //       one part changed (the coverage's or the commitments' strength, z-scores);
 //       FUSION_GRID=1 with it, both strengths over a grid (`g eE cC`).
+//   node bench/retrieval/fusion-lab.mjs bounds FILE...
+//       the ceilings of any fusion that weighs the sides per query: per set, the better side
+//       of each query and the best convex weight of each query, both chosen knowing the
+//       judgements, against the server's hybrid and the best library.
 //
 // The halves of queries.json are those of run-retrieval.mjs (`halfOf`): rules are chosen on
 // half A; half B, the held-back set and the second corpus are only reported.
@@ -127,10 +131,14 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       files.map((file) => JSON.parse(readFileSync(file, 'utf8'))),
       option('--rules')?.split(','),
     );
+  } else if (command === 'bounds') {
+    const { bounds } = await import('./fusion-evaluate.mjs');
+    await bounds(args.map((file) => JSON.parse(readFileSync(file, 'utf8'))));
   } else {
     console.error(
       'usage: node bench/retrieval/fusion-lab.mjs dump --embedder lsa|bge|e5 [--qdrant-url URL] --out FILE\n' +
-        '       node bench/retrieval/fusion-lab.mjs evaluate FILE... [--rules name,name]',
+        '       node bench/retrieval/fusion-lab.mjs evaluate FILE... [--rules name,name]\n' +
+        '       node bench/retrieval/fusion-lab.mjs bounds FILE...',
     );
     process.exit(2);
   }
