@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile, mkdir, rename, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -117,5 +117,47 @@ describe('a folder source names its documents in the composed form', () => {
     expect(run.counts).toMatchObject({ created: 0, updated: 1, deleted: 0, failed: 0 });
     expect((await get(idPath(`old/${DECOMPOSED}`)).expect(200)).body.body).toContain('Second');
     await get(idPath(`old/${COMPOSED}`)).expect(404);
+  });
+
+  it('keeps the document of a file renamed to the other form of its name', async () => {
+    await mkdir(join(dir, 'renamed'));
+    await writeFile(join(dir, 'renamed', COMPOSED), '# Café\n\nBreakfast.\n');
+    await declare('renamed');
+    const first = (await get(idPath(`renamed/${COMPOSED}`)).expect(200)).body;
+    // Renamed as such (a move, as the folder sees it), then written anew under the other form
+    // (a file gone and a file come).
+    await rename(join(dir, 'renamed', COMPOSED), join(dir, 'renamed', DECOMPOSED));
+    const moved = await sync('renamed');
+    expect(moved.counts).toMatchObject({ created: 0, moved: 0, deleted: 0, failed: 0 });
+    const document = (await get(idPath(`renamed/${COMPOSED}`)).expect(200)).body;
+    expect(document.metadata.source_uri).toBe(join(dir, 'renamed', DECOMPOSED));
+    await unlink(join(dir, 'renamed', DECOMPOSED));
+    await writeFile(join(dir, 'renamed', COMPOSED), '# Café\n\nBreakfast and lunch.\n');
+    const again = await sync('renamed');
+    expect(again.counts).toMatchObject({ created: 0, updated: 1, deleted: 0, failed: 0 });
+    const after = (await get(idPath(`renamed/${COMPOSED}`)).expect(200)).body;
+    expect(after.body).toContain('lunch');
+    // The same document all along: never deleted and created again.
+    expect(after.created_at).toBe(first.created_at);
+    expect(after.revision).toBe(first.revision + 2);
+  });
+
+  it('keeps a mount as it was declared', async () => {
+    await mkdir(join(dir, 'mount'));
+    await writeFile(join(dir, 'mount', 'menu.md'), '# Menu\n');
+    await request(t.baseUrl)
+      .post('/sources')
+      .set(AS)
+      .send({
+        id: 'decomposed-mount',
+        kind: 'folder',
+        path: join(dir, 'mount'),
+        mount: 'cafe\u0301',
+        enabled: false,
+      })
+      .expect(201);
+    expect((await sync('decomposed-mount')).counts).toMatchObject({ created: 1, failed: 0 });
+    const document = (await get(idPath('cafe\u0301/menu.md')).expect(200)).body;
+    expect(document.source).toMatchObject({ id: 'decomposed-mount' });
   });
 });

@@ -88,8 +88,10 @@ export class Reconciliation {
     // A moved item's version is forgotten (moveItem): its document is read again below and
     // written naming its new path, as a folder's renamed file is.
     const movedFrom = await this.moves();
-    const current = await this.repository.items(this.input.declaration.id);
-    this.name(enumeration.items, current);
+    const current = await this.name(
+      await this.repository.items(this.input.declaration.id),
+      movedFrom,
+    );
     const changed: SourceItem[] = [];
     /** Unchanged, but found under another URI or with new validators: noted, not written. */
     const renoted: SourceItem[] = [];
@@ -142,10 +144,14 @@ export class Reconciliation {
       if (item === undefined || !fresh.has(to) || known.has(to)) continue;
       const target = this.documentId(to);
       try {
-        await this.documents.move(item.document_id, { to: target }, this.actor, this.access);
+        // A name written again in another Unicode form (`é` composed, or `e` and an accent)
+        // names the same document: only the item's key changes.
+        if (target !== item.document_id) {
+          await this.documents.move(item.document_id, { to: target }, this.actor, this.access);
+          this.counts.moved++;
+        }
         await this.repository.moveItem(declaration.id, from, to, target);
         movedFrom.add(from);
-        this.counts.moved++;
       } catch (error) {
         // The move failed (say the new id is taken): the item is written as a new one and
         // the old document deleted with the others, if the enumeration allows.
@@ -273,39 +279,55 @@ export class Reconciliation {
   }
 
   /**
-   * The document id of a new item: its key under the mount, in Unicode's composed form (NFC),
-   * as `agent-data import` names a file: a name macOS wrote decomposed (`e` and a combining
-   * accent) becomes the `é` people type and links name.
+   * The document id of a new item: its key under the mount, the key in Unicode's composed form
+   * (NFC), as `agent-data import` names a file: a name macOS wrote decomposed (`e` and a
+   * combining accent) becomes the `é` people type and links name.
    */
   private documentId(key: string): string {
-    return `${this.input.declaration.mount}/${key}`.normalize('NFC');
+    return `${this.input.declaration.mount}/${key.normalize('NFC')}`;
   }
 
   /**
    * Each listed item's document id ({@link ids}): the one it was written under (an item an
-   * earlier release named decomposed keeps it), or a new item's {@link documentId}. Two keys
-   * that differ only in how their accents are written (both can exist on Linux) would be one
-   * document: the one written before keeps it, and the other fails, naming it.
+   * earlier release named decomposed keeps it), or a new item's {@link documentId}. A new key
+   * whose id an item of the source holds already names the same file in another Unicode form
+   * (keys that differ only in how their accents are written): when that item is gone from a
+   * complete listing, the file was renamed so and the item takes the new key (its document
+   * stays, `movedFrom` keeps it from the deletions); when it is still there (both names exist,
+   * as Linux, git and URLs allow), the new key fails, naming it. Gives the items as they now are.
    */
-  private name(items: readonly SourceItem[], current: ReadonlyMap<string, ItemRow>): void {
-    const holders = new Map<string, string>();
-    for (const item of items) {
+  private async name(
+    rows: ReadonlyMap<string, ItemRow>,
+    movedFrom: Set<string>,
+  ): Promise<ReadonlyMap<string, ItemRow>> {
+    const { enumeration, declaration } = this.input;
+    const current = new Map(rows);
+    const present = new Set(
+      [...enumeration.items, ...enumeration.failed, ...enumeration.skipped].map((i) => i.key),
+    );
+    const holders = new Map([...current.values()].map((row) => [row.document_id, row.key]));
+    for (const item of enumeration.items) {
       const row = current.get(item.key);
-      if (row === undefined) continue;
-      this.ids.set(item.key, row.document_id);
-      holders.set(row.document_id, item.key);
-    }
-    for (const item of items) {
-      if (current.has(item.key)) continue;
+      if (row !== undefined) {
+        this.ids.set(item.key, row.document_id);
+        continue;
+      }
       const id = this.documentId(item.key);
       const holder = holders.get(id);
-      if (holder !== undefined) {
+      if (holder !== undefined && (present.has(holder) || !enumeration.complete)) {
         this.fail(item.key, `${holder} has this name, composed (NFC), and holds ${id}`);
         continue;
+      }
+      if (holder !== undefined) {
+        await this.repository.moveItem(declaration.id, holder, item.key, id);
+        current.set(item.key, { ...current.get(holder)!, key: item.key, version: null });
+        current.delete(holder);
+        movedFrom.add(holder);
       }
       this.ids.set(item.key, id);
       holders.set(id, item.key);
     }
+    return current;
   }
 
   private fail(key: string, reason: string): void {
