@@ -235,36 +235,50 @@ export async function evaluate(dumps, names) {
 }
 
 /**
- * How far any fusion that weighs the two sides per query could go: for each query, the
- * better of its two sides' own rankings, and the best of the convex combinations of its two
- * lists (min–max or z-scores, the vector side's share 0 to 1 by 0.05), each chosen knowing the
- * query's judgements. A rule reads evidence, not judgements, so it stays under these ceilings:
- * a target above them needs a better side, not a better fusion.
+ * How far fusion could go: for each query, the better of its two sides' own rankings; and the
+ * best of a family of fusions — the convex combinations of its two lists (min–max or z-scores,
+ * a document one side did not find at 0 or, for z-scores, at −3; over each side's first 20 or
+ * all 50 candidates; the vector side's share 0 to 1 by 0.05), the server's hybrid and every
+ * rule of fusion-rules.mjs — each chosen knowing the query's judgements. A rule of that family
+ * reads evidence, not judgements, so it stays under the second ceiling: a target above it
+ * needs a better side, or a fusion of another kind.
  */
 export async function bounds(dumps) {
-  const { combine, minMax, zScores } = await import('./fusion-rules.mjs');
+  const { combine, minMax, zScores, RULES, EXPERIMENTS, productRule } =
+    await import('./fusion-rules.mjs');
   const ids = (list) => list.map((c) => c.documentId);
-  const judged = (c) => (ranked) => ndcgAt(10, ranked.slice(0, 10), c.relevant);
   const best = (c, candidates) => {
-    const score = judged(c);
+    const score = (ranked) => ndcgAt(10, ranked.slice(0, 10), c.relevant);
     return candidates.reduce((a, b) => (score(b) > score(a) ? b : a));
-  };
-  const ceilings = {
-    'served hybrid': (c) => c.answers.hybrid ?? [],
-    'the better side, each query': (c) => best(c, [ids(c.lexical), ids(c.vector)]),
-    'the best weight, each query': (c) => {
-      const candidates = [];
-      for (const normalise of [minMax, zScores]) {
-        const lexical = normalise(c.lexical);
-        const vector = normalise(c.vector);
-        for (let step = 0; step <= 20; step++) candidates.push(combine(lexical, vector, step / 20));
-      }
-      return best(c, candidates);
-    },
   };
   for (const dump of dumps) {
     const contexts = await contextsOf(dump);
     const library = bestLibrary(contexts);
+    const rules = Object.values({
+      ...(await productRule(dump.embedder, root)),
+      ...RULES(dump.embedder),
+      ...EXPERIMENTS(dump.embedder),
+    });
+    const ceilings = {
+      'served hybrid': (c) => c.answers.hybrid ?? [],
+      'the better side, each query': (c) => best(c, [ids(c.lexical), ids(c.vector)]),
+      'the best fusion, each query': (c) => {
+        const candidates = [c.answers.hybrid ?? [], ...rules.map((rule) => rule(c))];
+        for (const depth of [20, 50]) {
+          for (const [normalise, missing] of [
+            [minMax, 0],
+            [zScores, 0],
+            [zScores, -3],
+          ]) {
+            const lexical = normalise(c.lexical.slice(0, depth));
+            const vector = normalise(c.vector.slice(0, depth));
+            for (let step = 0; step <= 20; step++)
+              candidates.push(combine(lexical, vector, step / 20, { missing }));
+          }
+        }
+        return best(c, candidates);
+      },
+    };
     console.log(`\n== ${dump.embedder}, ${dump.store}: nDCG@10 overall (× the best library) ==`);
     const sets = SETS.filter((s) => library[s]);
     console.log(`${''.padEnd(30)} ${sets.map((s) => s.padStart(15)).join(' ')}`);

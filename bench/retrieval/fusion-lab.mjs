@@ -18,9 +18,10 @@
 //       one part changed (the coverage's or the commitments' strength, z-scores);
 //       FUSION_GRID=1 with it, both strengths over a grid (`g eE cC`).
 //   node bench/retrieval/fusion-lab.mjs bounds FILE...
-//       the ceilings of any fusion that weighs the sides per query: per set, the better side
-//       of each query and the best convex weight of each query, both chosen knowing the
-//       judgements, against the server's hybrid and the best library.
+//       how far fusion could go: per set, the better side of each query and the best of some
+//       130 fusions of each query (convex combinations, the server's hybrid, the lab's
+//       rules), both chosen knowing the judgements, against the server's hybrid and the best
+//       library (fusion-evaluate.mjs, `bounds`).
 //
 // The halves of queries.json are those of run-retrieval.mjs (`halfOf`): rules are chosen on
 // half A; half B, the held-back set and the second corpus are only reported.
