@@ -21,4 +21,15 @@ describe('HostPacer', () => {
       expect(spans[i][0] - spans[i - 1][1]).toBeGreaterThanOrEqual(20);
     }
   });
+
+  it('stops waiting when the run is cancelled, with its reason', async () => {
+    const pacer = new HostPacer(60_000);
+    await pacer.run('site.test', signal, async () => undefined);
+    const cancel = new AbortController();
+    const asked = jest.fn();
+    const waiting = pacer.run('site.test', cancel.signal, async () => asked());
+    setTimeout(() => cancel.abort(new Error('the source was removed')), 10);
+    await expect(waiting).rejects.toThrow('the source was removed');
+    expect(asked).not.toHaveBeenCalled();
+  });
 });
