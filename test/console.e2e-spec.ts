@@ -297,7 +297,9 @@ describeInBrowser('the console in Chromium', () => {
     await page.keyboard.type(KEY);
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'Browse' }).waitFor();
-    // The page has the focus: Tab goes into its content, Shift+Tab back up through the bar.
+    // The page takes the focus once it is shown (after the bar is drawn): Tab goes into its
+    // content, Shift+Tab back up through the bar.
+    await page.waitForFunction("document.activeElement?.id === 'main'");
     await page.keyboard.press('Tab');
     expect(await page.evaluate("document.activeElement?.textContent?.trim() ?? ''")).toBe(
       'All documents',
