@@ -254,6 +254,24 @@ describe('agent-data import and export', () => {
       .expect(200);
   });
 
+  it('fails the second of two file names that differ only in composition, naming the first', async () => {
+    const folder = join(dir, 'twins');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'caf\u00e9.md'), '# Composed\n');
+    writeFileSync(join(folder, 'cafe\u0301.md'), '# Decomposed\n');
+    const imported = await cli('import', folder, '--prefix', 'twins');
+    expect(imported.code).toBe(1);
+    expect(imported.stdout.trim()).toBe(
+      'created 1, updated 0, moved 0, unchanged 0, deleted 0, skipped 0, failed 1',
+    );
+    const [first, second] = imported.stderr.includes('cafe\u0301.md: caf\u00e9.md')
+      ? ['caf\u00e9.md', 'cafe\u0301.md']
+      : ['cafe\u0301.md', 'caf\u00e9.md'];
+    expect(imported.stderr).toContain(
+      `${second}: ${first} has this name, composed (NFC), and holds twins/caf\u00e9.md`,
+    );
+  });
+
   it('skips a 2 GiB file without reading it, and names the server when none answers', async () => {
     const huge = join(dir, 'huge');
     mkdirSync(huge);

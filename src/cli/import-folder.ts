@@ -88,6 +88,8 @@ export async function importFolder(
   report.skipped.push(...skipped.map((s) => ({ file: s.relative, reason: s.reason })));
 
   const wanted = new Map<string, SourceDocument>();
+  /** The file each wanted id was read from. */
+  const named = new Map<string, string>();
   const read = new Array<SourceDocument | Error>(files.length);
   await inParallel(files.length, READERS, async (i) => {
     read[i] = await readSource(files[i]).catch((error: Error) => error);
@@ -100,9 +102,12 @@ export async function importFolder(
       // Two names that differ only in how their accents are written (on Linux both exist).
       report.failed.push({
         document_id: id,
-        error: `${file.relative}: another file has this name, composed (NFC)`,
+        error: `${file.relative}: ${named.get(id)} has this name, composed (NFC), and holds ${id}`,
       });
-    } else wanted.set(id, document);
+    } else {
+      wanted.set(id, document);
+      named.set(id, file.relative);
+    }
   });
   const existing = await listAll(client, folder);
   // A document an earlier import named decomposed (NFD) keeps its id: its file is the same.
