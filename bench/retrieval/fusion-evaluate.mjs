@@ -254,6 +254,11 @@ export async function bounds(dumps) {
   for (const dump of dumps) {
     const contexts = await contextsOf(dump);
     const library = bestLibrary(contexts);
+    const served = servedRules();
+    const sides = {
+      lexical: scoreRule(contexts, served['lexical alone']),
+      vector: scoreRule(contexts, served['vector alone']),
+    };
     const rules = Object.values({
       ...(await productRule(dump.embedder, root)),
       ...RULES(dump.embedder),
@@ -279,16 +284,28 @@ export async function bounds(dumps) {
         return best(c, candidates);
       },
     };
-    console.log(`\n== ${dump.embedder}, ${dump.store}: nDCG@10 overall (× the best library) ==`);
+    console.log(
+      `\n== ${dump.embedder}, ${dump.store}: nDCG@10 per kind and overall (× the best library) ==`,
+    );
     const sets = SETS.filter((s) => library[s]);
-    console.log(`${''.padEnd(30)} ${sets.map((s) => s.padStart(15)).join(' ')}`);
-    for (const [name, rank] of Object.entries(ceilings)) {
-      const t = scoreRule(contexts, rank);
+    const header = sets.map(
+      (s) => `${s}: ${[...kindsOf(s), 'overall'].map((k) => k.slice(0, 4)).join(' ')}`,
+    );
+    console.log(`${''.padEnd(28)} ${header.join(' ‖ ')}`);
+    const tables = Object.entries(ceilings).map(([name, rank]) => [
+      name,
+      scoreRule(contexts, rank),
+    ]);
+    for (const [name, t] of [
+      ...tables,
+      ['lexical alone', sides.lexical],
+      ['vector alone', sides.vector],
+    ]) {
       const cells = sets.map((s) => {
-        const v = t[s].overall;
-        return `${v.toFixed(3)} (${(v / library[s].overall).toFixed(3)})`.padStart(15);
+        const values = [...kindsOf(s), 'overall'].map((k) => t[s][k].toFixed(3).slice(1));
+        return `${values.join(' ')} (${(t[s].overall / library[s].overall).toFixed(3)})`;
       });
-      console.log(`${name.padEnd(30)} ${cells.join(' ')}`);
+      console.log(`${name.padEnd(28)} ${cells.join(' ‖ ')}`);
     }
   }
 }
