@@ -494,4 +494,44 @@ describe('access control', () => {
       expect(updated.result.isError).toBeUndefined();
     });
   });
+
+  it('an id written in the other Unicode form is answered with the readable one it looks like, and only that', async () => {
+    const composed = (folder: string) => `${folder}/caf\u00e9.md`;
+    const decomposed = (folder: string) => `${folder}/cafe\u0301.md`;
+    for (const folder of ['team-a', 'team-b']) {
+      await request(t.baseUrl)
+        .post('/documents')
+        .set(as('both'))
+        .send({ document_id: composed(folder), body: 'Caf\u00e9 notes.' })
+        .expect(201);
+    }
+    const get = (who: keyof typeof KEYS, id: string) =>
+      request(t.baseUrl)
+        .get(`/documents/${encodeURIComponent(id)}`)
+        .set(as(who));
+
+    const hinted = await get('bob', decomposed('team-b'));
+    expect(hinted.status).toBe(404);
+    expect(hinted.body.error).toMatchObject({
+      code: 'NOT_FOUND',
+      document_id: decomposed('team-b'),
+      same_name: composed('team-b'),
+    });
+    expect(hinted.body.error.message).toContain('composed (NFC)');
+    const viaMcp = await tool('bob', 'get_document', { document_id: decomposed('team-b') });
+    expect(viaMcp.result.isError).toBe(true);
+    expect(JSON.stringify(viaMcp.result.content)).toContain(composed('team-b'));
+
+    // The look-alike of an unreadable document is not named: the answer is an absent one's.
+    const hidden = await get('bob', decomposed('team-a'));
+    const absent = await get('bob', 'team-a/absent.md');
+    expect(hidden.status).toBe(404);
+    expect(anonymised(hidden.body, decomposed('team-a'))).toEqual(
+      anonymised(absent.body, 'team-a/absent.md'),
+    );
+    expect((await get('both', decomposed('team-a'))).body.error.same_name).toBe(composed('team-a'));
+    // The composed id still reads; one with no look-alike is a plain absence.
+    await get('bob', composed('team-b')).expect(200);
+    expect((await get('bob', 'team-b/th\u00e9.md')).body.error).not.toHaveProperty('same_name');
+  });
 });

@@ -80,8 +80,32 @@ export class DocumentsService {
   async get(documentId: string, access: Access): Promise<Document> {
     validateDocumentId(documentId);
     const row = await this.repository.findAlive(documentId, access.readablePatterns() ?? null);
-    if (!row) throw notFound(documentId, access);
+    if (!row) throw await this.absent(documentId, access);
     return documentFromRow(row);
+  }
+
+  /**
+   * {@link notFound}, naming the document the caller may read whose id is this one written in
+   * the other Unicode form, if there is one: ids are matched byte for byte, and `é` typed as
+   * one code point (NFC, what most keyboards give) or as `e` and a combining accent (NFD,
+   * file names from macOS) looks the same. Asked whenever the id has another form, whoever
+   * may read it, so an absent id and an unreadable one still take the same queries.
+   */
+  private async absent(documentId: string, access: Access): Promise<DomainError> {
+    const error = notFound(documentId, access);
+    for (const form of ['NFC', 'NFD'] as const) {
+      const other = documentId.normalize(form);
+      if (other === documentId) continue;
+      const row = await this.repository.findAlive(other, access.readablePatterns() ?? null);
+      if (row === null) continue;
+      const written = form === 'NFC' ? 'composed (NFC)' : 'decomposed (NFD)';
+      return new DomainError(
+        ErrorCode.NOT_FOUND,
+        `document ${documentId} does not exist; ${other}, the same name ${written}, does`,
+        { document_id: documentId, same_name: other },
+      );
+    }
+    return error;
   }
 
   /** Alive documents among `ids` that `access` may read, keyed by id (others are missing). */
