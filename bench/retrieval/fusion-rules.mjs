@@ -297,6 +297,41 @@ export async function productRule(embedder, root) {
       for (const e of [1, 1.5, 2, 2.5, 3])
         for (const a of [0.5, 1, 1.5, 2])
           variants[`g e${e} c${a}`] = (c) => fuseAt(c, weightAt(c, e, a));
+    // A folder query's coverage with its terms weighed inside the folder rather than the
+    // corpus (docs/search.md, "Fusion": a word every document of the folder holds tells its
+    // documents apart no better than a common word): by their idf among the folder's
+    // documents (`fidf`), by both idfs (`both`), or by the corpus's with the terms held by
+    // 80 % of the folder's documents left out (`drop80`). Measured and not taken.
+    const folderCoverage = (c, how) => {
+      const held = c.corpus.terms.get(c.lexical[0]?.documentId) ?? new Set();
+      const inFolder = [...c.corpus.terms.keys()].filter((id) => id.startsWith(c.prefix));
+      const nf = inFolder.length;
+      let all = 0;
+      let found = 0;
+      for (const t of c.terms) {
+        const dff = inFolder.filter((id) => c.corpus.terms.get(id).has(t)).length;
+        const fidf = Math.log(1 + (nf - dff + 0.5) / (dff + 0.5));
+        const cidf = c.corpus.idf(t);
+        const w = how === 'fidf' ? fidf : how === 'both' ? fidf * cidf : dff >= 0.8 * nf ? 0 : cidf;
+        all += w;
+        if (held.has(t)) found += w;
+      }
+      return all > 0 ? found / all : 0;
+    };
+    for (const how of ['fidf', 'both', 'drop80'])
+      variants[`folder-cov ${how}`] = (c) => {
+        const cov = c.prefix ? folderCoverage(c, how) : coverageOf(c);
+        return fuseAt(
+          c,
+          fusion.vectorWeightFor(
+            priorOf(c),
+            c.lexical.slice(0, DEPTH),
+            c.vector.slice(0, DEPTH),
+            DEPTH,
+            cov,
+          ),
+        );
+      };
     variants[`${name} z-scores`] = (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
