@@ -257,7 +257,10 @@ export async function productRule(embedder, root) {
       .map((h) => h.documentId);
   // The product's weight with its two strengths `e` (commitments, over the first `n` of each
   // side) and `a` (coverage) given.
-  const weightAt = (c, e, a, n = DEPTH) => {
+  // How many candidates the commitments read: a build from before folder queries read fewer
+  // reads the fusion's depth.
+  const depthOf = (c) => fusion.commitmentDepth?.(DEPTH, c.prefix || undefined) ?? DEPTH;
+  const weightAt = (c, e, a, n = depthOf(c)) => {
     const lead =
       fusion.commitment(c.vector.slice(0, DEPTH), n) -
       fusion.commitment(c.lexical.slice(0, DEPTH), n);
@@ -271,7 +274,7 @@ export async function productRule(embedder, root) {
           priorOf(c),
           c.lexical.slice(0, DEPTH),
           c.vector.slice(0, DEPTH),
-          DEPTH,
+          depthOf(c),
         );
         const w = w0 > 0 && w0 < 1 ? sigmoid(logit(w0) + a * (0.5 - coverageOf(c))) : w0;
         return fuseAt(c, w);
@@ -327,11 +330,22 @@ export async function productRule(embedder, root) {
             priorOf(c),
             c.lexical.slice(0, DEPTH),
             c.vector.slice(0, DEPTH),
-            DEPTH,
+            depthOf(c),
             cov,
           ),
         );
       };
+    // The commitments read over each side's first k candidates rather than the fusion's depth,
+    // for every query (`commitments over k`) or for folder queries only (`folder …`), where a short
+    // list's last candidates share only a common word with the query (docs/search.md, "Fusion").
+    const strengths = [fusion.EVIDENCE_STRENGTH, fusion.COVERAGE_STRENGTH];
+    for (const k of [10, 15])
+      variants[`commitments over ${k}`] = (c) => fuseAt(c, weightAt(c, ...strengths, k));
+    // … and over the fusion's depth in a folder too (the rule before the fifth round).
+    variants['folder commitments over 20'] = (c) => fuseAt(c, weightAt(c, ...strengths, DEPTH));
+    for (const k of [8, 10, 12, 15])
+      variants[`folder commitments over ${k}`] = (c) =>
+        fuseAt(c, c.prefix ? weightAt(c, ...strengths, k) : weightAt(c, ...strengths));
     variants[`${name} z-scores`] = (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
@@ -352,7 +366,7 @@ export async function productRule(embedder, root) {
           priorOf(c),
           c.lexical.slice(0, DEPTH),
           c.vector.slice(0, DEPTH),
-          DEPTH,
+          depthOf(c),
           coverageOf(c),
         ),
       ),

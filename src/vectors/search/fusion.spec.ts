@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { commitment, fuse, vectorWeightFor } from './fusion';
+import {
+  commitment,
+  commitmentDepth,
+  FOLDER_COMMITMENT_DEPTH,
+  fuse,
+  vectorWeightFor,
+} from './fusion';
 
 const hit = (documentId: string, score: number) => ({
   documentId,
@@ -146,6 +152,24 @@ describe('the weight of each query (vectorWeightFor)', () => {
     expect(odds(vectorWeightFor(0.6, flat, flat, 20, 1))).toBeCloseTo(odds(0.6) - 0.75, 12);
     // A prior chosen outright stays.
     expect(vectorWeightFor(0, flat, flat, 20, 0)).toBe(0);
+  });
+
+  it("reads a folder query's commitments over the first ten candidates, a page", () => {
+    expect(commitmentDepth(20, undefined)).toBe(20);
+    expect(commitmentDepth(20, 'ops/')).toBe(FOLDER_COMMITMENT_DEPTH);
+    expect(FOLDER_COMMITMENT_DEPTH).toBe(10);
+    expect(commitmentDepth(5, 'ops/')).toBe(5);
+    // A folder's lexical list: ten even matches, then documents sharing only a common word.
+    const even = Array.from({ length: 10 }, (_, i) => hit(`even${i}`, 8 - i * 0.1));
+    const tail = Array.from({ length: 10 }, (_, i) => hit(`tail${i}`, 1 - i * 0.05));
+    const vector = Array.from({ length: 20 }, (_, i) => hit(`v${i}`, 0.8 - i * 0.01));
+    const lexical = [...even, ...tail];
+    const anywhere = vectorWeightFor(0.6, lexical, vector, commitmentDepth(20, undefined));
+    const inFolder = vectorWeightFor(0.6, lexical, vector, commitmentDepth(20, 'ops/'));
+    // Read to its tail, the lexical side looks sure of its first ten; over them, it is not.
+    expect(anywhere).toBeLessThan(0.5);
+    expect(inFolder).toBeGreaterThan(anywhere);
+    expect(inFolder).toBeCloseTo(vectorWeightFor(0.6, even, vector.slice(0, 10), 10), 12);
   });
 
   it("lets a sure vector answer pass a lexical first that holds only the query's common words", () => {

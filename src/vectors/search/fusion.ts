@@ -115,6 +115,20 @@ export function vectorWeightFor(
 }
 
 /**
+ * How many of each side's first candidates a folder query's commitments read: the first ten,
+ * a page, rather than the fusion's depth. A folder holds few documents, and the lexical side
+ * lists nearly all of them, its last ones sharing no more than a common word with the query:
+ * read that far, its scores fall steeply whatever it found, and the commitments' move leaned
+ * to it on questions the vector side answered (docs/search.md, "Fusion", the fifth round).
+ */
+export const FOLDER_COMMITMENT_DEPTH = 10;
+
+/** How many candidates of each side {@link vectorWeightFor} reads, for a query in `folder` or not. */
+export function commitmentDepth(depth: number, folder: string | undefined): number {
+  return folder === undefined ? depth : Math.min(depth, FOLDER_COMMITMENT_DEPTH);
+}
+
+/**
  * Normalised query commitment (Shtok et al. 2012) of a side's first `depth` scores: their
  * standard deviation over their mean, 0 for a side with no candidates. It reads the same for
  * BM25 and cosine scores, which a raw score would not.

@@ -11,7 +11,7 @@ import type { Access } from '../../documents/access';
 import { highlight, snippetOf } from './snippet';
 import { queryTerms } from '../text/analyzer';
 import { folderOf } from '../stores/vector-payload';
-import { type Candidate, fuse, vectorWeightFor } from './fusion';
+import { type Candidate, commitmentDepth, fuse, vectorWeightFor } from './fusion';
 import { queryKind, type QueryKind } from './query-kind';
 import { lexicalCoverage, TermTable } from './term-table';
 import { type LexicalSide, SEARCH_SIDES, type SearchSides } from './search-sides';
@@ -166,7 +166,13 @@ export class SearchService {
     const prior = weights[PRIOR_OF[queryKind(parsed.query)]];
     const weight = weights.fixed
       ? prior
-      : vectorWeightFor(prior, lexical.hits, vector.hits, depth, this.coverage(lexical));
+      : vectorWeightFor(
+          prior,
+          lexical.hits,
+          vector.hits,
+          commitmentDepth(depth, folder),
+          this.coverage(lexical),
+        );
     const fused = fuse(lexical.hits, vector.hits, weight, {
       floor: VECTOR_ONLY_FLOOR,
       lexicalFloor: LEXICAL_ONLY_FLOOR,
