@@ -260,6 +260,15 @@ export async function productRule(embedder, root) {
   // How many candidates the commitments read: a build from before folder queries read fewer
   // reads the fusion's depth.
   const depthOf = (c) => fusion.commitmentDepth?.(DEPTH, c.prefix || undefined) ?? DEPTH;
+  // The product's weight for a query, with its own coverage or the one given.
+  const productWeight = (c, cov = coverageOf(c)) =>
+    fusion.vectorWeightFor(
+      priorOf(c),
+      c.lexical.slice(0, DEPTH),
+      c.vector.slice(0, DEPTH),
+      depthOf(c),
+      cov,
+    );
   const weightAt = (c, e, a, n = depthOf(c)) => {
     const lead =
       fusion.commitment(c.vector.slice(0, DEPTH), n) -
@@ -322,19 +331,8 @@ export async function productRule(embedder, root) {
       return all > 0 ? found / all : 0;
     };
     for (const how of ['fidf', 'both', 'drop80'])
-      variants[`folder-cov ${how}`] = (c) => {
-        const cov = c.prefix ? folderCoverage(c, how) : coverageOf(c);
-        return fuseAt(
-          c,
-          fusion.vectorWeightFor(
-            priorOf(c),
-            c.lexical.slice(0, DEPTH),
-            c.vector.slice(0, DEPTH),
-            depthOf(c),
-            cov,
-          ),
-        );
-      };
+      variants[`folder-cov ${how}`] = (c) =>
+        fuseAt(c, productWeight(c, c.prefix ? folderCoverage(c, how) : coverageOf(c)));
     // The commitments read over each side's first k candidates rather than the fusion's depth,
     // for every query (`commitments over k`) or for folder queries only (`folder …`), where a short
     // list's last candidates share only a common word with the query (docs/search.md, "Fusion").
@@ -349,8 +347,7 @@ export async function productRule(embedder, root) {
     variants[`${name} z-scores`] = (c) => {
       const lexical = c.lexical.slice(0, DEPTH);
       const vector = c.vector.slice(0, DEPTH);
-      const w = fusion.vectorWeightFor(priorOf(c), lexical, vector, DEPTH, coverageOf(c));
-      return combine(zScores(lexical), zScores(vector), w, {
+      return combine(zScores(lexical), zScores(vector), productWeight(c), {
         missing: -2,
         floor: 0.25,
         lexicalFloor: 0.1,
@@ -359,17 +356,7 @@ export async function productRule(embedder, root) {
   }
   return {
     ...coverageRules,
-    [name]: (c) =>
-      fuseAt(
-        c,
-        fusion.vectorWeightFor(
-          priorOf(c),
-          c.lexical.slice(0, DEPTH),
-          c.vector.slice(0, DEPTH),
-          depthOf(c),
-          coverageOf(c),
-        ),
-      ),
+    [name]: (c) => fuseAt(c, productWeight(c)),
     ...variants,
   };
 }

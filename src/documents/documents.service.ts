@@ -92,20 +92,14 @@ export class DocumentsService {
    * may read it, so an absent id and an unreadable one still take the same queries.
    */
   private async absent(documentId: string, access: Access): Promise<DomainError> {
-    const error = notFound(documentId, access);
     for (const form of ['NFC', 'NFD'] as const) {
       const other = documentId.normalize(form);
       if (other === documentId) continue;
-      const row = await this.repository.findAlive(other, access.readablePatterns() ?? null);
-      if (row === null) continue;
-      const written = form === 'NFC' ? 'composed (NFC)' : 'decomposed (NFD)';
-      return new DomainError(
-        ErrorCode.NOT_FOUND,
-        `document ${documentId} does not exist; ${other}, the same name ${written}, does`,
-        { document_id: documentId, same_name: other },
-      );
+      if ((await this.repository.findAlive(other, access.readablePatterns() ?? null)) !== null) {
+        return notFound(documentId, access, { id: other, form });
+      }
     }
-    return error;
+    return notFound(documentId, access);
   }
 
   /** Alive documents among `ids` that `access` may read, keyed by id (others are missing). */
@@ -419,13 +413,26 @@ function countOccurrences(text: string, needle: string): number {
 
 /**
  * The answer for an absent document, and for one `access` may not read (counted as refused
- * there, never shown in the answer).
+ * there, never shown in the answer); with `sameName`, it names the readable document whose id
+ * is this one in the other Unicode form.
  */
-function notFound(documentId: string, access?: Access): DomainError {
+function notFound(
+  documentId: string,
+  access?: Access,
+  sameName?: { id: string; form: 'NFC' | 'NFD' },
+): DomainError {
   if (access !== undefined && !access.mayRead(documentId)) access.refused();
-  return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
-    document_id: documentId,
-  });
+  if (sameName === undefined) {
+    return new DomainError(ErrorCode.NOT_FOUND, `document ${documentId} does not exist`, {
+      document_id: documentId,
+    });
+  }
+  const written = sameName.form === 'NFC' ? 'composed (NFC)' : 'decomposed (NFD)';
+  return new DomainError(
+    ErrorCode.NOT_FOUND,
+    `document ${documentId} does not exist; ${sameName.id}, the same name ${written}, does`,
+    { document_id: documentId, same_name: sameName.id },
+  );
 }
 
 function alreadyExists(documentId: string): DomainError {
