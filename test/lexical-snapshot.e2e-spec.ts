@@ -51,8 +51,12 @@ describe('lexical index snapshot', () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(dataSourceOptions(db.url, 4)).initialize();
   });
+  // Each test's replicas stop with it, writing nothing: a replica left running would refresh
+  // and save on its timers while a later test counts on what it saved.
+  afterEach(async () => {
+    await Promise.all(replicas.splice(0).map((replica) => replica.close({ withinMs: 0 })));
+  });
   afterAll(async () => {
-    await Promise.all(replicas.map((replica) => replica.close()));
     await dataSource.destroy();
     await db.drop();
   });
