@@ -1,4 +1,4 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, BeforeApplicationShutdown } from '@nestjs/common';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
@@ -45,7 +45,7 @@ const SPARE_IDLE_MS = 5000;
  * documents back and tries again).
  */
 @Injectable()
-export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
+export class VectorWorkPool implements BeforeApplicationShutdown, LsaTrainer {
   private readonly pool: Piscina;
   /** The latent-semantic model's training, on a thread of its own that stops once done. */
   private readonly training: Piscina;
@@ -147,7 +147,12 @@ export class VectorWorkPool implements OnModuleDestroy, LsaTrainer {
     };
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * After every module's destroy hook: the pipeline stops first (its module's hook runs after
+   * this provider's would), and a batch it stops mid-way goes back to the queue as stopped,
+   * where threads ended under it would fail it and count an attempt against its documents.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([this.pool.destroy(), this.training.destroy(), this.spare?.destroy()]);
   }
 }
