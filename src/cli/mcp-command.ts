@@ -29,7 +29,10 @@ export async function runMcp(
   const { profile, apiKey: key } = options;
   const stdout = takeStdout();
 
-  const config = new AppConfig({ ...loaded, embeddedStopWaits: false });
+  // Its client ends it by force a few seconds after closing stdin (the SDK's transport after
+  // four): the batches in progress get a second, and the embedded PostgreSQL is only asked to
+  // stop, so that leaving it comes well before that.
+  const config = new AppConfig({ ...loaded, embeddedStopWaits: false, pipelineStopGraceMs: 1000 });
   let app: INestApplicationContext;
   try {
     app = await openApplication(config);

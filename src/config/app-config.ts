@@ -207,6 +207,14 @@ export class AppConfig {
   readonly embeddedStopWaits?: boolean;
 
   /**
+   * How long a stopping pipeline lets the batches in progress finish before it aborts them
+   * and gives their documents back to the queue (5 s when unset). `agent-data mcp` gives them
+   * a second: its client ends it by force a few seconds after closing stdin, and a process
+   * ended so leaves the embedded PostgreSQL running. Not a variable.
+   */
+  readonly pipelineStopGraceMs?: number;
+
+  /**
    * The credential of agents on this machine without an API key (DATA_DIR/server.json,
    * src/local-server/): made by the server as it starts, handed to cluster workers as
    * `AGENT_DATA_LOCAL_TOKEN`. `undefined` admits no agent that way.

@@ -18,7 +18,10 @@ import { LexicalFirstLane } from './lexical-first.lane';
 
 /** Documents claimed and processed together (one embed call, one store write, one update). */
 export const BATCH_DOCUMENTS = 16;
-/** How long a stopping worker lets batches in progress finish before aborting them. */
+/**
+ * How long a stopping worker lets batches in progress finish before aborting them, unless the
+ * configuration says otherwise; and how long aborted ones get to give their documents back.
+ */
 const STOP_GRACE_MS = 5000;
 /** Waits after the queue itself (PostgreSQL) failed, doubling up to the cap. */
 const QUEUE_ERROR: Backoff = { firstMs: 100, maxMs: 1000, jitter: 0.2 };
@@ -144,7 +147,7 @@ export class VectorSyncWorker {
     this.wake();
     await Promise.all([this.loop, this.lexicalFirst.stop()]);
     const all = () => Promise.allSettled([...this.batches].map((b) => b.done));
-    if (!(await settlesWithin(all(), STOP_GRACE_MS))) {
+    if (!(await settlesWithin(all(), this.config.pipelineStopGraceMs ?? STOP_GRACE_MS))) {
       this.logger.log(`stopping: aborting ${this.state.in_progress} documents in progress`);
       for (const batch of this.batches) batch.abort.abort();
       await settlesWithin(all(), STOP_GRACE_MS);
