@@ -108,17 +108,29 @@ export class LexicalReplica {
     this.snapshots = options.snapshots ? new LexicalSnapshotRepository(dataSource) : undefined;
     this.timers.push(
       setInterval(() => {
+        if (this.databaseClosed()) return;
         if (this.index) this.refresh().catch((e) => this.logger.warn(`refresh: ${String(e)}`));
       }, BACKGROUND_REFRESH_MS),
     );
     if (this.snapshots) {
       this.timers.push(
         setInterval(() => {
+          if (this.databaseClosed()) return;
           this.saveSnapshot().catch((e) => this.logger.warn(`snapshot not saved: ${String(e)}`));
         }, SNAPSHOT_CHECK_MS),
       );
     }
     for (const timer of this.timers) timer.unref();
+  }
+
+  /**
+   * Whether the database was closed under a replica never stopped (its owner gone without
+   * `close`): its background work ends then, rather than failing and saying so every period.
+   */
+  private databaseClosed(): boolean {
+    if (this.dataSource.isInitialized) return false;
+    for (const timer of this.timers) clearInterval(timer);
+    return true;
   }
 
   get stats(): { loaded: boolean; documents: number; terms: number; postings: number } {
