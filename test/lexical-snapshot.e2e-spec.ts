@@ -61,12 +61,38 @@ describe('lexical index snapshot', () => {
     await db.drop();
   });
 
-  /** A replica loaded now (with snapshots, or from the records only). */
-  async function loaded(snapshots: boolean): Promise<LexicalReplica> {
+  /** A replica, stopped when its test ends. */
+  function replicaOf(snapshots: boolean): LexicalReplica {
     const replica = new LexicalReplica(dataSource, { snapshots });
     replicas.push(replica);
+    return replica;
+  }
+
+  /** A replica loaded now (with snapshots, or from the records only). */
+  async function loaded(snapshots: boolean): Promise<LexicalReplica> {
+    const replica = replicaOf(snapshots);
     await replica.current();
     return replica;
+  }
+
+  /**
+   * `true` when `replica` saves its snapshot now. A save gives way at once to anything holding
+   * the snapshot's table (as a periodic save does), so a refusal is tried twice more; should
+   * the last fail too, what held the table then is the answer, for the failure to name it.
+   */
+  async function saves(replica: LexicalReplica): Promise<true | string> {
+    for (let attempt = 1; ; attempt++) {
+      if (await replica.saveSnapshot(true)) return true;
+      if (attempt === 3) {
+        const holders: unknown[] = await dataSource.query(
+          `SELECT l.mode, l.granted, a.backend_type, a.state, left(a.query, 200) AS query
+             FROM pg_locks l LEFT JOIN pg_stat_activity a USING (pid)
+            WHERE l.relation = 'kb_lexical_snapshot'::regclass AND l.pid <> pg_backend_pid()`,
+        );
+        return `not saved; holding the table: ${JSON.stringify(holders)}`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   async function write(numbers: readonly number[], revision = 1): Promise<void> {
@@ -123,7 +149,7 @@ describe('lexical index snapshot', () => {
     await write(Array.from({ length: 60 }, (_, n) => n));
     const first = await loaded(true);
     expect(first.loadedFrom).toBe('records');
-    expect(await first.saveSnapshot(true)).toBe(true);
+    expect(await saves(first)).toBe(true);
     // Saved already: nothing to save again until the index changes.
     expect(await first.saveSnapshot(true)).toBe(false);
 
@@ -163,11 +189,10 @@ describe('lexical index snapshot', () => {
 
     // Brought up to date, it saves the changes it replayed, and its vectors: a restart under
     // the same model reads them back, computing only those of documents changed since.
-    expect(await restarted.saveSnapshot(true)).toBe(true);
+    expect(await saves(restarted)).toBe(true);
     await write([12, 13], 3);
     await write([65]);
-    const withModel = new LexicalReplica(dataSource, { snapshots: true });
-    replicas.push(withModel);
+    const withModel = replicaOf(true);
     await withModel.useModel(model);
     await withModel.current();
     expect(withModel.loadedFrom).toBe('snapshot');
@@ -184,7 +209,7 @@ describe('lexical index snapshot', () => {
     const replica = await loaded(true);
     await write([70]);
     await replica.refresh();
-    expect(await replica.saveSnapshot(true)).toBe(true);
+    expect(await saves(replica)).toBe(true);
     await write([71, 72]);
     // The entries since the snapshot pruned (older than the retention).
     await dataSource.query(`
@@ -194,7 +219,7 @@ describe('lexical index snapshot', () => {
   });
 
   it('is not used when a part does not match its checksum, or is missing', async () => {
-    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    expect(await saves(await loaded(true))).toBe(true);
     expect((await loaded(true)).loadedFrom).toBe('snapshot');
     await dataSource.query(
       `UPDATE kb_lexical_snapshot_parts
@@ -203,13 +228,13 @@ describe('lexical index snapshot', () => {
     );
     await expectRebuiltFromRecords();
 
-    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    expect(await saves(await loaded(true))).toBe(true);
     await dataSource.query(`DELETE FROM kb_lexical_snapshot_parts WHERE part = 1`);
     await expectRebuiltFromRecords();
   });
 
   it('is not used when its parts do not fit its layout, or it is of another format', async () => {
-    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    expect(await saves(await loaded(true))).toBe(true);
     // Two parts swapped, each whole and matching its checksum: the layout does not fit.
     await dataSource.query(`
       UPDATE kb_lexical_snapshot_parts p
@@ -218,7 +243,7 @@ describe('lexical index snapshot', () => {
        WHERE (p.part, o.part) IN ((0, 1), (1, 0))`);
     await expectRebuiltFromRecords();
 
-    expect(await (await loaded(true)).saveSnapshot(true)).toBe(true);
+    expect(await saves(await loaded(true))).toBe(true);
     await dataSource.query(`UPDATE kb_lexical_snapshot SET format = format + 1`);
     await expectRebuiltFromRecords();
   });
@@ -230,22 +255,22 @@ describe('lexical index snapshot', () => {
           `SELECT applied_id::text AS applied, documents FROM kb_lexical_snapshot`,
         )
       )[0] as { applied: string; documents: number };
-    const stopping = new LexicalReplica(dataSource, { snapshots: true });
+    const stopping = replicaOf(true);
     await stopping.current();
-    expect(await stopping.saveSnapshot(true)).toBe(true);
+    expect(await saves(stopping)).toBe(true);
     const before = await kept();
 
     // Changes, then stops: fewer than the default threshold (replayed at the next start
     // instead), or with no time to write them. The kept snapshot stays.
     await write([90, 91]);
     await stopping.refresh();
-    const few = new LexicalReplica(dataSource, { snapshots: true });
+    const few = replicaOf(true);
     await few.current();
     await write([92]);
     await few.refresh();
     await few.close();
     expect(await kept()).toEqual(before);
-    const late = new LexicalReplica(dataSource, { snapshots: true });
+    const late = replicaOf(true);
     await late.current();
     await late.close({ withinMs: 0, minChanges: 1 });
     expect(await kept()).toEqual(before);
@@ -306,7 +331,7 @@ describe('lexical index snapshot', () => {
     const earlier = await loaded(true);
     await write([80]);
     const later = await loaded(true);
-    expect(await later.saveSnapshot(true)).toBe(true);
+    expect(await saves(later)).toBe(true);
     // The earlier replica's index changed (a write of its own) but it has not read the log
     // since the later one's snapshot: its snapshot would be older.
     earlier.remove(['topic0/doc-0.md']);
