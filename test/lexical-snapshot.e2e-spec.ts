@@ -2,7 +2,10 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { ANALYZER_VERSION } from '../src/vectors/text/analyzer';
+import type { AppConfig } from '../src/config/app-config';
+import type { EmbeddingsChoice } from '../src/config/embeddings-choice';
 import { LexicalReplica } from '../src/vectors/lexical/lexical.replica';
+import { LexicalStore } from '../src/vectors/lexical/lexical.store';
 import { encodePostings, joinTerms, lexicalRecord } from '../src/vectors/lexical/lexical-record';
 import type { WeightedTerm } from '../src/vectors/lexical/lexical-index';
 import { trainLsa } from '../src/vectors/semantic/lsa';
@@ -306,6 +309,28 @@ describe('lexical index snapshot', () => {
       await stopping.close({ withinMs: 300, minChanges: 1 });
       expect(await kept()).toEqual(before);
       expect(warned.mock.calls).toEqual([['the snapshot at stop was given up after 300 ms']]);
+    } finally {
+      warned.mockRestore();
+      await other.query('ROLLBACK');
+    }
+  });
+
+  it("holds a stopping process's snapshot to the bound its configuration gives (agent-data mcp's)", async () => {
+    const store = new LexicalStore(
+      dataSource,
+      { clusterRole: 'single', stopSnapshotWithinMs: 250 } as AppConfig,
+      { lsa: () => false } as unknown as EmbeddingsChoice,
+    );
+    // Loaded from the records (no snapshot of this format kept): written at its stop.
+    await dataSource.query(`UPDATE kb_lexical_snapshot SET format = format + 1`);
+    await store['replica'].current();
+    expect(store['replica'].loadedFrom).toBe('records');
+    const other = await db.client();
+    await other.query(`BEGIN; LOCK TABLE kb_lexical_snapshot IN SHARE ROW EXCLUSIVE MODE`);
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      await store.beforeApplicationShutdown();
+      expect(warned.mock.calls).toEqual([['the snapshot at stop was given up after 250 ms']]);
     } finally {
       warned.mockRestore();
       await other.query('ROLLBACK');

@@ -30,9 +30,14 @@ export async function runMcp(
   const stdout = takeStdout();
 
   // Its client ends it by force a few seconds after closing stdin (the SDK's transport after
-  // four): the batches in progress get a second, and the embedded PostgreSQL is only asked to
-  // stop, so that leaving it comes well before that.
-  const config = new AppConfig({ ...loaded, embeddedStopWaits: false, pipelineStopGraceMs: 1000 });
+  // four): the batches in progress get a second, the lexical index's snapshot a second and a
+  // half, and the embedded PostgreSQL is only asked to stop, so that leaving it comes before.
+  const config = new AppConfig({
+    ...loaded,
+    embeddedStopWaits: false,
+    pipelineStopGraceMs: 1000,
+    stopSnapshotWithinMs: 1500,
+  });
   let app: INestApplicationContext;
   try {
     app = await openApplication(config);

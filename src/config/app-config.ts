@@ -215,6 +215,14 @@ export class AppConfig {
   readonly pipelineStopGraceMs?: number;
 
   /**
+   * How long a stopping process may spend writing the lexical index's snapshot (10 s when
+   * unset; the snapshot kept stays when it is given up). `agent-data mcp` takes a second and a
+   * half, for the reason above: a large index's snapshot is then written during its session,
+   * when it has been quiet a while. Not a variable.
+   */
+  readonly stopSnapshotWithinMs?: number;
+
+  /**
    * The credential of agents on this machine without an API key (DATA_DIR/server.json,
    * src/local-server/): made by the server as it starts, handed to cluster workers as
    * `AGENT_DATA_LOCAL_TOKEN`. `undefined` admits no agent that way.

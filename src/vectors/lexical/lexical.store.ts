@@ -70,6 +70,8 @@ export class LexicalStore
 {
   private readonly logger = new Logger('LexicalStore');
   private readonly replica: LexicalReplica;
+  /** How long the snapshot at stop may take (the replica's default when unset). */
+  private readonly stopSnapshotWithinMs: number | undefined;
   private readonly semantic: {
     enabled: boolean;
     training?: Promise<void>;
@@ -103,6 +105,7 @@ export class LexicalStore
     this.replica = new LexicalReplica(dataSource, {
       snapshots: config.clusterRole !== 'web' && !mirror,
     });
+    this.stopSnapshotWithinMs = config.stopSnapshotWithinMs;
     this.kept = new SemanticModelRepository(dataSource);
     this.records = new LexicalRecordsRepository(dataSource);
     this.semantic = {
@@ -162,7 +165,8 @@ export class LexicalStore
    * snapshot may be written at stop), and before the database pool closes.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.replica.close();
+    const within = this.stopSnapshotWithinMs;
+    await this.replica.close(within === undefined ? {} : { withinMs: within });
   }
 
   /**
