@@ -165,8 +165,8 @@ export class LexicalStore
    * snapshot may be written at stop), and before the database pool closes.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    const within = this.stopSnapshotWithinMs;
-    await this.replica.close(within === undefined ? {} : { withinMs: within });
+    // Unset, the replica's own bound applies (a destructuring default).
+    await this.replica.close({ withinMs: this.stopSnapshotWithinMs });
   }
 
   /**
