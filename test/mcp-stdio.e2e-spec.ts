@@ -19,7 +19,9 @@ import {
   searchUntilFound,
   v1Client,
   v2Client,
+  watchdogs,
 } from './support/mcp-stdio';
+import { WATCH_MS, WATCHDOG_LOG } from '../src/database/embedded-watchdog';
 import { waitFor } from './support/wait';
 import { live, type ServerProcess, startServer } from './server-process-helpers';
 
@@ -47,6 +49,7 @@ describe('agent-data mcp over stdio', () => {
     for (const dir of dataDirs) {
       // Nothing left running behind the processes that used it.
       await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
+      await waitFor(() => watchdogs(dir).length === 0, `the watchdog of ${dir} to end`);
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -313,6 +316,29 @@ describe('agent-data mcp over stdio', () => {
       await Promise.all(clients.map((c) => c.close()));
     }
     await waitFor(() => postmasters(dir).length === 0, 'the cluster to stop with its last user');
+  });
+
+  it('leaves the cluster to an agent alive when another is killed, and its watchdog stops it once every agent was killed without leaving', async () => {
+    const dir = await usedDir();
+    const clients = await Promise.all([v1Client(dir), v1Client(dir)]);
+    const [first, second] = clients.map((c) => (c.transport as StdioClientTransport).pid!);
+    try {
+      expect(watchdogs(dir)).toHaveLength(1);
+      process.kill(first, 'SIGKILL');
+      // Three of the watchdog's looks later, the agent alive is still served.
+      await new Promise((resolve) => setTimeout(resolve, 3 * WATCH_MS));
+      expect(postmasters(dir)).toHaveLength(1);
+      const listed = await clients[1].callTool({ name: 'list_documents', arguments: {} });
+      expect(listed.isError ?? false).toBe(false);
+      process.kill(second, 'SIGKILL');
+      await waitFor(() => postmasters(dir).length === 0, 'the watchdog to stop the cluster');
+      await waitFor(() => watchdogs(dir).length === 0, 'the watchdog to end');
+      expect(readFileSync(join(dir, WATCHDOG_LOG), 'utf8')).toMatch(
+        /stopped the embedded PostgreSQL \(pid \d+\): every process using it had ended without leaving/,
+      );
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    }
   });
 
   it('stops on SIGTERM, SIGINT or SIGHUP (a closed terminal) with its client still holding stdin: exit 0, its PostgreSQL stopped', async () => {

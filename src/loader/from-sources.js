@@ -1,5 +1,7 @@
-// How a worker thread loads its TypeScript entry when the code runs from sources (jest,
-// ts-node); the built server's threads load the compiled .js and never come here.
+// How a worker thread (chunking, embedding) or a child process (the embedded cluster's
+// watchdog) loads its TypeScript entry when the code runs from sources (jest, ts-node); the
+// built server's load the compiled .js and never come here. Below every other folder of src/:
+// it requires nothing of the application's.
 //
 // Each thread compiles its module graph again: TypeScript's transpiler costs some 1.3 s of CPU
 // per thread (loading it, then a second for the files), and the threads are niced, so on a
