@@ -582,12 +582,13 @@ async function waitForVectors(http, log, timeoutMs) {
     const { counts, leased = 0, lexical } = status.json;
     const pending = Number(counts.pending ?? 0);
     // With the local embedder the vector side ranks by a model learnt from the documents
-    // (LOCAL_SEMANTIC): it must have been learnt from (nearly) all of them.
+    // (LOCAL_SEMANTIC): it must have been learnt from all of them but a hundredth (the
+    // server learns again once quiet after such a change: semantic-training.ts).
     const model = lexical?.semantic_model;
     const learning =
       status.json.embedder?.provider === 'local' &&
       lexical?.documents >= 50 &&
-      (model === null || model === undefined || model.documents < lexical.documents * 0.9);
+      (model === null || model === undefined || model.documents < lexical.documents * 0.99);
     // The anchor fields (the texts of the links to each document) follow the records.
     const anchorsDue = Number(status.json.anchor_fields?.due ?? 0);
     const done = pending === 0 && Number(leased) === 0 && anchorsDue === 0;

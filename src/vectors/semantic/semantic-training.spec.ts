@@ -53,6 +53,18 @@ describe('when a semantic model is due', () => {
     expect(modelDue(state({ documents: 5400, lastChange: quiet }))).toBe(false);
   });
 
+  it('under 5 000 documents, learns again after a hundredth more once quiet', () => {
+    const quiet = now - 20_000;
+    const small = { learntAt: 400, lastChange: quiet };
+    expect(modelDue(state({ ...small, documents: 404 }))).toBe(true);
+    expect(modelDue(state({ ...small, documents: 396 }))).toBe(true);
+    expect(modelDue(state({ ...small, documents: 403 }))).toBe(false);
+    expect(modelDue(state({ ...small, documents: 404, lastChange: now - 1000 }))).toBe(false);
+    // The first model, learnt at 50: a document more is a change once quiet.
+    expect(modelDue(state({ learntAt: 50, documents: 51, lastChange: quiet }))).toBe(true);
+    expect(modelDue(state({ learntAt: 50, documents: 50, lastChange: quiet }))).toBe(false);
+  });
+
   it('does not wait for a pause for ever: doubled, a model waited on long enough is replaced', () => {
     const long = now - SEMANTIC_PATIENCE_MS;
     expect(modelDue(state({ documents: 10_000, startedAt: long, lastAttempt: long }))).toBe(true);

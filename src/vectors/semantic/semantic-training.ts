@@ -15,7 +15,8 @@ export const SEMANTIC_DIMENSIONS = 64;
 const SEMANTIC_TERMS = 20_000;
 /**
  * ...and learnt again once the records have been quiet for SEMANTIC_QUIET_MS (no document
- * indexed, removed or changed) after their number changed by a tenth, or when it has doubled
+ * indexed, removed or changed) after their number changed by a tenth (a hundredth in a small
+ * knowledge base: SEMANTIC_CHANGE_SHARE_WHOLE), or when it has doubled
  * or halved and the model has waited SEMANTIC_PATIENCE_MS for such a pause, at most every
  * SEMANTIC_RETRAIN_MS. A model learnt while a bulk load is still being indexed is outdated
  * within seconds, and each one makes every document's vector be computed and written again
@@ -24,6 +25,16 @@ const SEMANTIC_TERMS = 20_000;
  * still gets a new model when it has doubled, that much later at most.
  */
 const SEMANTIC_RETRAIN_MS = 30_000;
+/**
+ * A tenth is the change that makes a model due; a hundredth while the model searched learnt
+ * from every document (under SEMANTIC_SAMPLE of them). There learning again takes a moment and
+ * rewrites few vectors, and the documents a model never saw are a larger part of the whole: a
+ * bulk load with a pause in it (a source's waves, an import from several folders) otherwise
+ * kept a model learnt before its last tenth until the next tenth came, whose new terms had no
+ * vector on the vector side.
+ */
+const SEMANTIC_CHANGE_SHARE = 10;
+const SEMANTIC_CHANGE_SHARE_WHOLE = 100;
 const SEMANTIC_QUIET_MS = 15_000;
 export const SEMANTIC_PATIENCE_MS = 10 * 60_000;
 /** How often a server asks itself whether a model is due. */
@@ -74,7 +85,8 @@ export function modelDue(state: LearningState): boolean {
     const { documents, learntAt } = state;
     const doubled = documents >= learntAt * 2 || documents <= learntAt / 2;
     const quiet = state.now - state.lastChange >= SEMANTIC_QUIET_MS;
-    const changed = Math.abs(documents - learntAt) >= learntAt / 10;
+    const share = learntAt < SEMANTIC_SAMPLE ? SEMANTIC_CHANGE_SHARE_WHOLE : SEMANTIC_CHANGE_SHARE;
+    const changed = Math.abs(documents - learntAt) >= Math.max(1, learntAt / share);
     const waited = state.now - Math.max(state.lastAttempt, state.startedAt) >= SEMANTIC_PATIENCE_MS;
     if (!(changed && quiet) && !(doubled && waited)) return false;
   }
