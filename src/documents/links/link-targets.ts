@@ -15,6 +15,12 @@ export type LinkTarget =
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
+/** A `.` or `..` segment of a path. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+/** An empty, `.` or `..` segment of a path: what no document id holds. */
+const NOT_AN_ID = /(?:^|\/)(?:\.\.?)?(?:\/|$)/;
+/** Longest id in UTF-8 bytes; a text of at most a third as many UTF-16 units never exceeds it. */
+const MAX_ID_BYTES = 512;
 
 /** What `link`, written in the document `sourceId`, asks for. */
 export function targetOf(link: FoundLink, sourceId: string): LinkTarget | null {
@@ -23,11 +29,12 @@ export function targetOf(link: FoundLink, sourceId: string): LinkTarget | null {
   if (written === '' || FORBIDDEN.test(written)) return null;
   if (link.kind === 'markdown' && (SCHEME.test(written) || written.startsWith('//'))) return null;
   if (written.endsWith('/')) return null;
-  const segments = written.split('/');
   if (written.startsWith('/')) return idTarget(written.replace(/^\/+/, ''));
-  if (segments.some((segment) => segment === '.' || segment === '..')) {
-    const folder = sourceId.split('/').slice(0, -1);
-    for (const segment of segments) {
+  if (DOT_SEGMENT.test(written)) {
+    const folder = folderOf(sourceId);
+    const segments = written.split('/');
+    for (let k = 0; k < segments.length; k++) {
+      const segment = segments[k];
       if (segment === '..') {
         if (folder.length === 0) return null;
         folder.pop();
@@ -35,7 +42,13 @@ export function targetOf(link: FoundLink, sourceId: string): LinkTarget | null {
     }
     return idTarget(folder.join('/'));
   }
-  const suffix = fold(withoutMd(segments.filter((segment) => segment !== '').join('/')));
+  const path = written.includes('//')
+    ? written
+        .split('/')
+        .filter((s) => s !== '')
+        .join('/')
+    : written;
+  const suffix = fold(withoutMd(path));
   return {
     rule: 'path',
     suffix,
@@ -45,11 +58,24 @@ export function targetOf(link: FoundLink, sourceId: string): LinkTarget | null {
 
 function idTarget(id: string): LinkTarget | null {
   const trimmed = id.trim();
-  if (trimmed === '' || FORBIDDEN.test(trimmed) || trimmed.endsWith('/')) return null;
-  if (trimmed.split('/').some((s) => s === '' || s === '.' || s === '..')) return null;
-  if (Buffer.byteLength(trimmed) > 512) return null;
+  if (trimmed === '' || FORBIDDEN.test(trimmed) || NOT_AN_ID.test(trimmed)) return null;
+  if (trimmed.length > MAX_ID_BYTES / 3 && Buffer.byteLength(trimmed) > MAX_ID_BYTES) return null;
   return { rule: 'id', id: trimmed };
 }
+
+/**
+ * The folder segments of `sourceId`, a copy to change: the last document's kept, since a
+ * body's relative links are all read from the same one.
+ */
+function folderOf(sourceId: string): string[] {
+  if (sourceId !== lastSource) {
+    lastSource = sourceId;
+    lastFolder = sourceId.split('/').slice(0, -1);
+  }
+  return lastFolder.slice();
+}
+let lastSource: string | undefined;
+let lastFolder: string[] = [];
 
 /**
  * The keys of the link table (kb_links.keys) a link is found by: `=id` for an id; `~path` for
@@ -132,6 +158,8 @@ export function endsWithPath(documentId: string, suffix: string): boolean {
  * case (`kb_title_key` in the migrations, the same on both sides).
  */
 export function titleKey(title: string): string {
+  // Most titles have no white space to trim or collapse.
+  if (!/^[ \t\n\r\f\v]|[\t\n\r\f\v]| [ \t\n\r\f\v]|[ \t\n\r\f\v]$/.test(title)) return fold(title);
   return fold(
     title.replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, '').replace(/[ \t\n\r\f\v]+/g, ' '),
   );

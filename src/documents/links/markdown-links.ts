@@ -50,6 +50,9 @@ const TAB = 9;
 /** ASCII punctuation, which a backslash escapes (CommonMark). */
 const ESCAPABLE = /[!-/:-@[-`{-~]/;
 
+/** The rest of a bare `kb://` URI: up to white space, a bracket, a quote or a bar. */
+const URI_TAIL = /[^\s<>()[\]"'`|]*/y;
+
 /** Characters where something may start; everything between them is plain text. */
 const SPECIAL = /[\\`<![]|kb:\/\//g;
 
@@ -179,8 +182,8 @@ function autolink(body: string, i: number, to: number, links: FoundLink[]): numb
 function bareUri(body: string, i: number, to: number, links: FoundLink[]): number {
   const previous = body.charCodeAt(i - 1);
   if (i > 0 && /[\w/:.-]/.test(String.fromCharCode(previous))) return i + 5;
-  let end = i + 5;
-  while (end < to && !/[\s<>()[\]"'`|]/.test(body[end])) end++;
+  URI_TAIL.lastIndex = i + 5;
+  let end = Math.min(to, i + 5 + URI_TAIL.exec(body)![0].length);
   while (end > i + 5 && /[.,;:!?]/.test(body[end - 1])) end--;
   if (end === i + 5) return end;
   const written = body.slice(i, end);
