@@ -81,24 +81,18 @@ export function env(dataDir: string, extra: Record<string, string> = {}): Record
 
 /** PIDs of the postgres postmasters running on `dataDir`'s cluster. */
 export function postmasters(dataDir: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', `postgres -D ${join(dataDir, 'pg')} `], {
-      encoding: 'utf8',
-    })
-      .trim()
-      .split('\n')
-      .filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
+  return processes(`postgres -D ${join(dataDir, 'pg')} `);
 }
 
 /** PIDs of the embedded cluster's watchdogs (src/database/embedded-watchdog.ts) of `dataDir`. */
 export function watchdogs(dataDir: string): string[] {
+  return processes(`embedded-watchdog[^ ]* ${dataDir} `);
+}
+
+/** PIDs of the processes whose command line matches `pattern` (pgrep -f). */
+function processes(pattern: string): string[] {
   try {
-    return execFileSync('pgrep', ['-f', `embedded-watchdog[^ ]* ${dataDir} `], {
-      encoding: 'utf8',
-    })
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' })
       .trim()
       .split('\n')
       .filter(Boolean);
