@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, readdirSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   isAlive,
@@ -54,9 +54,9 @@ export function startWatchdog(
 /**
  * Watches the postmaster `postmasterPid` of `dataDir` until it is gone: stopped by its last
  * user, by this watchdog once no registered user is alive, or replaced (a cluster started
- * again has a watchdog of its own). Users are looked at without the lock; only when none is
- * alive is the lock taken, under which a process starting or joining registers, and the
- * users looked at again before the stop.
+ * again has a watchdog of its own). Users are looked at without the lock (a dead one's file
+ * goes, as any process leaving does); only when none is alive is the lock taken, under which
+ * a process starting or joining registers, and the users looked at again before the stop.
  */
 export async function watch(dataDir: string, postmasterPid: number): Promise<void> {
   const layout = layoutOf(dataDir);
@@ -71,13 +71,13 @@ export async function watch(dataDir: string, postmasterPid: number): Promise<voi
   for (;;) {
     await sleep(WATCH_MS);
     if (!ours()) return;
-    let registered: string[];
+    let living: number[];
     try {
-      registered = readdirSync(layout.usersDir);
+      living = livingUsers(layout);
     } catch {
       return; // DATA_DIR removed
     }
-    if (registered.some((name) => isAlive(Number(name)))) continue;
+    if (living.length > 0) continue;
     const stopped = await underLock(layout, { warn: note }, async () => {
       if (!ours() || livingUsers(layout).length > 0) return false;
       await stopCluster(layout, { warn: note });
