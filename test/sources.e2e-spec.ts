@@ -19,6 +19,7 @@ const AS = { 'X-API-Key': KEY };
 type Run = {
   id: string;
   status: string;
+  trigger: string;
   counts: Record<string, number>;
   failed_items: Array<{ key: string; reason: string }>;
   message: string | null;
@@ -104,7 +105,8 @@ describe('sources', () => {
       'the first run',
       { timeoutMs: 30_000, intervalMs: 100 },
     );
-    expect(first).toMatchObject({ status: 'succeeded' });
+    // Queued because the source was declared, not by its schedule.
+    expect(first).toMatchObject({ status: 'succeeded', trigger: 'declared' });
     expect(first!.counts).toMatchObject({ created: 5, skipped: 1, failed: 0, deleted: 0 });
     const guide = await document('handbook/guide.md');
     expect(guide).toMatchObject({ title: 'The guide', tags: ['ops'] });
@@ -201,6 +203,34 @@ describe('sources', () => {
     expect(confirmed.counts).toMatchObject({ deleted: 2 });
     await get(idPath('handbook/ops/backup.md')).expect(404);
     expect((await document('handbook/agent-note.md')).body).toBe('written by an agent');
+  });
+
+  it('says what queued each run: its schedule, or a declaration that changed', async () => {
+    const client = await t.db.client();
+    const due = async (trigger: string) => {
+      await client.query(`UPDATE kb_sources SET next_run_at = now() WHERE id = 'handbook'`);
+      let run: Run | undefined;
+      await waitFor(
+        async () => {
+          const { body } = await get('/sources/handbook/runs').expect(200);
+          run = body.runs[0];
+          return run!.trigger === trigger && !['queued', 'running'].includes(run!.status);
+        },
+        `a ${trigger} run`,
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+    };
+    try {
+      await due('schedule');
+      await declare([gitSource({ every: '2h' })]);
+      await waitFor(
+        async () => (await get('/sources/handbook').expect(200)).body.declaration.every === '2h',
+        'the changed declaration',
+      );
+      await due('declared');
+    } finally {
+      await client.end();
+    }
   });
 
   it('makes one run of two triggers at once', async () => {

@@ -223,13 +223,21 @@ export class SourcesRepository {
     return active[0];
   }
 
-  /** Queues a run of every source whose time has come (not paused, not disabled). */
+  /**
+   * Queues a run of every source whose time has come (not paused, not disabled): `declared`
+   * when its last run was queued before the source was declared or its declaration last
+   * changed (`updated_at`), or it has none; `schedule` otherwise.
+   */
   async enqueueDue(): Promise<number> {
     const rows = await this.dataSource.query(
       `INSERT INTO kb_source_runs (source_id, status, trigger)
-       SELECT id, 'queued', 'schedule' FROM kb_sources
-        WHERE NOT paused AND next_run_at IS NOT NULL AND next_run_at <= now()
-          AND coalesce((declaration ->> 'enabled')::boolean, true)
+       SELECT s.id, 'queued',
+              CASE WHEN (SELECT r.queued_at FROM kb_source_runs r WHERE r.source_id = s.id
+                          ORDER BY r.id DESC LIMIT 1) >= s.updated_at
+                   THEN 'schedule' ELSE 'declared' END
+         FROM kb_sources s
+        WHERE NOT s.paused AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
+          AND coalesce((s.declaration ->> 'enabled')::boolean, true)
        ON CONFLICT (source_id) WHERE status IN ('queued', 'running') DO NOTHING
        RETURNING id`,
     );

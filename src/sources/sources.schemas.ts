@@ -19,8 +19,11 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-/** What asked for a run: a sync over the API, the source's schedule, or its watched folder. */
-export const RUN_TRIGGERS = ['manual', 'schedule', 'watch'] as const;
+/**
+ * What asked for a run: the source's declaration (its first run, and the first after its
+ * declaration changed), a sync over the API, the source's schedule, or its watched folder.
+ */
+export const RUN_TRIGGERS = ['declared', 'manual', 'schedule', 'watch'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 
 export const runCountsSchema = z.object({
