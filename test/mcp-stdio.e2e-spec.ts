@@ -341,6 +341,28 @@ describe('agent-data mcp over stdio', () => {
     }
   });
 
+  it('gives a cluster whose watchdog was killed a new one when an agent joins it', async () => {
+    const dir = await usedDir();
+    const first = await v1Client(dir);
+    const clients = [first];
+    try {
+      const [killed] = watchdogs(dir);
+      expect(killed).toBeDefined();
+      process.kill(Number(killed), 'SIGKILL');
+      await waitFor(() => watchdogs(dir).length === 0, 'the watchdog to be killed');
+      clients.push(await v1Client(dir));
+      expect(postmasters(dir)).toHaveLength(1);
+      expect(watchdogs(dir)).toHaveLength(1);
+      for (const client of clients) {
+        process.kill((client.transport as StdioClientTransport).pid!, 'SIGKILL');
+      }
+      await waitFor(() => postmasters(dir).length === 0, 'the new watchdog to stop the cluster');
+      await waitFor(() => watchdogs(dir).length === 0, 'the new watchdog to end');
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    }
+  });
+
   it('stops on SIGTERM, SIGINT or SIGHUP (a closed terminal) with its client still holding stdin: exit 0, its PostgreSQL stopped', async () => {
     // One agent a signal, each on a DATA_DIR of its own, side by side.
     const outcomes = await Promise.all(

@@ -16,6 +16,8 @@ export interface Layout {
   readonly usersDir: string;
   /** Taken while a process decides to start, join, leave or stop the cluster. */
   readonly lockFile: string;
+  /** The cluster's watchdog (embedded-watchdog.ts): its PID and its postmaster's. */
+  readonly watchdogFile: string;
 }
 
 /** The layout of `dataDir`. */
@@ -27,6 +29,7 @@ export function layoutOf(dataDir: string): Layout {
     portFile: join(dataDir, 'pg-port'),
     usersDir: join(dataDir, 'pg-users'),
     lockFile: join(dataDir, 'pg.lock'),
+    watchdogFile: join(dataDir, 'pg-watchdog'),
   };
 }
 

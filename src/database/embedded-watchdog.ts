@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   isAlive,
@@ -46,9 +46,46 @@ export function startWatchdog(
     });
     child.on('error', (error) => log.warn(`embedded PostgreSQL watchdog: ${error.message}`));
     child.unref();
+    if (child.pid !== undefined) {
+      writeFileSync(layout.watchdogFile, `${child.pid} ${postmasterPid}\n`);
+    }
   } catch (error) {
     log.warn(`embedded PostgreSQL watchdog not started: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Starts a watchdog for the running postmaster `postmasterPid` unless it has one: a process
+ * joining a cluster whose watchdog was killed, or that a version without one started, gives
+ * it one. Called under the DATA_DIR's lock, as the start is.
+ */
+export function ensureWatchdog(
+  layout: Layout,
+  postmasterPid: number,
+  log: { warn(message: string): void },
+): void {
+  if (watchdogOf(layout, postmasterPid) === undefined) startWatchdog(layout, postmasterPid, log);
+}
+
+/** The PID of the living watchdog of `postmasterPid`, if it has one. */
+export function watchdogOf(layout: Layout, postmasterPid: number): number | undefined {
+  let recorded: string;
+  try {
+    recorded = readFileSync(layout.watchdogFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [pid, watched] = recorded.trim().split(' ').map(Number);
+  if (watched !== postmasterPid || !Number.isInteger(pid) || !isAlive(pid)) return undefined;
+  // A PID the system gave another process since: on Linux its command line tells.
+  try {
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-watchdog')) {
+      return undefined;
+    }
+  } catch {
+    // No /proc (macOS): a living process of that PID is taken for the watchdog.
+  }
+  return pid;
 }
 
 /**
@@ -68,14 +105,20 @@ export async function watch(dataDir: string, postmasterPid: number): Promise<voi
     }
   };
   const ours = () => readPostmaster(layout)?.pid === postmasterPid && isAlive(postmasterPid);
+  const end = () => {
+    // Its record goes with it, unless a watchdog of another cluster has written its own.
+    if (watchdogOf(layout, postmasterPid) === process.pid) {
+      rmSync(layout.watchdogFile, { force: true });
+    }
+  };
   for (;;) {
     await sleep(WATCH_MS);
-    if (!ours()) return;
+    if (!ours()) return end();
     let living: number[];
     try {
       living = livingUsers(layout);
     } catch {
-      return; // DATA_DIR removed
+      return end(); // DATA_DIR removed
     }
     if (living.length > 0) continue;
     const stopped = await underLock(layout, { warn: note }, async () => {
@@ -90,7 +133,7 @@ export async function watch(dataDir: string, postmasterPid: number): Promise<voi
       note(
         `stopped the embedded PostgreSQL (pid ${postmasterPid}): every process using it had ended without leaving`,
       );
-      return;
+      return end();
     }
   }
 }
