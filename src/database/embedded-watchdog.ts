@@ -38,6 +38,7 @@ export function startWatchdog(
   const entry = __filename.endsWith('.ts')
     ? join(__dirname, 'embedded-watchdog-ts.js')
     : join(__dirname, 'embedded-watchdog.js');
+  let pid: number | undefined;
   try {
     const child = spawn(process.execPath, [entry, layout.dataDir, String(postmasterPid)], {
       detached: true,
@@ -46,11 +47,16 @@ export function startWatchdog(
     });
     child.on('error', (error) => log.warn(`embedded PostgreSQL watchdog: ${error.message}`));
     child.unref();
-    if (child.pid !== undefined) {
-      writeFileSync(layout.watchdogFile, `${child.pid} ${postmasterPid}\n`);
-    }
+    pid = child.pid;
   } catch (error) {
     log.warn(`embedded PostgreSQL watchdog not started: ${(error as Error).message}`);
+  }
+  if (pid === undefined) return;
+  try {
+    writeFileSync(layout.watchdogFile, `${pid} ${postmasterPid}\n`);
+  } catch (error) {
+    // The watchdog runs; a process joining later only starts another beside it.
+    log.warn(`embedded PostgreSQL watchdog not recorded: ${(error as Error).message}`);
   }
 }
 
