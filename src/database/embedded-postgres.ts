@@ -88,12 +88,11 @@ export async function startEmbeddedPostgres(
   const url = await underLock(layout, log, async () => {
     const users = livingUsers(layout);
     const running = await runningCluster(layout, users.length, log);
-    const port = running ?? (await startCluster(layout, log));
+    const port = running?.port ?? (await startCluster(layout, log));
     const joined = await applicationUrl(layout, port);
     writeFileSync(join(layout.usersDir, String(process.pid)), '');
     if (running !== undefined) {
-      const postmaster = readPostmaster(layout);
-      if (postmaster !== undefined) ensureWatchdog(layout, postmaster.pid, log);
+      ensureWatchdog(layout, running.pid, log);
       log.info(
         `joined the embedded PostgreSQL on 127.0.0.1:${port} (data in ${layout.clusterDir}, ${users.length} other process${users.length === 1 ? '' : 'es'})`,
       );
@@ -128,21 +127,23 @@ export async function startEmbeddedPostgres(
 }
 
 /**
- * The port of the cluster when it is already running and answers; `undefined` when it is
- * not running (or was stopped here because nobody uses it and it does not answer).
+ * The port and postmaster of the cluster when it is already running and answers; `undefined`
+ * when it is not running (or was stopped here because nobody uses it and it does not answer).
  */
 async function runningCluster(
   layout: Layout,
   users: number,
   log: EmbeddedPostgresLog,
-): Promise<number | undefined> {
+): Promise<{ port: number; pid: number } | undefined> {
   const postmaster = readPostmaster(layout);
   if (postmaster === undefined || !isAlive(postmaster.pid)) return undefined;
   const password = readFileSync(layout.passwordFile, 'utf8').trim();
   for (let attempt = 0; attempt < 40; attempt++) {
     const now = readPostmaster(layout);
     if (now === undefined || !isAlive(now.pid)) return undefined;
-    if (now.status !== 'stopping' && (await answers(now.port, password))) return now.port;
+    if (now.status !== 'stopping' && (await answers(now.port, password))) {
+      return { port: now.port, pid: now.pid };
+    }
     await sleep(250);
   }
   if (users > 0) {

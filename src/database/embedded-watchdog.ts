@@ -74,7 +74,7 @@ export function ensureWatchdog(
 }
 
 /** The PID of the living watchdog of `postmasterPid`, if it has one. */
-export function watchdogOf(layout: Layout, postmasterPid: number): number | undefined {
+function watchdogOf(layout: Layout, postmasterPid: number): number | undefined {
   let recorded: string;
   try {
     recorded = readFileSync(layout.watchdogFile, 'utf8');
