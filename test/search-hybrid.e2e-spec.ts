@@ -348,7 +348,9 @@ describe('hybrid search', () => {
     );
     expect(seqScans(log).filter((name) => name !== 'kb_lexical_meta')).toEqual([]);
     expect(log.some((n) => n['Index Name'] === 'kb_lexical_changes_pkey')).toBe(true);
-  });
+    // Writing 50 000 documents with their passages takes some 10 s, three times that on a
+    // slow shared host.
+  }, 120_000);
 });
 
 describe('hybrid search with the Qdrant store unreachable', () => {

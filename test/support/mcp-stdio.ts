@@ -45,6 +45,9 @@ export async function usedDataDir(): Promise<string> {
       await raw.end();
     }
     await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
+    // The watchdog removes its record as it ends: a copy taken before that may lose the file
+    // under `cp`, or keep a record of a watchdog that is gone.
+    await waitFor(() => watchdogs(dir).length === 0, `the watchdog of ${dir} to end`);
     return dir;
   })();
   const made = await template;
