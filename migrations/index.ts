@@ -24,6 +24,7 @@ import { AnchorText1763800210000 } from './1763800210000-anchor-text';
 import { OlderAnalyzerIndex1763800220000 } from './1763800220000-older-analyzer-index';
 import { DeletedVersionReason1763800230000 } from './1763800230000-deleted-version-reason';
 import { AnalyzerFourIndex1763800240000 } from './1763800240000-analyzer-four-index';
+import { LinkKeyHashes1763800250000 } from './1763800250000-link-key-hashes';
 
 /** Every migration, in order. Listed explicitly so ts-jest, the CLI and dist/ agree. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   OlderAnalyzerIndex1763800220000,
   DeletedVersionReason1763800230000,
   AnalyzerFourIndex1763800240000,
+  LinkKeyHashes1763800250000,
 ];

@@ -21,6 +21,12 @@ export interface RangeProbe {
   readonly hi: string | null;
 }
 
+/**
+ * The condition finding the link rows holding one of the keys `$1` in the GIN index, which
+ * holds the keys' 64-bit hashes (migrations/1763800250000-link-key-hashes.ts).
+ */
+const HOLDS_A_KEY = 'kb_link_key_hashes(keys) && kb_link_key_hashes($1::text[])';
+
 /** The condition on `source_id` keeping the links of documents the caller may read. */
 function readableSources(n: number): string {
   return `($${n}::text[] IS NULL OR source_id LIKE ANY($${n}::text[]))`;
@@ -189,7 +195,7 @@ export class LinksRepository {
       'kb_links_linking_page',
       `WITH linking AS MATERIALIZED (
          SELECT source_id FROM kb_links
-          WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(5)})
+          WHERE ${HOLDS_A_KEY} AND alive AND source_id <> $2 AND ${readableSources(5)})
        SELECT ARRAY(SELECT source_id FROM linking
                      WHERE $3::text IS NULL OR source_id > $3::text COLLATE "C"
                      ORDER BY source_id COLLATE "C"
@@ -209,7 +215,7 @@ export class LinksRepository {
       'kb_links_any_linking',
       `SELECT EXISTS (
          SELECT 1 FROM kb_links
-          WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}) AS any`,
+          WHERE ${HOLDS_A_KEY} AND alive AND source_id <> $2 AND ${readableSources(3)}) AS any`,
       [keys, except, readable],
     );
     return row.any;
@@ -230,7 +236,7 @@ export class LinksRepository {
       `SELECT source_id,
               ARRAY(SELECT DISTINCT k FROM unnest(keys) AS k WHERE k = ANY($1::text[])) AS matched
          FROM kb_links
-        WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}
+        WHERE ${HOLDS_A_KEY} AND alive AND source_id <> $2 AND ${readableSources(3)}
         ORDER BY source_id COLLATE "C"`,
       [keys, except, readable],
     );
@@ -246,7 +252,7 @@ export class LinksRepository {
       'kb_links_held_keys',
       `SELECT DISTINCT k AS key
          FROM kb_links, unnest(keys) AS k
-        WHERE keys && $1::text[] AND alive AND k = ANY($1::text[])`,
+        WHERE ${HOLDS_A_KEY} AND alive AND k = ANY($1::text[])`,
       [keys],
     );
     return new Set(rows.map((row) => row.key));
@@ -265,7 +271,7 @@ export class LinksRepository {
     return this.statements.query(
       'kb_links_linking_rows',
       `SELECT source_id, keys, labels FROM kb_links
-        WHERE keys && $1::text[] AND alive AND source_id <> $2 AND ${readableSources(3)}`,
+        WHERE ${HOLDS_A_KEY} AND alive AND source_id <> $2 AND ${readableSources(3)}`,
       [keys, except, readable],
     );
   }
