@@ -43,6 +43,33 @@ describe('targetOf', () => {
     });
   });
 
+  it("resolves `.` and `..` as walking the segments from the linking document's folder", () => {
+    /** The walk, segment by segment: `..` up (none above the top), `.` and empty ones stay; the top itself is no document. */
+    const walked = (written: string, source: string): string | null => {
+      const folder = source.split('/').slice(0, -1);
+      for (const segment of written.split('/')) {
+        if (segment === '..') {
+          if (folder.length === 0) return null;
+          folder.pop();
+        } else if (segment !== '.' && segment !== '') folder.push(segment);
+      }
+      return folder.join('/');
+    };
+    const written = ['../x.md', '../../x.md', '../../../x.md', './x.md', './../x.md', '.././x.md'];
+    written.push('../a/../x.md', '../x/./y.md', '../x//y.md', './/x.md', '../x/..', '../x/y.md');
+    for (const source of ['top.md', 'a/doc.md', 'a/b/doc.md', 'a/b/c/doc.md']) {
+      for (const path of written) {
+        const target = targetOf(extractLinks(`[x](${path})`)[0], source);
+        const id = walked(path, source);
+        expect([path, source, target]).toEqual([
+          path,
+          source,
+          id === null || id === '' ? null : { rule: 'id', id },
+        ]);
+      }
+    }
+  });
+
   it('names no document for external URLs, folders, paths above the root and empty targets', () => {
     for (const body of [
       '[x](https://example.com/a.md)',

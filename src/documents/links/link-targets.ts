@@ -31,16 +31,8 @@ export function targetOf(link: FoundLink, sourceId: string): LinkTarget | null {
   if (written.endsWith('/')) return null;
   if (written.startsWith('/')) return idTarget(written.replace(/^\/+/, ''));
   if (DOT_SEGMENT.test(written)) {
-    const folder = folderOf(sourceId);
-    const segments = written.split('/');
-    for (let k = 0; k < segments.length; k++) {
-      const segment = segments[k];
-      if (segment === '..') {
-        if (folder.length === 0) return null;
-        folder.pop();
-      } else if (segment !== '.' && segment !== '') folder.push(segment);
-    }
-    return idTarget(folder.join('/'));
+    const id = relativeId(written, sourceId);
+    return id === null ? null : idTarget(id);
   }
   const path = written.includes('//')
     ? written
@@ -61,6 +53,38 @@ function idTarget(id: string): LinkTarget | null {
   if (trimmed === '' || FORBIDDEN.test(trimmed) || NOT_AN_ID.test(trimmed)) return null;
   if (trimmed.length > MAX_ID_BYTES / 3 && Buffer.byteLength(trimmed) > MAX_ID_BYTES) return null;
   return { rule: 'id', id: trimmed };
+}
+
+/**
+ * The id a path with `.` or `..` segments names from the document `sourceId`; `null` above
+ * the top. Most are `../` or `./` first and plain segments after: cut from the id's text;
+ * others walk the segments.
+ */
+function relativeId(written: string, sourceId: string): string | null {
+  let folderEnd = sourceId.lastIndexOf('/');
+  let at = 0;
+  for (;;) {
+    if (written.startsWith('../', at)) {
+      if (folderEnd === -1) return null;
+      folderEnd = sourceId.lastIndexOf('/', folderEnd - 1);
+      at += 3;
+    } else if (written.startsWith('./', at)) at += 2;
+    else break;
+  }
+  const rest = written.slice(at);
+  if (rest !== '' && !rest.startsWith('/') && !rest.includes('//') && !DOT_SEGMENT.test(rest)) {
+    return folderEnd === -1 ? rest : `${sourceId.slice(0, folderEnd)}/${rest}`;
+  }
+  const folder = folderOf(sourceId);
+  const segments = written.split('/');
+  for (let k = 0; k < segments.length; k++) {
+    const segment = segments[k];
+    if (segment === '..') {
+      if (folder.length === 0) return null;
+      folder.pop();
+    } else if (segment !== '.' && segment !== '') folder.push(segment);
+  }
+  return folder.join('/');
 }
 
 /**
