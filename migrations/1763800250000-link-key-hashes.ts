@@ -5,8 +5,8 @@ import { createIndexConcurrently } from './concurrent-index';
  * The links' keys (kb_links.keys, 1763800200000) are looked up by their 64-bit hashes: the GIN
  * index holds `kb_link_key_hashes(keys)`, eight-byte integers, in place of the keys' text
  * (20–40 bytes each, compared byte by byte). Every write of a document with links pays for its
- * keys' index entries, and measured in a bulk write of documents of 20 links each that half of
- * what the link row costs (docs/performance.md, "Links"); the index is also 2.5 × smaller.
+ * keys' index entries: in a bulk write of documents with 20 links each, about half of what the
+ * link row costs the database (docs/performance.md, "Links"). The index is 2.5 × smaller too.
  * A lookup hashes the keys it asks for the same way. Two distinct keys of one hash would make
  * a document count among another's backlinks: with 64 bits, some 10⁻⁶ for any such pair among
  * ten million keys, and where a key is read back (each linking document's links, the keys it

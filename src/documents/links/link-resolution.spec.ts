@@ -44,7 +44,8 @@ describe('targetOf', () => {
   });
 
   it("resolves `.` and `..` as walking the segments from the linking document's folder", () => {
-    /** The walk, segment by segment: `..` up (none above the top), `.` and empty ones stay; the top itself is no document. */
+    // The walk, segment by segment: `..` goes up (nothing is above the top), `.` and empty
+    // segments stay; the top itself is no document.
     const walked = (written: string, source: string): string | null => {
       const folder = source.split('/').slice(0, -1);
       for (const segment of written.split('/')) {
