@@ -75,7 +75,7 @@ function relativeId(written: string, sourceId: string): string | null {
   if (rest !== '' && !rest.startsWith('/') && !rest.includes('//') && !DOT_SEGMENT.test(rest)) {
     return folderEnd === -1 ? rest : `${sourceId.slice(0, folderEnd)}/${rest}`;
   }
-  const folder = folderOf(sourceId);
+  const folder = sourceId.split('/').slice(0, -1);
   const segments = written.split('/');
   for (let k = 0; k < segments.length; k++) {
     const segment = segments[k];
@@ -86,20 +86,6 @@ function relativeId(written: string, sourceId: string): string | null {
   }
   return folder.join('/');
 }
-
-/**
- * The folder segments of `sourceId`, a copy to change: the last document's kept, since a
- * body's relative links are all read from the same one.
- */
-function folderOf(sourceId: string): string[] {
-  if (sourceId !== lastSource) {
-    lastSource = sourceId;
-    lastFolder = sourceId.split('/').slice(0, -1);
-  }
-  return lastFolder.slice();
-}
-let lastSource: string | undefined;
-let lastFolder: string[] = [];
 
 /**
  * The keys of the link table (kb_links.keys) a link is found by: `=id` for an id; `~path` for
