@@ -44,10 +44,9 @@ export async function usedDataDir(): Promise<string> {
     } finally {
       await raw.end();
     }
-    await waitFor(() => postmasters(dir).length === 0, `the cluster of ${dir} to stop`);
     // The watchdog removes its record as it ends: a copy taken before that may lose the file
     // under `cp`, or keep a record of a watchdog that is gone.
-    await waitFor(() => watchdogs(dir).length === 0, `the watchdog of ${dir} to end`);
+    await clusterEnded(dir);
     return dir;
   })();
   const made = await template;
@@ -62,14 +61,16 @@ export async function usedDataDir(): Promise<string> {
 export async function removeTemplate(): Promise<void> {
   await template?.catch(() => undefined);
   if (templateDir !== undefined) {
-    await waitFor(() => postmasters(templateDir!).length === 0, 'the template cluster to stop');
-    await waitFor(
-      () => watchdogs(templateDir!).length === 0,
-      "the template cluster's watchdog to end",
-    );
+    await clusterEnded(templateDir);
     rmSync(templateDir, { recursive: true, force: true });
   }
   template = templateDir = undefined;
+}
+
+/** Waits until the embedded cluster of `dataDir` has stopped and its watchdog has ended. */
+async function clusterEnded(dataDir: string): Promise<void> {
+  await waitFor(() => postmasters(dataDir).length === 0, `the cluster of ${dataDir} to stop`);
+  await waitFor(() => watchdogs(dataDir).length === 0, `the watchdog of ${dataDir} to end`);
 }
 
 export function env(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
