@@ -220,7 +220,8 @@ describeWithModels('search with an embedding model')('search with an embedding m
     } finally {
       await t.close();
     }
-  });
+    // A server of its own, loading the model and closed while it embeds: 20–30 s on a slow host.
+  }, 60_000);
 
   it('embeds everything again when the model changes, lexical search answering meanwhile', async () => {
     const db = await createTestDatabase();
