@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { PreparedStatements } from '../database/prepared-statements';
 import type { Document, DocumentPage, DocumentSummary, HistoryEntry } from './document.schemas';
 import { readableIds, type Readable } from './access';
-import { LINK_SEPARATOR, type LinkRow } from './links/link-row';
+import type { LinkRow } from './links/link-row';
 
 /**
  * A row of `kb_documents` as the queries read it: the document (document.schemas.ts) with its
@@ -60,7 +60,7 @@ const ACTOR = `WITH actor AS (SELECT set_config('app.actor', $actor::text, true)
 /**
  * The CTE writing the link rows (migrations/1763800200000-links.ts) of the documents `rows`
  * (a CTE of the statement, or a set with `document_id`, `keys` and `labels`) whose `keys`
- * is not null: their keys and texts, each a text of {@link LINK_SEPARATOR}-separated parts.
+ * is not null: their keys and texts, each one separated text ({@link LinkRow}).
  * A written body without links gets no row; the trigger drops the one it had.
  */
 function linksOf(rows: string): string {
@@ -74,9 +74,7 @@ function linksOf(rows: string): string {
 
 /** A document's link row as two parameters (`null`, `null` without links). */
 export function linkParameters(links: LinkRow | null): [string | null, string | null] {
-  return links === null
-    ? [null, null]
-    : [links.keys.join(LINK_SEPARATOR), links.labels.join(LINK_SEPARATOR)];
+  return links === null ? [null, null] : [links.keys, links.labels];
 }
 
 /**

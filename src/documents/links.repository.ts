@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PreparedStatements } from '../database/prepared-statements';
 import { readableIds, type Readable } from './access';
-import { LINK_SEPARATOR, type LinkRow } from './links/link-row';
+import type { LinkRow } from './links/link-row';
 
 /** A document as links show it: its id and title. */
 export interface LinkedDocument {
@@ -357,8 +357,8 @@ export class LinksRepository {
       [
         linked.map((row) => row.document_id),
         linked.map((row) => !row.deleted),
-        linked.map((row) => row.links!.keys.join(LINK_SEPARATOR)),
-        linked.map((row) => row.links!.labels.join(LINK_SEPARATOR)),
+        linked.map((row) => row.links!.keys),
+        linked.map((row) => row.links!.labels),
         rows.filter((row) => row.links === null).map((row) => row.document_id),
         rows.map((row) => row.document_id),
       ],

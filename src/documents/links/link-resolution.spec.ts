@@ -1,7 +1,7 @@
 import { extractLinks } from './markdown-links';
 import { backlinkKeys, nearest, resolve, type Candidates } from './link-resolution';
 import { documentKeys, keysOf, nameOf, targetOf, titleKey, type LinkTarget } from './link-targets';
-import { linkRowOf } from './link-row';
+import { LINK_SEPARATOR, linkRowOf } from './link-row';
 import { passageAround } from './link-passage';
 
 /** What the first link of `body`, written in `source`, asks for. */
@@ -113,8 +113,8 @@ describe('targetOf', () => {
     expect(linkRowOf('a/x.md', 'no links here')).toBeNull();
     expect(linkRowOf('a/x.md', '[only](https://example.com)')).toBeNull();
     expect(linkRowOf('a/x.md', 'See [b](b.md), [[C|see\u0001c]] and kb://d.md')).toEqual({
-      keys: ['~b', '%c', '=d.md'],
-      labels: ['b', 'see c', 'kb://d.md'],
+      keys: ['~b', '%c', '=d.md'].join(LINK_SEPARATOR),
+      labels: ['b', 'see c', 'kb://d.md'].join(LINK_SEPARATOR),
     });
   });
 });
